@@ -1,0 +1,57 @@
+/* Shared by every module: error codes with a diagnostic sink that names the input, and
+ * an arena allocator for per-job memory (a lowered candidate, a profile, a search round). */
+#ifndef PORTENT_COMMON_H
+#define PORTENT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+typedef enum {
+  PT_OK = 0,
+  PT_ERR_INPUT = -1,   /* malformed input: expression, JSON, record, IR */
+  PT_ERR_INVALID = -2, /* well-formed but invalid: out-of-range iterator, bad shape */
+  PT_ERR_IO = -3,
+  PT_ERR_LLVM = -4,
+  PT_ERR_RUNTIME = -5, /* generated code crashed, hung or was wrong */
+  PT_ERR_NOMEM = -6,
+  PT_ERR_UNSUPPORTED = -7,
+} pt_err;
+
+const char *pt_err_name(int err);
+
+/* A diagnostic sink: the first error wins, later ones are appended as notes. */
+typedef struct pt_diag {
+  char msg[1024];
+  int err;
+} pt_diag;
+
+/* Records an error (printf-style) and returns err so callers can `return pt_fail(...)`. */
+int pt_fail(pt_diag *d, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pt_diag_clear(pt_diag *d);
+
+/* Arena: bump allocation in chained blocks, freed at once. Zero-initialised memory. */
+typedef struct pt_arena pt_arena;
+pt_arena *pt_arena_new(void);
+void pt_arena_free(pt_arena *a);
+void *pt_alloc(pt_arena *a, size_t size);
+char *pt_strdup(pt_arena *a, const char *s);
+char *pt_sprintf(pt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Monotonic time in seconds. */
+double pt_now(void);
+
+/* Writes a file atomically: to a temporary beside it, then rename. */
+int pt_write_file_atomic(const char *path, const void *data, size_t len, pt_diag *d);
+/* Reads a whole file, NUL-terminated; caller frees. */
+char *pt_read_file(const char *path, size_t *len, pt_diag *d);
+
+/* Deterministic PRNG (splitmix64) so seeded inputs are the same on every machine. */
+typedef struct { uint64_t s; } pt_rng;
+uint64_t pt_rng_next(pt_rng *r);
+double pt_rng_uniform(pt_rng *r); /* [0, 1) */
+int64_t pt_rng_range(pt_rng *r, int64_t n); /* [0, n) */
+
+#define PT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,330 @@
+/* compiler/: tensor expressions, the workload library, schedule states and Ansor's transform
+ * steps, records, lowering to target-neutral LLVM IR, JIT and isolated measurement.
+ * Data flow: workload -> pc_program (DAG) -> pc_state (steps applied) -> LLVM module -> run. */
+#ifndef PORTENT_COMPILER_H
+#define PORTENT_COMPILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+
+/* ---------------------------------------------------------------- expressions */
+
+#define PC_MAX_DIMS 8
+#define PC_MAX_AXES 16 /* spatial + reduce axes of one compute op */
+#define PC_NAME_LEN 32
+
+/* Expression node kinds: one table, expanded wherever kinds are listed. */
+#define PC_EXPR_KINDS(X)                                                                    \
+  X(CONST_F, "constf", 0) X(CONST_I, "consti", 0) X(AXIS, "axis", 0) X(LOAD, "load", 0)     \
+  X(ADD, "+", 2) X(SUB, "-", 2) X(MUL, "*", 2) X(DIV, "/", 2) X(MOD, "%", 2)                \
+  X(MAX, "max", 2) X(MIN, "min", 2) X(EXP, "exp", 1) X(SQRT, "sqrt", 1) X(NEG, "neg", 1)    \
+  X(LT, "<", 2) X(LE, "<=", 2) X(GT, ">", 2) X(GE, ">=", 2) X(EQ, "==", 2) X(NE, "!=", 2)   \
+  X(AND, "&&", 2) X(OR, "||", 2) X(SELECT, "select", 3) X(CAST_F, "float", 1)
+
+typedef enum {
+#define X(name, text, arity) PC_E_##name,
+  PC_EXPR_KINDS(X)
+#undef X
+  PC_E_COUNT
+} pc_expr_kind;
+
+/* Integer expressions (indices, conditions) are i64; value expressions are f32. */
+typedef struct pc_expr {
+  pc_expr_kind kind;
+  bool is_int;
+  double fval;
+  int64_t ival;
+  int axis;   /* PC_E_AXIS: index into the op's axes (spatial first, then reduce) */
+  int tensor; /* PC_E_LOAD: op index in the program */
+  int n_args;
+  struct pc_expr *args[PC_MAX_DIMS]; /* operands, or the indices of a load */
+} pc_expr;
+
+typedef enum { PC_REDUCE_NONE, PC_REDUCE_SUM, PC_REDUCE_MAX } pc_reduce_kind;
+
+/* One op of the DAG: a placeholder (input) or a compute stage over its axes. */
+typedef struct pc_op {
+  char name[PC_NAME_LEN];
+  bool is_placeholder;
+  int ndim;
+  int64_t shape[PC_MAX_DIMS];
+  int n_reduce;
+  int64_t reduce_extent[PC_MAX_DIMS];
+  char axis_name[PC_MAX_AXES][PC_NAME_LEN];
+  pc_reduce_kind reduce;
+  pc_expr *body;       /* value at a point, or the reduced operand */
+  bool is_output;      /* written by the kernel and checked against the reference */
+  int n_inputs;        /* ops read by body, in first-appearance order (TVM's InputTensors) */
+  int inputs[PC_MAX_DIMS * 2];
+} pc_op;
+
+/* A compute DAG. Ops are kept in TVM's ComputeDAG topological order so stage ids in
+ * records written by Ansor mean the same stage here. */
+typedef struct pc_program {
+  pt_arena *arena;
+  char name[64];
+  char key[256]; /* TVM workload key, e.g. ["matmul_add", 1024, 1024, 1024, "float32"] */
+  int n_ops;
+  pc_op *ops;
+  double flops; /* floating point operations of one run, for GFLOP/s */
+} pc_program;
+
+/* Builder: ops are added in any order, then pc_program_finish sorts them. */
+typedef struct pc_builder pc_builder;
+pc_builder *pc_builder_new(const char *name);
+int pc_placeholder(pc_builder *b, const char *name, int ndim, const int64_t *shape);
+/* Declares a compute op; its axes are named by `axis_names` (spatial then reduce). The
+ * body is built after with the returned op id, then set with pc_set_body. */
+int pc_compute(pc_builder *b, const char *name, int ndim, const int64_t *shape, int n_reduce,
+               const int64_t *reduce_extent, const char *const *axis_names, pc_reduce_kind reduce);
+void pc_set_body(pc_builder *b, int op, pc_expr *body);
+pc_expr *pc_const_f(pc_builder *b, double v);
+pc_expr *pc_const_i(pc_builder *b, int64_t v);
+pc_expr *pc_axis(pc_builder *b, int axis);
+pc_expr *pc_load(pc_builder *b, int tensor, int n, pc_expr *const *idx);
+pc_expr *pc_un(pc_builder *b, pc_expr_kind k, pc_expr *a);
+pc_expr *pc_bin(pc_builder *b, pc_expr_kind k, pc_expr *a, pc_expr *c);
+pc_expr *pc_select(pc_builder *b, pc_expr *cond, pc_expr *t, pc_expr *f);
+/* `args` lists the workload's tensors in its signature order (inputs then outputs), as
+ * TVM's compute_dag receives them; this order seeds the topological sort. */
+pc_program *pc_builder_finish(pc_builder *b, int n_args, const int *args, double flops, pt_diag *d);
+void pc_builder_free(pc_builder *b); /* only when finish was not reached */
+void pc_program_free(pc_program *p);
+
+int64_t pc_op_numel(const pc_op *op);
+int pc_program_find(const pc_program *p, const char *name);
+void pc_program_print(const pc_program *p, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- workloads */
+
+typedef struct pc_workload_info {
+  const char *name;   /* function name in keys: "matmul", "conv2d_nchw", ... */
+  const char *params; /* human-readable parameter list */
+  const char *help;
+} pc_workload_info;
+
+int pc_workload_count(void);
+const pc_workload_info *pc_workload_at(int i);
+int pc_suite_count(void);
+const char *pc_suite_name(int i);
+const char *pc_suite_key(int i);
+/* Builds a workload from a suite name (mm512), a TVM key JSON, or "name:p1,p2,...". */
+pc_program *pc_workload_build(const char *spec, pt_diag *d);
+/* Parses the user expression syntax (docs/expressions.md); errors carry line:col. */
+pc_program *pc_expr_parse(const char *text, const char *filename, pt_diag *d);
+
+/* ---------------------------------------------------------------- schedule state */
+
+#define PC_MAX_NODES 64
+#define PC_MAX_LEAVES 32
+#define PC_MAX_STAGES 32
+#define PC_MAX_STEPS 256
+
+typedef enum { PC_ITER_SPATIAL, PC_ITER_REDUCE, PC_ITER_MIXED } pc_iter_kind;
+/* Annotation codes are TVM's IteratorAnnotation values, as records store them. */
+typedef enum {
+  PC_ANN_NONE = 0, PC_ANN_UNROLL = 1, PC_ANN_VECTORIZE = 2, PC_ANN_PARALLEL = 3,
+  PC_ANN_VTHREAD = 4, PC_ANN_GPU_FIRST = 5, PC_ANN_TENSORIZE = 11
+} pc_annotation;
+typedef enum { PC_AT_ROOT, PC_AT_INLINE, PC_AT_ITER } pc_compute_at;
+typedef enum { PC_REL_ROOT, PC_REL_SPLIT, PC_REL_FUSE } pc_iter_rel;
+
+/* An iterator node; nodes are never removed, so relations stay valid across steps. */
+typedef struct pc_iter {
+  char name[PC_NAME_LEN];
+  int64_t extent;
+  pc_iter_kind kind;
+  int annotation;
+  pc_iter_rel rel;
+  int root_axis;       /* PC_REL_ROOT: axis of the op */
+  int split_parent;    /* PC_REL_SPLIT: node split to make this one */
+  int64_t factor;      /* PC_REL_SPLIT: fixed extent of a non-outermost child, 0 for outermost */
+  int n_children;      /* > 0 when split: children outer to inner */
+  int children[PC_MAX_DIMS];
+  int n_fused;         /* PC_REL_FUSE: parents outer to inner */
+  int fused[PC_MAX_DIMS];
+  int fused_into;      /* -1 unless fused into another node */
+} pc_iter;
+
+typedef struct pc_stage {
+  int op;               /* op index in the state's program */
+  pc_compute_at at;
+  int attach_stage, attach_node; /* PC_AT_ITER: target stage and its iterator node */
+  int auto_unroll_max_step;
+  int storage_align_factor, storage_align_offset, storage_align_dim;
+  int n_nodes;
+  pc_iter nodes[PC_MAX_NODES];
+  int n_leaves;
+  int leaves[PC_MAX_LEAVES]; /* current loop order, outer to inner, as node indices */
+} pc_stage;
+
+/* Transform steps: record code, then name. */
+#define PC_STEP_KINDS(X)                                                                    \
+  X(AN, "AN", annotate) X(FU, "FU", fuse) X(PR, "PR", pragma) X(RE, "RE", reorder)          \
+  X(SP, "SP", split) X(FSP, "FSP", follow_split) X(FFSP, "FFSP", follow_fused_split)        \
+  X(SA, "SA", storage_align) X(CA, "CA", compute_at) X(CI, "CI", compute_inline)            \
+  X(CR, "CR", compute_root) X(CHR, "CHR", cache_read) X(CHW, "CHW", cache_write)            \
+  X(RF, "RF", rfactor)
+
+typedef enum {
+#define X(code, text, name) PC_STEP_##code,
+  PC_STEP_KINDS(X)
+#undef X
+  PC_STEP_COUNT
+} pc_step_kind;
+
+const char *pc_step_code(pc_step_kind k);
+int pc_step_kind_from_code(const char *code); /* -1 if unknown */
+
+typedef struct pc_step {
+  pc_step_kind kind;
+  int stage_id;
+  int iter_id;           /* AN PR SP FSP FFSP SA RF */
+  int64_t extent;        /* SP: as recorded (0 = unknown) */
+  int n_lengths;         /* SP: tile lengths */
+  int64_t lengths[PC_MAX_DIMS];
+  bool inner_to_outer;   /* SP */
+  int n_ids;             /* RE after_ids, FU fused_ids, FFSP src_step_ids, CHR reader ids */
+  int ids[PC_MAX_LEAVES];
+  int annotation;        /* AN */
+  char pragma[64];       /* PR, e.g. "auto_unroll_max_step$64" */
+  char scope[32];        /* CHR CHW */
+  int target_stage_id, target_iter_id; /* CA */
+  int src_step_id, n_split; /* FSP */
+  int level;             /* FFSP */
+  bool factor_or_nparts; /* FFSP */
+  int factor, offset;    /* SA */
+  int factor_iter_id;    /* RF */
+} pc_step;
+
+/* A schedule state: the program (owned: cache_write and rfactor add ops), its stages in
+ * Ansor's numbering and the steps applied so far. */
+typedef struct pc_state {
+  pc_program *prog;
+  int n_stages;
+  pc_stage stages[PC_MAX_STAGES];
+  int n_steps;
+  pc_step steps[PC_MAX_STEPS];
+} pc_state;
+
+pc_state *pc_state_new(const pc_program *p);
+pc_state *pc_state_copy(const pc_state *s);
+void pc_state_free(pc_state *s);
+/* Validates and applies one step; on error the state is unchanged. */
+int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d);
+int pc_state_apply_all(pc_state *s, int n, const pc_step *steps, pt_diag *d);
+/* Prints the loop structure (like Ansor's State print). */
+void pc_state_print(const pc_state *s, char *buf, size_t cap);
+/* Steps as a JSON array in record encoding; parsing is the inverse. */
+char *pc_steps_to_json(int n, const pc_step *steps); /* caller frees */
+int pc_steps_from_json(const char *json, int *n, pc_step *steps, int cap, pt_diag *d);
+/* A hand-written schedule (tiling + vectorize + parallel) suited to the workload. */
+int pc_schedule_default(pc_state *s, int vector_lanes, pt_diag *d);
+/* A random valid step sequence (used by tests; the tuner has its own sketch rules). */
+int pc_schedule_random(pc_state *s, pt_rng *rng, pt_diag *d);
+
+/* ---------------------------------------------------------------- records */
+
+typedef struct pc_record {
+  char workload_key[512];
+  char target[256];
+  int n_steps;
+  pc_step steps[PC_MAX_STEPS];
+  int n_costs;
+  double costs[16];     /* seconds */
+  int error_code;       /* TVM MeasureErrorNo */
+  double all_cost;      /* seconds spent on the measurement */
+  double timestamp;
+  char version[16];
+} pc_record;
+
+/* Parses one line; returns 0, or an error whose message says what was unusable. */
+int pc_record_parse(const char *line, pc_record *r, pt_diag *d);
+/* Serialises to one line (no newline), caller frees. */
+char *pc_record_format(const pc_record *r);
+/* Appends a line atomically (O_APPEND, one write), so concurrent writers don't interleave. */
+int pc_record_append(const char *path, const pc_record *r, pt_diag *d);
+
+/* ---------------------------------------------------------------- lowering and JIT */
+
+typedef struct pc_kernel pc_kernel;
+
+typedef struct pc_lower_opts {
+  bool host_specialized; /* run O3 with the host TargetMachine (the "non-neutral" baseline) */
+  bool no_opt;           /* emit unoptimised IR */
+} pc_lower_opts;
+
+/* Lowers a state to an LLVM module: `void NAME(float **buffers, void *runtime)`, buffers
+ * in kernel argument order (pc_kernel_buffers). Runs the target-neutral O3 pipeline. */
+pc_kernel *pc_lower(const pc_state *s, const pc_lower_opts *opts, pt_diag *d);
+void pc_kernel_free(pc_kernel *k);
+/* Buffers the caller passes: inputs, outputs, then intermediates computed at root. */
+int pc_kernel_n_buffers(const pc_kernel *k);
+int pc_kernel_buffer_op(const pc_kernel *k, int i);
+int64_t pc_kernel_buffer_numel(const pc_kernel *k, int i);
+/* Functions run in parallel and their thread count (the predictor needs them). */
+int pc_kernel_n_parallel(const pc_kernel *k);
+const char *pc_kernel_parallel_fn(const pc_kernel *k, int i);
+/* Writes the (target-neutral) module as text IR, or host object/assembly by extension. */
+int pc_kernel_emit(pc_kernel *k, const char *path, pt_diag *d);
+char *pc_kernel_ir(pc_kernel *k); /* caller frees with free() */
+/* Compiles the module for the host with ORC LLJIT. */
+int pc_kernel_jit(pc_kernel *k, pt_diag *d);
+typedef void (*pc_kernel_fn)(float **buffers, void *runtime);
+pc_kernel_fn pc_kernel_entry(pc_kernel *k);
+double pc_kernel_compile_seconds(const pc_kernel *k);
+
+/* ---------------------------------------------------------------- runtime */
+
+/* portent's thread pool; generated code reaches it through the `runtime` argument. */
+typedef struct pc_pool pc_pool;
+pc_pool *pc_pool_new(int n_threads);
+void pc_pool_free(pc_pool *p);
+int pc_pool_threads(const pc_pool *p);
+/* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks, one per thread. */
+void pc_parallel_for(pc_pool *p, void (*fn)(void *, int64_t, int64_t), void *ctx, int64_t n);
+
+/* ---------------------------------------------------------------- measurement */
+
+/* TVM's MeasureErrorNo codes, as records store them. */
+typedef enum {
+  PC_MEASURE_OK = 0, PC_MEASURE_INSTANTIATION_ERROR = 1, PC_MEASURE_COMPILE_HOST = 2,
+  PC_MEASURE_COMPILE_DEVICE = 3, PC_MEASURE_RUNTIME_DEVICE = 4, PC_MEASURE_WRONG_ANSWER = 5,
+  PC_MEASURE_BUILD_TIMEOUT = 6, PC_MEASURE_RUN_TIMEOUT = 7, PC_MEASURE_UNKNOWN = 8
+} pc_measure_error;
+
+typedef struct pc_measure_opts {
+  int threads;           /* thread pool size in the child */
+  double timeout_s;      /* whole child, compile excluded */
+  double min_time_s;     /* repeat until at least this much timed */
+  int min_repeats;
+  uint64_t seed;
+  double rtol, atol;     /* output check tolerance */
+  bool in_process;       /* skip the child process (trusted kernels only) */
+} pc_measure_opts;
+
+void pc_measure_opts_default(pc_measure_opts *o);
+
+typedef struct pc_measure_result {
+  pc_measure_error error;
+  char message[256];
+  double median_s, min_s, max_s;
+  int repeats;
+  double max_rel_err;
+  double compile_s;
+} pc_measure_result;
+
+/* Reference output of the unscheduled program for the given seed (cached by the caller). */
+typedef struct pc_reference pc_reference;
+pc_reference *pc_reference_new(const pc_program *p, const pc_measure_opts *o, pt_diag *d);
+void pc_reference_free(pc_reference *r);
+/* Lowers, JITs and measures a state in a child process. */
+int pc_measure(const pc_state *s, const pc_reference *ref, const pc_measure_opts *o,
+               pc_measure_result *res, pt_diag *d);
+/* Runs an already compiled kernel (exposed for tests of crash/hang handling). */
+int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref,
+                      const pc_measure_opts *o, pc_measure_result *res, pt_diag *d);
+
+#endif
