@@ -2,13 +2,43 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler.h"
+#include "commands.h"
+
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+/* One line per subcommand. */
+static const command commands[] = {
+    {"workloads", cmd_workloads, "list the built-in workloads and the benchmark suite"},
+    {"compile", cmd_compile, "lower a scheduled workload to LLVM IR, an object or assembly"},
+    {"run", cmd_run, "JIT a scheduled workload, check it against the reference and time it"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: portent COMMAND [ARGS]   (portent COMMAND --help for its options)\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+}
 
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-    printf("usage: portent COMMAND [ARGS]\n");
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_USAGE;
   }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("portent %s\n", PORTENT_VERSION);
+    return EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
   fprintf(stderr, "portent: unknown command '%s'\n", argv[1]);
-  return 2;
+  usage(stderr);
+  return EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdbool.h>
 
 typedef enum {
   PT_OK = 0,
@@ -51,6 +52,16 @@ typedef struct { uint64_t s; } pt_rng;
 uint64_t pt_rng_next(pt_rng *r);
 double pt_rng_uniform(pt_rng *r); /* [0, 1) */
 int64_t pt_rng_range(pt_rng *r, int64_t n); /* [0, n) */
+
+/* portent's thread pool: generated kernels receive it as an argument and call
+ * pt_parallel_for for their parallel loops (no global state, so pools can coexist). */
+typedef struct pt_pool pt_pool;
+pt_pool *pt_pool_new(int n_threads);
+void pt_pool_free(pt_pool *p);
+int pt_pool_threads(const pt_pool *p);
+/* Runs fn(ctx, begin, end) over [0, n) in contiguous chunks, one per thread; returns when
+ * all are done (the fork/join the predictor charges per parallel call). */
+void pt_parallel_for(pt_pool *p, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx, int64_t n);
 
 #define PT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

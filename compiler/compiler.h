@@ -256,7 +256,7 @@ typedef struct pc_lower_opts {
   bool no_opt;           /* emit unoptimised IR */
 } pc_lower_opts;
 
-/* Lowers a state to an LLVM module: `void NAME(float **buffers, void *runtime)`, buffers
+/* Lowers a state to an LLVM module: `void NAME(float **buffers, pt_pool *pool)`, buffers
  * in kernel argument order (pc_kernel_buffers). Runs the target-neutral O3 pipeline. */
 pc_kernel *pc_lower(const pc_state *s, const pc_lower_opts *opts, pt_diag *d);
 void pc_kernel_free(pc_kernel *k);
@@ -272,19 +272,9 @@ int pc_kernel_emit(pc_kernel *k, const char *path, pt_diag *d);
 char *pc_kernel_ir(pc_kernel *k); /* caller frees with free() */
 /* Compiles the module for the host with ORC LLJIT. */
 int pc_kernel_jit(pc_kernel *k, pt_diag *d);
-typedef void (*pc_kernel_fn)(float **buffers, void *runtime);
+typedef void (*pc_kernel_fn)(float **buffers, pt_pool *pool);
 pc_kernel_fn pc_kernel_entry(pc_kernel *k);
 double pc_kernel_compile_seconds(const pc_kernel *k);
-
-/* ---------------------------------------------------------------- runtime */
-
-/* portent's thread pool; generated code reaches it through the `runtime` argument. */
-typedef struct pc_pool pc_pool;
-pc_pool *pc_pool_new(int n_threads);
-void pc_pool_free(pc_pool *p);
-int pc_pool_threads(const pc_pool *p);
-/* Runs fn(ctx, begin, end) over [0, n) split into contiguous chunks, one per thread. */
-void pc_parallel_for(pc_pool *p, void (*fn)(void *, int64_t, int64_t), void *ctx, int64_t n);
 
 /* ---------------------------------------------------------------- measurement */
 

@@ -1,0 +1,12 @@
+/* One function per subcommand; each parses its own arguments and returns the exit code. */
+#ifndef PORTENT_CLI_COMMANDS_H
+#define PORTENT_CLI_COMMANDS_H
+
+/* Exit codes (docs/cli.md): 0 ok, 1 the operation failed, 2 bad usage or input. */
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+int cmd_workloads(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif
