@@ -227,6 +227,12 @@ int pc_schedule_random(pc_state *s, pt_rng *rng, pt_diag *d);
 
 /* ---------------------------------------------------------------- records */
 
+/* A TVM auto_scheduler measure record (one JSON line, docs/formats.md). Reading accepts the
+ * layouts TVM wrote from v0.2 on; writing produces v0.6. */
+#define PC_RECORD_VERSION "v0.6"
+#define PC_RECORD_SKIP 1 /* pc_record_parse: a comment ('#') or blank line, not a record */
+#define PC_RECORD_MAX_TASK_INPUTS 4
+
 typedef struct pc_record {
   char workload_key[512];
   char target[256];
@@ -237,15 +243,35 @@ typedef struct pc_record {
   int error_code;       /* TVM MeasureErrorNo */
   double all_cost;      /* seconds spent on the measurement */
   double timestamp;
-  char version[16];
+  char version[16];     /* as read ("" when the line has no "v"); written as PC_RECORD_VERSION */
+  /* The rest of the task ("i"[0] after the target), kept so a line reads back as it was. */
+  bool has_hw_params;   /* v0.3+ */
+  int64_t hw_params[8]; /* TVM HardwareParams: num_cores, vector_unit_bytes, cache_line_bytes,
+                           max_shared_memory_per_block, max_local_memory_per_block,
+                           max_threads_per_block, max_vthread_extent, warp_size */
+  bool has_host;        /* v0.5+: target_host and layout_rewrite follow (implies hw params) */
+  char target_host[256];
+  int layout_rewrite;   /* TVM LayoutRewriteOption */
+  int n_task_inputs;    /* v0.6 task_input_names */
+  char task_inputs[PC_RECORD_MAX_TASK_INPUTS][64];
 } pc_record;
 
-/* Parses one line; returns 0, or an error whose message says what was unusable. */
+/* Parses one line: 0, PC_RECORD_SKIP for a comment or blank line (r untouched), or an error
+ * whose message gives the JSON path of what was unusable (r's contents then undefined). */
 int pc_record_parse(const char *line, pc_record *r, pt_diag *d);
-/* Serialises to one line (no newline), caller frees. */
+/* Serialises to one v0.6 line (no newline), caller frees; NULL if r holds what a record
+ * cannot (non-finite or negative cost, counts out of range) or memory ran out. */
 char *pc_record_format(const pc_record *r);
-/* Appends a line atomically (O_APPEND, one write), so concurrent writers don't interleave. */
+/* Appends a line atomically (O_APPEND, one write, fsync), so concurrent writers don't interleave. */
 int pc_record_append(const char *path, const pc_record *r, pt_diag *d);
+/* Reads a log, calling on_record for each record; a line it cannot use is passed to on_bad
+ * (or, when on_bad is NULL, printed to stderr as "path:line: reason") and skipped. Returns
+ * the number of records read, on_record's value if negative (it stops reading; a positive
+ * value also stops), or an I/O error. *n_bad (may be NULL) counts unusable lines. */
+typedef int (*pc_record_fn)(const pc_record *r, int line, void *ctx);
+typedef void (*pc_record_bad_fn)(int line, const char *reason, void *ctx);
+int pc_record_read_file(const char *path, pc_record_fn on_record, pc_record_bad_fn on_bad, void *ctx,
+                        int *n_bad, pt_diag *d);
 
 /* ---------------------------------------------------------------- lowering and JIT */
 
