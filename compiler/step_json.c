@@ -134,17 +134,21 @@ void pc_jb_i64(pc_jbuf *b, int64_t v) {
   pc_jb_raw(b, t);
 }
 
-void pc_jb_num(pc_jbuf *b, double v) {
-  /* The shortest %g text that reads back exactly, so 1e10 is "1e+10" and 0.0044742 stays
-   * "0.0044742" as in TVM's logs. */
-  char t[40];
+/* The shortest %g text that reads back exactly, so 1e10 is "1e+10" and 0.0044742 stays
+ * "0.0044742" as in TVM's logs. */
+static void shortest_g(double v, char *t, size_t cap) {
   for (int prec = 1; prec <= 17; prec++) {
-    snprintf(t, sizeof t, "%.*g", prec, v);
+    snprintf(t, cap, "%.*g", prec, v);
     if (strtod(t, NULL) == v) break;
   }
   /* A program that set LC_NUMERIC to a comma locale must still write JSON. */
   for (char *p = t; *p; p++)
     if (*p == ',') *p = '.';
+}
+
+void pc_jb_num(pc_jbuf *b, double v) {
+  char t[40];
+  shortest_g(v, t, sizeof t);
   pc_jb_raw(b, t);
 }
 
@@ -161,7 +165,9 @@ const char *pc_json_describe(const cJSON *j, char *buf, size_t cap) {
     t[n] = 0;
     snprintf(buf, cap, "string \"%s\"%s", t, s[n] ? "..." : "");
   } else if (cJSON_IsNumber(j)) {
-    snprintf(buf, cap, "number %.17g", j->valuedouble);
+    char t[40];
+    shortest_g(j->valuedouble, t, sizeof t);
+    snprintf(buf, cap, "number %s", t);
   } else if (cJSON_IsBool(j)) {
     snprintf(buf, cap, "%s", cJSON_IsTrue(j) ? "true" : "false");
   } else if (cJSON_IsNull(j)) {
