@@ -299,7 +299,8 @@ int pc_record_append(const char *path, const pc_record *r, pt_diag *d) {
 int pc_record_read_file(const char *path, pc_record_fn on_record, pc_record_bad_fn on_bad, void *ctx,
                         int *n_bad, pt_diag *d) {
   if (n_bad) *n_bad = 0;
-  FILE *f = fopen(path, "rb");
+  bool is_stdin = strcmp(path, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
   if (!f) return pt_fail(d, PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   pc_record *r = malloc(sizeof *r);
   char *line = NULL;
@@ -337,6 +338,6 @@ int pc_record_read_file(const char *path, pc_record_fn on_record, pc_record_bad_
 done:
   free(line);
   free(r);
-  fclose(f);
+  if (!is_stdin) fclose(f);
   return rc < 0 ? rc : count;
 }
