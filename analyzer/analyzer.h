@@ -1,0 +1,214 @@
+/* analyzer/: hardware-independent program profiles from any LLVM module.
+ * Data flow: .ll/.bc or an LLVMModuleRef -> pa_module -> static analysis (CFG, dominators,
+ * loops, task graphs, features) + one instrumented run (block counts, reuse) -> pa_profile. */
+#ifndef PORTENT_ANALYZER_H
+#define PORTENT_ANALYZER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <llvm-c/Types.h>
+
+#include "common.h"
+
+#define PA_PROFILE_VERSION 1
+#define PA_LINE_BYTES 64  /* reuse is measured at cache-line granularity */
+#define PA_REUSE_BINS 48  /* bin 0: distance 0; bin k >= 1: 2^(k-1) <= d < 2^k */
+#define PA_MAX_THREADS 64 /* distinct threads one run may use */
+
+/* Operation classes: the same names the target descriptions key their instruction tables by. */
+#define PA_OPCLASSES(X)                                                                      \
+  X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(FMA, "fma") X(DIV, "div") X(SQRT, "sqrt")      \
+  X(MINMAX, "minmax") X(CMPSEL, "cmpsel") X(LOGIC, "logic") X(SHIFT, "shift")               \
+  X(CONVERT, "convert") X(SHUFFLE, "shuffle") X(LOAD, "load") X(STORE, "store")             \
+  X(GATHER, "gather") X(OTHER, "other")
+
+typedef enum {
+#define X(name, text) PA_OP_##name,
+  PA_OPCLASSES(X)
+#undef X
+  PA_OP_COUNT
+} pa_opclass;
+
+const char *pa_opclass_name(pa_opclass op);
+int pa_opclass_from_name(const char *name); /* -1 if unknown */
+
+typedef enum { PA_EDGE_DATA, PA_EDGE_MEMORY, PA_EDGE_LOOP_CARRIED } pa_edge_kind;
+const char *pa_edge_kind_name(pa_edge_kind k);
+
+/* One instruction of a block's task graph. */
+typedef struct {
+  pa_opclass op;
+  const char *opcode; /* LLVM opcode ("fadd", "phi") or the callee for calls ("llvm.fmuladd.f32") */
+  const char *elem;   /* element type: "i1" "i8" "i16" "i32" "i64" "f16" "bf16" "f32" "f64" "ptr" "void" */
+  int lanes;          /* vector lanes as written in the IR; 1 for scalars */
+  int bits;           /* lanes x element bits (0 for void) */
+  bool is_memory;     /* load, store, gather/scatter, memory intrinsics */
+  int bytes;          /* bytes moved by a memory node; 0 otherwise */
+} pa_node;
+
+/* src -> dst: dst depends on src. Data and memory edges go forward in the block; a
+ * loop-carried edge goes from the value a header phi receives on the back edge (defined
+ * later in the same block) to that phi, i.e. to the next iteration. */
+typedef struct {
+  int src, dst;
+  pa_edge_kind kind;
+} pa_edge;
+
+/* Static features of a block, function or program (sums over instructions). */
+typedef struct {
+  int64_t instructions;      /* phi nodes excluded */
+  int64_t by_op[PA_OP_COUNT];
+  int64_t loads, stores, load_bytes, store_bytes;
+  int64_t vector_instructions; /* lanes > 1 */
+} pa_features;
+
+typedef struct {
+  const char *name; /* the IR label, or "%N" for unnamed blocks */
+  int n_preds, n_succs;
+  int *preds, *succs; /* block indices in this function */
+  int idom;           /* immediate dominator; -1 for the entry and unreachable blocks */
+  int loop;           /* innermost loop containing the block; -1 if none */
+  uint64_t count;     /* executions over the run (all calls) */
+  double count_per_call; /* count / calls of the function; 0 if never called */
+  int n_nodes, n_edges;
+  pa_node *nodes;
+  pa_edge *edges;
+  pa_features features;
+} pa_block;
+
+typedef struct {
+  int header;
+  int parent; /* enclosing loop index, -1 for outermost */
+  int depth;  /* 1 for outermost */
+  int preheader; /* unique predecessor of the header outside the loop, or -1 */
+  int n_blocks;
+  int *blocks;
+  int n_latches;
+  int *latches;
+  /* Executions of the header per entry into the loop, when the canonical induction pattern
+   * with constant start, step and bound is recognised; -1 otherwise. A rotated loop
+   * (test at the bottom) of N iterations has trip_count N; a top-tested one N + 1. */
+  int64_t trip_count;
+} pa_loop;
+
+typedef struct {
+  const char *name;
+  uint64_t calls;   /* count(F): executions of the entry block */
+  bool parallel;    /* ran on more than one thread */
+  int threads;      /* distinct threads that ran it (0 if never called) */
+  int n_blocks, n_loops;
+  pa_block *blocks;
+  pa_loop *loops;
+  pa_features features;
+} pa_function;
+
+/* Reuse (LRU stack) distances in lines since the previous access to the same line. */
+typedef struct {
+  double bins[PA_REUSE_BINS]; /* estimated accesses per log2 bin (sampled counts / rate) */
+  double cold;                /* first touches of a line */
+  double accesses;            /* sum of bins and cold */
+} pa_reuse_hist;
+
+typedef struct {
+  int function; /* index in the profile's functions */
+  int thread;   /* 0.. in a canonical order (by histogram), not an OS id */
+  pa_reuse_hist hist;
+} pa_reuse_entry;
+
+typedef struct pa_profile {
+  pt_arena *arena;
+  int version;
+  const char *module_id;     /* FNV-1a 64 of the module's IR text, hex */
+  const char *source;        /* file name or "<memory>" */
+  const char *counts_source; /* "instrumented" or "none" (static profile only) */
+  const char *entry;         /* function that was run, or NULL */
+  uint64_t seed;
+  double sample_rate;        /* 1 = every line; SHARDS rate otherwise; 0 = reuse not measured */
+  int threads;               /* distinct threads seen in the run */
+  int n_functions;
+  pa_function *functions;
+  pa_features features;      /* static, whole module */
+  double dynamic_by_op[PA_OP_COUNT]; /* sum over blocks of count x instructions of each class */
+  int n_reuse;
+  pa_reuse_entry *reuse;     /* per function and thread */
+  pa_reuse_hist *reuse_by_function; /* merged over threads, n_functions entries */
+  pa_reuse_hist reuse_total;        /* merged over functions and threads */
+  double run_seconds;        /* wall time of the instrumented run (not part of the file) */
+} pa_profile;
+
+/* ------------------------------------------------------------------ modules */
+typedef struct pa_module pa_module;
+
+/* Loads .ll text or .bc bitcode (by content). Parser errors keep LLVM's own
+ * "file:line:col: error: ..." message. */
+pa_module *pa_module_load(const char *path, pt_diag *d);
+/* Wraps a caller's module; the caller keeps ownership (it is only read and cloned). */
+pa_module *pa_module_from_llvm(LLVMModuleRef m);
+LLVMModuleRef pa_module_llvm(const pa_module *m);
+void pa_module_free(pa_module *m);
+
+/* --------------------------------------------------------------- run specs */
+typedef enum {
+  PA_ARG_BUFFER,       /* pointer to count elements of type */
+  PA_ARG_BUFFER_ARRAY, /* pointer to an array of pointers, one buffer per counts[i] */
+  PA_ARG_SCALAR,       /* integer or float value of type */
+  PA_ARG_POOL,         /* a pt_pool of `threads` threads (portent's kernels) */
+  PA_ARG_NULL,
+} pa_arg_kind;
+
+typedef enum { PA_T_I8, PA_T_I16, PA_T_I32, PA_T_I64, PA_T_F32, PA_T_F64 } pa_scalar_type;
+
+typedef struct {
+  pa_arg_kind kind;
+  pa_scalar_type type;
+  int64_t count;   /* PA_ARG_BUFFER */
+  int n_counts;    /* PA_ARG_BUFFER_ARRAY */
+  int64_t *counts;
+  double value;    /* PA_ARG_SCALAR (integers exactly up to 2^53) */
+  int threads;     /* PA_ARG_POOL */
+} pa_arg;
+
+typedef struct pa_run_spec {
+  pt_arena *arena;
+  const char *entry;
+  int n_args;
+  pa_arg *args;
+  uint64_t seed;
+  double timeout_s;
+} pa_run_spec;
+
+/* Parses a run-spec JSON file (docs/formats.md, "Run spec"); errors name the JSON path. */
+pa_run_spec *pa_run_spec_load(const char *path, pt_diag *d);
+pa_run_spec *pa_run_spec_parse(const char *json, const char *name, pt_diag *d);
+/* The spec for portent's own kernels, `void kernel(float **buffers, void *pool)`. */
+pa_run_spec *pa_run_spec_portent(const char *entry, int n_buffers, const int64_t *floats_per_buffer,
+                                 int threads, uint64_t seed);
+void pa_run_spec_free(pa_run_spec *s);
+
+/* ------------------------------------------------------------------ profiles */
+typedef struct {
+  double sample_rate; /* 0 -> 1 (every line); SHARDS spatial sampling when < 1 */
+  bool no_reuse;      /* block counts only (faster) */
+} pa_options;
+
+/* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */
+pa_profile *pa_profile_static(const pa_module *m, pt_diag *d);
+/* Static analysis plus one instrumented run of spec->entry in a child process. */
+pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt,
+                             pt_diag *d);
+int pa_profile_save(const pa_profile *p, const char *path, pt_diag *d);
+char *pa_profile_to_json(const pa_profile *p); /* caller frees */
+pa_profile *pa_profile_load(const char *path, pt_diag *d);
+void pa_profile_free(pa_profile *p);
+
+/* Typed accessors (the structs above may also be read directly). */
+const pa_function *pa_profile_function(const pa_profile *p, const char *name);
+/* ECount(BB) of the patent's formula: count per call x calls, divided over the threads
+ * when the function ran in parallel. */
+double pa_block_ecount(const pa_function *f, const pa_block *b);
+/* Misses of a fully associative LRU cache of `lines` lines: accesses at distance >= lines
+ * plus cold misses (exact when lines is a power of two). */
+double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines);
+
+#endif

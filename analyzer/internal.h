@@ -1,0 +1,87 @@
+/* What the analyzer's own files share: the module handle, a pointer map, the analysis
+ * passes over one function, the instrumentation, the reuse tracker and the child-process run. */
+#ifndef PORTENT_ANALYZER_INTERNAL_H
+#define PORTENT_ANALYZER_INTERNAL_H
+
+#include <llvm-c/Core.h>
+
+#include "analyzer.h"
+
+struct pa_module {
+  LLVMContextRef ctx; /* owned when loaded from a file; NULL when wrapping a caller's module */
+  LLVMModuleRef mod;
+  const char *source;
+  char source_buf[256];
+};
+
+/* Open-addressing map from a pointer (LLVM value or block) to an int. */
+typedef struct {
+  const void **keys;
+  int *vals;
+  size_t cap, n;
+} pa_ptrmap;
+void pa_ptrmap_init(pa_ptrmap *m, size_t expected);
+void pa_ptrmap_put(pa_ptrmap *m, const void *key, int val);
+int pa_ptrmap_get(const pa_ptrmap *m, const void *key); /* -1 if absent */
+void pa_ptrmap_free(pa_ptrmap *m);
+
+/* Functions with a body, in module order: the indices every pass and the runtime share. */
+int pa_defined_functions(LLVMModuleRef mod, LLVMValueRef **out); /* caller frees *out */
+const char *pa_value_name(pt_arena *a, LLVMValueRef v);
+
+/* cfg.c: blocks, edges, slot-numbered names, dominators. bbmap: block -> index. */
+int pa_cfg_build(pt_arena *a, LLVMValueRef fn, pa_function *f, pa_ptrmap *bbmap);
+bool pa_dominates(const pa_function *f, int a, int b);
+/* loops.c: natural loops with nesting and static trip counts. */
+void pa_loops_build(pt_arena *a, LLVMValueRef fn, pa_function *f, const pa_ptrmap *bbmap);
+/* taskgraph.c: nodes, edges and features of each block. */
+void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f);
+void pa_features_add(pa_features *sum, const pa_features *x);
+const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
+
+/* instrument.c: counters, function-entry and memory hooks, the argument-unpacking wrapper. */
+#define PA_SYM_COUNTS "__pa_counts"
+#define PA_SYM_CTX "__pa_ctx"
+#define PA_SYM_ENTER "__pa_enter"
+#define PA_SYM_ACCESS "__pa_access"
+#define PA_SYM_MAIN "__pa_main"
+int pa_instrument(LLVMModuleRef mod, bool memory_hooks, pt_diag *d);
+/* The entry exists and each spec argument fits its parameter's type. */
+int pa_spec_check(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
+int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
+
+/* reuse.c: LRU stack distances with a Fenwick tree over last-access times. */
+typedef struct pa_tracker pa_tracker;
+pa_tracker *pa_tracker_new(int n_groups, double sample_rate);
+void pa_tracker_free(pa_tracker *t);
+/* Records an access to `line` by `group`; returns the (scaled) distance, -1 for a cold miss,
+ * -2 if the line is not in the sample. */
+int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
+/* Raw sampled counts: PA_REUSE_BINS bins then cold, for one group. */
+const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
+int pa_reuse_bin(int64_t distance);
+
+/* runtime.c: the hooks the instrumented code calls, and their per-run state. */
+typedef struct pa_runtime pa_runtime;
+pa_runtime *pa_runtime_new(int n_functions, double sample_rate, bool track_reuse);
+void pa_runtime_free(pa_runtime *rt);
+void pa_rt_enter(pa_runtime *rt, int32_t fid);
+void pa_rt_access(pa_runtime *rt, const void *addr, int64_t bytes, int32_t fid);
+int pa_runtime_threads(const pa_runtime *rt);
+uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);
+const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot);
+
+/* run.c: results of the instrumented run, filled by a child process. */
+typedef struct {
+  int n_functions, n_blocks_total;
+  uint64_t *counts;      /* per block, functions in order */
+  uint64_t *thread_mask; /* per function */
+  uint64_t *hist;        /* [thread][function][PA_REUSE_BINS + 1], raw sampled counts */
+  int threads;
+  double seconds;
+} pa_run_result;
+int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
+           pa_run_result *out, pt_diag *d);
+void pa_run_result_free(pa_run_result *r);
+
+#endif

@@ -1,0 +1,166 @@
+/* Assembling a profile: static analysis of every defined function (CFG, dominators, loops,
+ * task graphs, features), then the instrumented run's block counts, thread use and reuse
+ * histograms, put in a deterministic order (threads sorted by what they did, not OS ids). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+
+#include "internal.h"
+
+/* FNV-1a 64 of the printed IR, skipping the "; ModuleID" line so the id names the code,
+ * not the path it was read from. */
+static const char *module_id(pt_arena *a, LLVMModuleRef mod) {
+  char *text = LLVMPrintModuleToString(mod);
+  const char *s = text;
+  if (strncmp(s, "; ModuleID", 10) == 0) s = strchr(s, '\n') ? strchr(s, '\n') + 1 : s + strlen(s);
+  const char *sf = strstr(s, "source_filename = ");
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV offset basis */
+  for (const char *c = s; *c; c++) {
+    if (c == sf) { /* skip the source_filename line too */
+      while (*c && *c != '\n') c++;
+      if (!*c) break;
+    }
+    h = (h ^ (unsigned char)*c) * 0x100000001b3ULL; /* FNV prime */
+  }
+  LLVMDisposeMessage(text);
+  return pt_sprintf(a, "%016llx", (unsigned long long)h);
+}
+
+pa_profile *pa_profile_static(const pa_module *m, pt_diag *d) {
+  (void)d;
+  pt_arena *a = pt_arena_new();
+  pa_profile *p = pt_alloc(a, sizeof *p);
+  p->arena = a;
+  p->version = PA_PROFILE_VERSION;
+  p->module_id = module_id(a, m->mod);
+  p->source = pt_strdup(a, m->source);
+  p->counts_source = "none";
+  LLVMValueRef *fns;
+  p->n_functions = pa_defined_functions(m->mod, &fns);
+  p->functions = pt_alloc(a, sizeof *p->functions * (size_t)(p->n_functions + 1));
+  for (int i = 0; i < p->n_functions; i++) {
+    pa_function *f = &p->functions[i];
+    f->name = pa_value_name(a, fns[i]);
+    pa_ptrmap bbmap;
+    pa_cfg_build(a, fns[i], f, &bbmap);
+    pa_loops_build(a, fns[i], f, &bbmap);
+    pa_taskgraph_build(a, fns[i], f);
+    pa_ptrmap_free(&bbmap);
+    pa_features_add(&p->features, &f->features);
+  }
+  free(fns);
+  p->reuse_by_function = pt_alloc(a, sizeof *p->reuse_by_function * (size_t)(p->n_functions + 1));
+  return p;
+}
+
+static void hist_from_counts(pa_reuse_hist *h, const uint64_t *c, double rate) {
+  h->accesses = 0;
+  for (int k = 0; k < PA_REUSE_BINS; k++) {
+    h->bins[k] = (double)c[k] / rate;
+    h->accesses += h->bins[k];
+  }
+  h->cold = (double)c[PA_REUSE_BINS] / rate;
+  h->accesses += h->cold;
+}
+
+static void hist_add(pa_reuse_hist *sum, const pa_reuse_hist *x) {
+  for (int k = 0; k < PA_REUSE_BINS; k++) sum->bins[k] += x->bins[k];
+  sum->cold += x->cold;
+  sum->accesses += x->accesses;
+}
+
+typedef struct {
+  int slot, nf;
+  const uint64_t *hist; /* [function][bins + 1] of this thread */
+} thread_key;
+
+static int cmp_threads(const void *pa, const void *pb) {
+  const thread_key *a = pa, *b = pb;
+  size_t n = (size_t)a->nf * (PA_REUSE_BINS + 1);
+  for (size_t i = 0; i < n; i++)
+    if (a->hist[i] != b->hist[i]) return a->hist[i] > b->hist[i] ? -1 : 1;
+  return a->slot - b->slot;
+}
+
+pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt, pt_diag *d) {
+  pa_options defaults = {0};
+  if (!opt) opt = &defaults;
+  if (opt->sample_rate < 0 || opt->sample_rate > 1) {
+    pt_fail(d, PT_ERR_INPUT, "sampling rate %g is outside (0, 1]", opt->sample_rate);
+    return NULL;
+  }
+  pa_profile *p = pa_profile_static(m, d);
+  if (!p) return NULL;
+  pa_run_result r;
+  if (pa_run(m, p, spec, opt, &r, d)) {
+    pa_profile_free(p);
+    return NULL;
+  }
+  pt_arena *a = p->arena;
+  p->counts_source = "instrumented";
+  p->entry = pt_strdup(a, spec->entry);
+  p->seed = spec->seed;
+  p->threads = r.threads;
+  p->run_seconds = r.seconds;
+  double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
+  p->sample_rate = opt->no_reuse ? 0 : rate;
+  int base = 0;
+  for (int i = 0; i < p->n_functions; i++) {
+    pa_function *f = &p->functions[i];
+    f->calls = r.counts[base]; /* the entry block runs once per call */
+    f->threads = __builtin_popcountll(r.thread_mask[i]);
+    f->parallel = f->threads > 1;
+    for (int b = 0; b < f->n_blocks; b++) {
+      pa_block *bl = &f->blocks[b];
+      bl->count = r.counts[base + b];
+      bl->count_per_call = f->calls ? (double)bl->count / (double)f->calls : 0;
+      for (int k = 0; k < PA_OP_COUNT; k++) p->dynamic_by_op[k] += (double)bl->count * (double)bl->features.by_op[k];
+    }
+    base += f->n_blocks;
+  }
+  if (!opt->no_reuse && r.threads > 0) {
+    int nf = p->n_functions, nt = r.threads;
+    thread_key *keys = malloc(sizeof *keys * (size_t)nt);
+    for (int s = 0; s < nt; s++)
+      keys[s] = (thread_key){s, nf, r.hist + (size_t)s * (size_t)nf * (PA_REUSE_BINS + 1)};
+    qsort(keys, (size_t)nt, sizeof *keys, cmp_threads);
+    p->reuse = pt_alloc(a, sizeof *p->reuse * (size_t)nt * (size_t)nf + 1);
+    for (int f = 0; f < nf; f++)
+      for (int t = 0; t < nt; t++) {
+        pa_reuse_hist h;
+        hist_from_counts(&h, keys[t].hist + (size_t)f * (PA_REUSE_BINS + 1), rate);
+        if (h.accesses == 0) continue;
+        p->reuse[p->n_reuse++] = (pa_reuse_entry){f, t, h};
+        hist_add(&p->reuse_by_function[f], &h);
+        hist_add(&p->reuse_total, &h);
+      }
+    free(keys);
+  }
+  pa_run_result_free(&r);
+  return p;
+}
+
+void pa_profile_free(pa_profile *p) {
+  if (p) pt_arena_free(p->arena);
+}
+
+const pa_function *pa_profile_function(const pa_profile *p, const char *name) {
+  for (int i = 0; i < p->n_functions; i++)
+    if (strcmp(p->functions[i].name, name) == 0) return &p->functions[i];
+  return NULL;
+}
+
+double pa_block_ecount(const pa_function *f, const pa_block *b) {
+  double e = b->count_per_call * (double)f->calls;
+  return f->parallel && f->threads > 1 ? e / f->threads : e;
+}
+
+double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines) {
+  double m = h->cold;
+  for (int k = 0; k < PA_REUSE_BINS; k++) {
+    int64_t lower = k == 0 ? 0 : (int64_t)1 << (k - 1);
+    if (lower >= lines) m += h->bins[k];
+  }
+  return m;
+}

@@ -1,0 +1,424 @@
+/* The program-profile file (docs/formats.md, "Program profile"): writing it (deterministic,
+ * atomically) and reading it back into the typed structs the predictor uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------ writing */
+static cJSON *int_array(const int *xs, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(xs[i]));
+  return a;
+}
+
+static cJSON *features_json(const pa_features *f) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "instructions", (double)f->instructions);
+  cJSON *ops = cJSON_AddObjectToObject(o, "by_op");
+  for (int k = 0; k < PA_OP_COUNT; k++)
+    if (f->by_op[k]) cJSON_AddNumberToObject(ops, pa_opclass_name(k), (double)f->by_op[k]);
+  cJSON_AddNumberToObject(o, "loads", (double)f->loads);
+  cJSON_AddNumberToObject(o, "stores", (double)f->stores);
+  cJSON_AddNumberToObject(o, "load_bytes", (double)f->load_bytes);
+  cJSON_AddNumberToObject(o, "store_bytes", (double)f->store_bytes);
+  cJSON_AddNumberToObject(o, "vector_instructions", (double)f->vector_instructions);
+  return o;
+}
+
+static cJSON *hist_json(const pa_reuse_hist *h) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *b = cJSON_AddArrayToObject(o, "bins");
+  int last = PA_REUSE_BINS - 1;
+  while (last >= 0 && h->bins[last] == 0) last--;
+  for (int k = 0; k <= last; k++) cJSON_AddItemToArray(b, cJSON_CreateNumber(h->bins[k]));
+  cJSON_AddNumberToObject(o, "cold", h->cold);
+  cJSON_AddNumberToObject(o, "accesses", h->accesses);
+  return o;
+}
+
+static cJSON *block_json(const pa_block *b) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", b->name);
+  cJSON_AddItemToObject(o, "preds", int_array(b->preds, b->n_preds));
+  cJSON_AddItemToObject(o, "succs", int_array(b->succs, b->n_succs));
+  cJSON_AddNumberToObject(o, "idom", b->idom);
+  cJSON_AddNumberToObject(o, "loop", b->loop);
+  cJSON_AddNumberToObject(o, "count", (double)b->count);
+  cJSON_AddNumberToObject(o, "count_per_call", b->count_per_call);
+  cJSON_AddItemToObject(o, "features", features_json(&b->features));
+  cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
+  for (int i = 0; i < b->n_nodes; i++) {
+    const pa_node *n = &b->nodes[i];
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "op", pa_opclass_name(n->op));
+    cJSON_AddStringToObject(x, "opcode", n->opcode);
+    cJSON_AddStringToObject(x, "type", n->elem);
+    cJSON_AddNumberToObject(x, "lanes", n->lanes);
+    cJSON_AddNumberToObject(x, "bits", n->bits);
+    cJSON_AddBoolToObject(x, "memory", n->is_memory);
+    if (n->is_memory) cJSON_AddNumberToObject(x, "bytes", n->bytes);
+    cJSON_AddItemToArray(nodes, x);
+  }
+  cJSON *edges = cJSON_AddArrayToObject(o, "edges");
+  for (int i = 0; i < b->n_edges; i++) {
+    cJSON *e = cJSON_CreateArray();
+    cJSON_AddItemToArray(e, cJSON_CreateNumber(b->edges[i].src));
+    cJSON_AddItemToArray(e, cJSON_CreateNumber(b->edges[i].dst));
+    cJSON_AddItemToArray(e, cJSON_CreateString(pa_edge_kind_name(b->edges[i].kind)));
+    cJSON_AddItemToArray(edges, e);
+  }
+  return o;
+}
+
+static cJSON *function_json(const pa_function *f) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", f->name);
+  cJSON_AddNumberToObject(o, "calls", (double)f->calls);
+  cJSON_AddBoolToObject(o, "parallel", f->parallel);
+  cJSON_AddNumberToObject(o, "threads", f->threads);
+  cJSON_AddItemToObject(o, "features", features_json(&f->features));
+  cJSON *loops = cJSON_AddArrayToObject(o, "loops");
+  for (int i = 0; i < f->n_loops; i++) {
+    const pa_loop *l = &f->loops[i];
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "header", l->header);
+    cJSON_AddNumberToObject(x, "parent", l->parent);
+    cJSON_AddNumberToObject(x, "depth", l->depth);
+    cJSON_AddNumberToObject(x, "preheader", l->preheader);
+    cJSON_AddItemToObject(x, "blocks", int_array(l->blocks, l->n_blocks));
+    cJSON_AddItemToObject(x, "latches", int_array(l->latches, l->n_latches));
+    cJSON_AddNumberToObject(x, "trip_count", (double)l->trip_count);
+    cJSON_AddItemToArray(loops, x);
+  }
+  cJSON *blocks = cJSON_AddArrayToObject(o, "blocks");
+  for (int i = 0; i < f->n_blocks; i++) cJSON_AddItemToArray(blocks, block_json(&f->blocks[i]));
+  return o;
+}
+
+char *pa_profile_to_json(const pa_profile *p) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "version", p->version);
+  cJSON_AddStringToObject(o, "kind", "portent-profile");
+  cJSON_AddStringToObject(o, "module_id", p->module_id);
+  cJSON_AddStringToObject(o, "source", p->source);
+  cJSON_AddStringToObject(o, "counts_source", p->counts_source);
+  if (p->entry) cJSON_AddStringToObject(o, "entry", p->entry);
+  else cJSON_AddNullToObject(o, "entry");
+  cJSON_AddNumberToObject(o, "seed", (double)p->seed);
+  cJSON_AddNumberToObject(o, "threads", p->threads);
+  cJSON_AddItemToObject(o, "features", features_json(&p->features));
+  cJSON *dyn = cJSON_AddObjectToObject(o, "dynamic_by_op");
+  for (int k = 0; k < PA_OP_COUNT; k++)
+    if (p->dynamic_by_op[k] != 0) cJSON_AddNumberToObject(dyn, pa_opclass_name(k), p->dynamic_by_op[k]);
+  cJSON *fns = cJSON_AddArrayToObject(o, "functions");
+  for (int i = 0; i < p->n_functions; i++) cJSON_AddItemToArray(fns, function_json(&p->functions[i]));
+  cJSON *reuse = cJSON_AddObjectToObject(o, "reuse");
+  cJSON_AddNumberToObject(reuse, "line_bytes", PA_LINE_BYTES);
+  cJSON_AddNumberToObject(reuse, "sample_rate", p->sample_rate);
+  cJSON_AddItemToObject(reuse, "total", hist_json(&p->reuse_total));
+  cJSON *byf = cJSON_AddArrayToObject(reuse, "functions");
+  for (int i = 0; i < p->n_functions; i++) {
+    if (p->reuse_by_function[i].accesses == 0) continue;
+    cJSON *x = hist_json(&p->reuse_by_function[i]);
+    cJSON_AddNumberToObject(x, "function", i);
+    cJSON_AddItemToArray(byf, x);
+  }
+  cJSON *byt = cJSON_AddArrayToObject(reuse, "threads");
+  for (int i = 0; i < p->n_reuse; i++) {
+    cJSON *x = hist_json(&p->reuse[i].hist);
+    cJSON_AddNumberToObject(x, "function", p->reuse[i].function);
+    cJSON_AddNumberToObject(x, "thread", p->reuse[i].thread);
+    cJSON_AddItemToArray(byt, x);
+  }
+  cJSON *prov = cJSON_AddObjectToObject(o, "provenance");
+  cJSON_AddStringToObject(prov, "tool", "portent " PORTENT_VERSION);
+  cJSON_AddStringToObject(prov, "llvm", "19");
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+int pa_profile_save(const pa_profile *p, const char *path, pt_diag *d) {
+  char *s = pa_profile_to_json(p);
+  if (!s) return pt_fail(d, PT_ERR_NOMEM, "%s: cannot print the profile", path);
+  size_t n = strlen(s);
+  s[n] = '\n'; /* replace the terminator: the file ends with a newline */
+  int err = pt_write_file_atomic(path, s, n + 1, d);
+  free(s);
+  return err;
+}
+
+/* ------------------------------------------------------------------ reading */
+typedef struct {
+  pt_arena *a;
+  const char *file;
+  pt_diag *d;
+  int err;
+  char path[400];
+} reader;
+
+static bool bad(reader *r, const char *what) {
+  if (!r->err) r->err = pt_fail(r->d, PT_ERR_INPUT, "%s: %s: expected %s", r->file, r->path, what);
+  return false;
+}
+
+static const cJSON *field(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  snprintf(r->path, sizeof r->path, "%s.%s", ctx, key);
+  return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static double num(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  const cJSON *x = field(r, o, key, ctx);
+  if (!cJSON_IsNumber(x)) return bad(r, "a number"), 0;
+  return x->valuedouble;
+}
+
+static const char *str(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  const cJSON *x = field(r, o, key, ctx);
+  if (!cJSON_IsString(x)) return bad(r, "a string"), "";
+  return pt_strdup(r->a, x->valuestring);
+}
+
+static int *ints(reader *r, const cJSON *o, const char *key, const char *ctx, int *n, int limit) {
+  const cJSON *x = field(r, o, key, ctx);
+  *n = 0;
+  if (!cJSON_IsArray(x)) return bad(r, "an array of indices"), NULL;
+  int cnt = cJSON_GetArraySize(x);
+  int *v = pt_alloc(r->a, sizeof(int) * (size_t)(cnt + 1));
+  for (int i = 0; i < cnt; i++) {
+    const cJSON *e = cJSON_GetArrayItem(x, i);
+    if (!cJSON_IsNumber(e) || e->valueint < 0 || e->valueint >= limit) return bad(r, "indices in range"), NULL;
+    v[i] = e->valueint;
+  }
+  *n = cnt;
+  return v;
+}
+
+static void read_features(reader *r, const cJSON *o, const char *ctx, pa_features *f) {
+  char c[160];
+  snprintf(c, sizeof c, "%s.features", ctx);
+  const cJSON *x = field(r, o, "features", ctx);
+  if (!cJSON_IsObject(x)) {
+    bad(r, "an object");
+    return;
+  }
+  f->instructions = (int64_t)num(r, x, "instructions", c);
+  f->loads = (int64_t)num(r, x, "loads", c);
+  f->stores = (int64_t)num(r, x, "stores", c);
+  f->load_bytes = (int64_t)num(r, x, "load_bytes", c);
+  f->store_bytes = (int64_t)num(r, x, "store_bytes", c);
+  f->vector_instructions = (int64_t)num(r, x, "vector_instructions", c);
+  const cJSON *ops = field(r, x, "by_op", c), *e;
+  if (!cJSON_IsObject(ops)) {
+    bad(r, "an object");
+    return;
+  }
+  cJSON_ArrayForEach(e, ops) {
+    int k = pa_opclass_from_name(e->string);
+    if (k < 0 || !cJSON_IsNumber(e)) {
+      snprintf(r->path, sizeof r->path, "%s.by_op.%s", c, e->string);
+      bad(r, "a known operation class with a count");
+      return;
+    }
+    f->by_op[k] = (int64_t)e->valuedouble;
+  }
+}
+
+static void read_hist(reader *r, const cJSON *o, const char *ctx, pa_reuse_hist *h) {
+  const cJSON *b = field(r, o, "bins", ctx);
+  if (!cJSON_IsArray(b) || cJSON_GetArraySize(b) > PA_REUSE_BINS) {
+    bad(r, "an array of at most 48 bin counts");
+    return;
+  }
+  for (int k = 0; k < cJSON_GetArraySize(b); k++) h->bins[k] = cJSON_GetArrayItem(b, k)->valuedouble;
+  h->cold = num(r, o, "cold", ctx);
+  h->accesses = num(r, o, "accesses", ctx);
+}
+
+static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks, int n_loops, pa_block *b) {
+  b->name = str(r, o, "name", ctx);
+  b->preds = ints(r, o, "preds", ctx, &b->n_preds, n_blocks);
+  b->succs = ints(r, o, "succs", ctx, &b->n_succs, n_blocks);
+  b->idom = (int)num(r, o, "idom", ctx);
+  b->loop = (int)num(r, o, "loop", ctx);
+  if (b->idom < -1 || b->idom >= n_blocks || b->loop < -1 || b->loop >= n_loops) bad(r, "an index in range");
+  b->count = (uint64_t)num(r, o, "count", ctx);
+  b->count_per_call = num(r, o, "count_per_call", ctx);
+  read_features(r, o, ctx, &b->features);
+  const cJSON *nodes = field(r, o, "nodes", ctx), *edges;
+  if (!cJSON_IsArray(nodes)) {
+    bad(r, "an array");
+    return;
+  }
+  b->n_nodes = cJSON_GetArraySize(nodes);
+  b->nodes = pt_alloc(r->a, sizeof *b->nodes * (size_t)(b->n_nodes + 1));
+  char c[160];
+  for (int i = 0; i < b->n_nodes && !r->err; i++) {
+    const cJSON *x = cJSON_GetArrayItem(nodes, i);
+    pa_node *n = &b->nodes[i];
+    snprintf(c, sizeof c, "%s.nodes[%d]", ctx, i);
+    int op = pa_opclass_from_name(str(r, x, "op", c));
+    if (op < 0) bad(r, "a known operation class");
+    n->op = op < 0 ? PA_OP_OTHER : (pa_opclass)op;
+    n->opcode = str(r, x, "opcode", c);
+    n->elem = str(r, x, "type", c);
+    n->lanes = (int)num(r, x, "lanes", c);
+    n->bits = (int)num(r, x, "bits", c);
+    n->is_memory = cJSON_IsTrue(field(r, x, "memory", c));
+    n->bytes = n->is_memory ? (int)num(r, x, "bytes", c) : 0;
+  }
+  edges = field(r, o, "edges", ctx);
+  if (!cJSON_IsArray(edges)) {
+    bad(r, "an array");
+    return;
+  }
+  b->n_edges = cJSON_GetArraySize(edges);
+  b->edges = pt_alloc(r->a, sizeof *b->edges * (size_t)(b->n_edges + 1));
+  for (int i = 0; i < b->n_edges && !r->err; i++) {
+    const cJSON *e = cJSON_GetArrayItem(edges, i);
+    snprintf(r->path, sizeof r->path, "%s.edges[%d]", ctx, i);
+    const cJSON *s = cJSON_GetArrayItem(e, 0), *t = cJSON_GetArrayItem(e, 1), *k = cJSON_GetArrayItem(e, 2);
+    if (!cJSON_IsNumber(s) || !cJSON_IsNumber(t) || !cJSON_IsString(k) || s->valueint < 0 ||
+        s->valueint >= b->n_nodes || t->valueint < 0 || t->valueint >= b->n_nodes) {
+      bad(r, "[src, dst, kind] with node indices in range");
+      return;
+    }
+    pa_edge_kind kind = strcmp(k->valuestring, "data") == 0     ? PA_EDGE_DATA
+                        : strcmp(k->valuestring, "memory") == 0 ? PA_EDGE_MEMORY
+                        : strcmp(k->valuestring, "loop") == 0   ? PA_EDGE_LOOP_CARRIED
+                                                                : (pa_edge_kind)-1;
+    if ((int)kind < 0) bad(r, "kind data, memory or loop");
+    b->edges[i] = (pa_edge){s->valueint, t->valueint, kind};
+  }
+}
+
+static void read_function(reader *r, const cJSON *o, const char *ctx, pa_function *f) {
+  f->name = str(r, o, "name", ctx);
+  f->calls = (uint64_t)num(r, o, "calls", ctx);
+  f->parallel = cJSON_IsTrue(field(r, o, "parallel", ctx));
+  f->threads = (int)num(r, o, "threads", ctx);
+  read_features(r, o, ctx, &f->features);
+  const cJSON *blocks = field(r, o, "blocks", ctx), *loops = field(r, o, "loops", ctx);
+  if (!cJSON_IsArray(blocks) || !cJSON_IsArray(loops)) {
+    bad(r, "blocks and loops arrays");
+    return;
+  }
+  f->n_blocks = cJSON_GetArraySize(blocks);
+  f->n_loops = cJSON_GetArraySize(loops);
+  f->blocks = pt_alloc(r->a, sizeof *f->blocks * (size_t)(f->n_blocks + 1));
+  f->loops = pt_alloc(r->a, sizeof *f->loops * (size_t)(f->n_loops + 1));
+  char c[160];
+  for (int i = 0; i < f->n_loops && !r->err; i++) {
+    const cJSON *x = cJSON_GetArrayItem(loops, i);
+    pa_loop *l = &f->loops[i];
+    snprintf(c, sizeof c, "%s.loops[%d]", ctx, i);
+    l->header = (int)num(r, x, "header", c);
+    l->parent = (int)num(r, x, "parent", c);
+    l->depth = (int)num(r, x, "depth", c);
+    l->preheader = (int)num(r, x, "preheader", c);
+    l->blocks = ints(r, x, "blocks", c, &l->n_blocks, f->n_blocks);
+    l->latches = ints(r, x, "latches", c, &l->n_latches, f->n_blocks);
+    l->trip_count = (int64_t)num(r, x, "trip_count", c);
+    if (l->header < 0 || l->header >= f->n_blocks || l->parent < -1 || l->parent >= f->n_loops)
+      bad(r, "header and parent indices in range");
+  }
+  for (int i = 0; i < f->n_blocks && !r->err; i++) {
+    snprintf(c, sizeof c, "%s.blocks[%d]", ctx, i);
+    read_block(r, cJSON_GetArrayItem(blocks, i), c, f->n_blocks, f->n_loops, &f->blocks[i]);
+  }
+}
+
+pa_profile *pa_profile_load(const char *path, pt_diag *d) {
+  char *text = pt_read_file(path, NULL, d);
+  if (!text) return NULL;
+  cJSON *o = cJSON_Parse(text);
+  if (!o) {
+    const char *at = cJSON_GetErrorPtr();
+    int line = 1;
+    for (const char *q = text; at && q < at; q++) line += *q == '\n';
+    pt_fail(d, PT_ERR_INPUT, "%s:%d: malformed JSON", path, line);
+    free(text);
+    return NULL;
+  }
+  free(text);
+  pt_arena *a = pt_arena_new();
+  pa_profile *p = pt_alloc(a, sizeof *p);
+  p->arena = a;
+  reader r = {a, path, d, 0, ""};
+  p->version = (int)num(&r, o, "version", "$");
+  if (!r.err && p->version != PA_PROFILE_VERSION) {
+    r.err = pt_fail(d, PT_ERR_INPUT, "%s: $.version: %d is not a profile version this portent reads (%d)", path,
+                    p->version, PA_PROFILE_VERSION);
+    goto done;
+  }
+  p->module_id = str(&r, o, "module_id", "$");
+  p->source = str(&r, o, "source", "$");
+  p->counts_source = str(&r, o, "counts_source", "$");
+  const cJSON *entry = cJSON_GetObjectItemCaseSensitive(o, "entry");
+  p->entry = cJSON_IsString(entry) ? pt_strdup(a, entry->valuestring) : NULL;
+  p->seed = (uint64_t)num(&r, o, "seed", "$");
+  p->threads = (int)num(&r, o, "threads", "$");
+  read_features(&r, o, "$", &p->features);
+  const cJSON *dyn = field(&r, o, "dynamic_by_op", "$"), *e;
+  if (cJSON_IsObject(dyn))
+    cJSON_ArrayForEach(e, dyn) {
+      int k = pa_opclass_from_name(e->string);
+      if (k >= 0 && cJSON_IsNumber(e)) p->dynamic_by_op[k] = e->valuedouble;
+    }
+  const cJSON *fns = field(&r, o, "functions", "$");
+  if (!cJSON_IsArray(fns)) {
+    bad(&r, "an array");
+    goto done;
+  }
+  p->n_functions = cJSON_GetArraySize(fns);
+  p->functions = pt_alloc(a, sizeof *p->functions * (size_t)(p->n_functions + 1));
+  p->reuse_by_function = pt_alloc(a, sizeof *p->reuse_by_function * (size_t)(p->n_functions + 1));
+  char c[160];
+  for (int i = 0; i < p->n_functions && !r.err; i++) {
+    snprintf(c, sizeof c, "$.functions[%d]", i);
+    read_function(&r, cJSON_GetArrayItem(fns, i), c, &p->functions[i]);
+  }
+  const cJSON *reuse = field(&r, o, "reuse", "$");
+  if (!cJSON_IsObject(reuse)) {
+    bad(&r, "an object");
+    goto done;
+  }
+  p->sample_rate = num(&r, reuse, "sample_rate", "$.reuse");
+  const cJSON *total = field(&r, reuse, "total", "$.reuse");
+  if (cJSON_IsObject(total)) read_hist(&r, total, "$.reuse.total", &p->reuse_total);
+  const cJSON *byf = field(&r, reuse, "functions", "$.reuse"), *x;
+  if (cJSON_IsArray(byf))
+    cJSON_ArrayForEach(x, byf) {
+      int f = (int)num(&r, x, "function", "$.reuse.functions[]");
+      if (f < 0 || f >= p->n_functions) {
+        bad(&r, "a function index in range");
+        break;
+      }
+      read_hist(&r, x, "$.reuse.functions[]", &p->reuse_by_function[f]);
+    }
+  const cJSON *byt = field(&r, reuse, "threads", "$.reuse");
+  if (cJSON_IsArray(byt)) {
+    p->reuse = pt_alloc(a, sizeof *p->reuse * (size_t)(cJSON_GetArraySize(byt) + 1));
+    cJSON_ArrayForEach(x, byt) {
+      pa_reuse_entry *en = &p->reuse[p->n_reuse++];
+      en->function = (int)num(&r, x, "function", "$.reuse.threads[]");
+      en->thread = (int)num(&r, x, "thread", "$.reuse.threads[]");
+      if (en->function < 0 || en->function >= p->n_functions) {
+        bad(&r, "a function index in range");
+        break;
+      }
+      read_hist(&r, x, "$.reuse.threads[]", &en->hist);
+    }
+  }
+done:
+  cJSON_Delete(o);
+  if (r.err) {
+    pt_arena_free(a);
+    return NULL;
+  }
+  return p;
+}

@@ -1,0 +1,331 @@
+/* The instrumented run: a forked child parses the module's bitcode, instruments it, JITs it
+ * for the host (ORC LLJIT, hooks as absolute symbols), calls the entry on seeded random
+ * arguments held between guard pages, and leaves counts and reuse histograms in shared
+ * memory. The parent enforces the time limit, so a crash or hang is an error, not our death. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+
+#include "internal.h"
+
+typedef struct {
+  volatile int status; /* 1 when the child finished and copied its results */
+  int threads;
+  double seconds;
+  char error[768];
+} shared_hdr;
+
+typedef struct {
+  shared_hdr *hdr;
+  uint64_t *counts, *masks, *hist;
+  size_t bytes;
+} shared_region;
+
+/* A buffer argument between two PROT_NONE pages: an overrun faults, and the fault address
+ * names the argument. The end is 64-byte aligned, so overruns under 64 bytes go unseen. */
+typedef struct {
+  char *map;
+  size_t map_len;
+  char *lo, *hi; /* the user range */
+  int arg, sub;
+  int64_t count;
+} guarded;
+
+typedef struct {
+  shared_hdr *hdr;
+  guarded *bufs;
+  int n_bufs;
+} crash_info;
+
+/* The one mutable static: a signal handler has no other way to reach its data. It is set
+ * only in the forked child, which exits right after the run. */
+static crash_info *child_crash;
+
+static void on_crash(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  crash_info *c = child_crash;
+  if (c) {
+    char *addr = si->si_addr;
+    const char *what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "SIGILL";
+    int found = 0;
+    for (int i = 0; i < c->n_bufs && !found; i++) {
+      guarded *g = &c->bufs[i];
+      if (addr >= g->map && addr < g->map + g->map_len) {
+        found = 1;
+        long off = (long)(addr - g->lo);
+        if (g->sub >= 0)
+          snprintf(c->hdr->error, sizeof c->hdr->error,
+                   "kernel crashed (%s): access at byte offset %ld of args[%d].counts[%d] (a buffer of %lld "
+                   "elements): the buffer is too small for the kernel",
+                   what, off, g->arg, g->sub, (long long)g->count);
+        else
+          snprintf(c->hdr->error, sizeof c->hdr->error,
+                   "kernel crashed (%s): access at byte offset %ld of args[%d] (a buffer of %lld elements): the "
+                   "buffer is too small for the kernel",
+                   what, off, g->arg, (long long)g->count);
+      }
+    }
+    if (!found)
+      snprintf(c->hdr->error, sizeof c->hdr->error, "kernel crashed (%s) at address %p, outside every argument buffer",
+               what, (void *)addr);
+  }
+  _exit(3);
+}
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+static const size_t elem_bytes[] = {1, 2, 4, 8, 4, 8}; /* pa_scalar_type order */
+
+static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *rng) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)count * elem_bytes[t];
+  size_t body = round_up(bytes, page);
+  g->map_len = body + 2 * page;
+  g->map = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (g->map == MAP_FAILED) return NULL;
+  mprotect(g->map, page, PROT_NONE);
+  mprotect(g->map + page + body, page, PROT_NONE);
+  g->hi = g->map + page + body;
+  g->lo = g->hi - round_up(bytes, 64);
+  g->count = count;
+  for (int64_t i = 0; i < count; i++) {
+    switch (t) { /* floats in [-1, 1); integers in [0, 100) so they are safe as small indices */
+    case PA_T_F32: ((float *)g->lo)[i] = (float)(2 * pt_rng_uniform(rng) - 1); break;
+    case PA_T_F64: ((double *)g->lo)[i] = 2 * pt_rng_uniform(rng) - 1; break;
+    case PA_T_I8: ((int8_t *)g->lo)[i] = (int8_t)pt_rng_range(rng, 100); break;
+    case PA_T_I16: ((int16_t *)g->lo)[i] = (int16_t)pt_rng_range(rng, 100); break;
+    case PA_T_I32: ((int32_t *)g->lo)[i] = (int32_t)pt_rng_range(rng, 100); break;
+    case PA_T_I64: ((int64_t *)g->lo)[i] = pt_rng_range(rng, 100); break;
+    }
+  }
+  return g->lo;
+}
+
+static int child_fail(shared_hdr *h, const char *fmt, const char *detail) {
+  snprintf(h->error, sizeof h->error, fmt, detail ? detail : "");
+  return 2;
+}
+
+static int child_llvm_fail(shared_hdr *h, const char *what, LLVMErrorRef e) {
+  char *m = LLVMGetErrorMessage(e);
+  snprintf(h->error, sizeof h->error, "%s: %s", what, m);
+  LLVMDisposeErrorMessage(m);
+  return 2;
+}
+
+static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
+                      shared_region *sh, int nf) {
+  shared_hdr *h = sh->hdr;
+  bool reuse = !opt->no_reuse;
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(bc, bc_len, "profiled-module", 0);
+  LLVMModuleRef mod = NULL;
+  if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode%s", NULL);
+  pt_diag d = {0};
+  if (pa_instrument(mod, reuse, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
+  pa_runtime *rt = pa_runtime_new(nf, opt->sample_rate > 0 ? opt->sample_rate : 1, reuse);
+
+  LLVMOrcLLJITRef jit;
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, NULL);
+  if (err) return child_llvm_fail(h, "cannot create the JIT", err);
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  LLVMOrcDefinitionGeneratorRef gen;
+  err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
+  if (err) return child_llvm_fail(h, "cannot search the process for symbols", err);
+  LLVMOrcJITDylibAddGenerator(jd, gen);
+  /* Our hooks and portent's runtime are in a static library, invisible to dlsym: define them. */
+  struct {
+    const char *name;
+    void *addr;
+  } syms[] = {
+      {PA_SYM_COUNTS, sh->counts},         {PA_SYM_CTX, rt},
+      {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},
+      {"pt_parallel_for", (void *)pt_parallel_for}, {"pt_pool_threads", (void *)pt_pool_threads},
+  };
+  LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
+  for (size_t i = 0; i < PT_ARRAY_LEN(syms); i++) {
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, PT_ARRAY_LEN(syms)));
+  if (err) return child_llvm_fail(h, "cannot define the runtime symbols", err);
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  err = LLVMOrcLLJITAddLLVMIRModule(jit, jd, tsm);
+  if (err) return child_llvm_fail(h, "cannot add the module to the JIT", err);
+  LLVMOrcExecutorAddress main_addr;
+  err = LLVMOrcLLJITLookup(jit, &main_addr, PA_SYM_MAIN);
+  if (err) return child_llvm_fail(h, "cannot compile the module", err);
+
+  /* Arguments: one 8-byte slot each, read by __pa_main. */
+  int n_bufs = 0;
+  for (int i = 0; i < spec->n_args; i++)
+    n_bufs += spec->args[i].kind == PA_ARG_BUFFER ? 1 : spec->args[i].kind == PA_ARG_BUFFER_ARRAY ? spec->args[i].n_counts : 0;
+  guarded *bufs = calloc((size_t)n_bufs + 1, sizeof *bufs);
+  uint64_t *slots = calloc((size_t)spec->n_args + 1, sizeof *slots);
+  pt_pool *pool = NULL;
+  int nb = 0;
+  for (int i = 0; i < spec->n_args; i++) {
+    const pa_arg *a = &spec->args[i];
+    pt_rng rng = {spec->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)i + 1};
+    switch (a->kind) {
+    case PA_ARG_BUFFER:
+      bufs[nb] = (guarded){.arg = i, .sub = -1};
+      if (!guarded_alloc(&bufs[nb], a->type, a->count, &rng)) return child_fail(h, "cannot allocate args buffer%s", NULL);
+      slots[i] = (uint64_t)(uintptr_t)bufs[nb++].lo;
+      break;
+    case PA_ARG_BUFFER_ARRAY: {
+      void **ptrs = calloc((size_t)a->n_counts, sizeof *ptrs);
+      for (int j = 0; j < a->n_counts; j++) {
+        bufs[nb] = (guarded){.arg = i, .sub = j};
+        if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng)) return child_fail(h, "cannot allocate args buffer%s", NULL);
+        ptrs[j] = bufs[nb++].lo;
+      }
+      slots[i] = (uint64_t)(uintptr_t)ptrs;
+      break;
+    }
+    case PA_ARG_SCALAR:
+      switch (a->type) {
+      case PA_T_F32: {
+        float f = (float)a->value;
+        memcpy(&slots[i], &f, sizeof f);
+        break;
+      }
+      case PA_T_F64: memcpy(&slots[i], &a->value, sizeof a->value); break;
+      default: slots[i] = (uint64_t)(int64_t)a->value; break; /* little-endian: low bytes first */
+      }
+      break;
+    case PA_ARG_POOL:
+      pool = pt_pool_new(a->threads);
+      slots[i] = (uint64_t)(uintptr_t)pool;
+      break;
+    case PA_ARG_NULL: break;
+    }
+  }
+  crash_info ci = {h, bufs, n_bufs};
+  child_crash = &ci;
+  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
+  sigaltstack(&ss, NULL);
+  struct sigaction sa = {0};
+  sa.sa_sigaction = on_crash;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < PT_ARRAY_LEN(sigs); i++) sigaction(sigs[i], &sa, NULL);
+
+  void (*run_main)(uint64_t *) = (void (*)(uint64_t *))(uintptr_t)main_addr;
+  double t0 = pt_now();
+  run_main(slots);
+  h->seconds = pt_now() - t0;
+
+  int nt = pa_runtime_threads(rt);
+  h->threads = nt;
+  for (int f = 0; f < nf; f++) sh->masks[f] = pa_runtime_thread_mask(rt, f);
+  if (reuse)
+    for (int s = 0; s < nt; s++)
+      for (int f = 0; f < nf; f++)
+        memcpy(sh->hist + ((size_t)s * (size_t)nf + (size_t)f) * (PA_REUSE_BINS + 1),
+               pa_tracker_counts(pa_runtime_tracker(rt, s), f), sizeof(uint64_t) * (PA_REUSE_BINS + 1));
+  if (pool) pt_pool_free(pool);
+  h->status = 1;
+  return 0;
+}
+
+int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
+           pa_run_result *out, pt_diag *d) {
+  memset(out, 0, sizeof *out);
+  int err = pa_spec_check(m->mod, spec, d);
+  if (err) return err;
+  int nf = p->n_functions, nblocks = 0;
+  for (int i = 0; i < nf; i++) nblocks += p->functions[i].n_blocks;
+  size_t hist_words = (size_t)PA_MAX_THREADS * (size_t)nf * (PA_REUSE_BINS + 1);
+  shared_region sh = {0};
+  sh.bytes = round_up(sizeof(shared_hdr), 64) + sizeof(uint64_t) * ((size_t)nblocks + (size_t)nf + hist_words + 1);
+  void *mem = mmap(NULL, sh.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return pt_fail(d, PT_ERR_NOMEM, "cannot map %zu bytes for the run's results", sh.bytes);
+  sh.hdr = mem;
+  sh.counts = (uint64_t *)((char *)mem + round_up(sizeof(shared_hdr), 64));
+  sh.masks = sh.counts + nblocks;
+  sh.hist = sh.masks + nf;
+  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(m->mod);
+  fflush(NULL); /* the child must not repeat our buffered output */
+  pid_t pid = fork();
+  if (pid < 0) {
+    LLVMDisposeMemoryBuffer(bc);
+    munmap(mem, sh.bytes);
+    return pt_fail(d, PT_ERR_RUNTIME, "cannot fork the run: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, &sh, nf);
+    fflush(NULL);
+    _exit(rc);
+  }
+  LLVMDisposeMemoryBuffer(bc);
+  double deadline = pt_now() + (spec->timeout_s > 0 ? spec->timeout_s : 60);
+  int status = 0;
+  bool timed_out = false;
+  for (long sleep_ns = 100000;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+    if (pt_now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      timed_out = true;
+      break;
+    }
+    nanosleep(&(struct timespec){0, sleep_ns}, NULL);
+    if (sleep_ns < 10000000) sleep_ns *= 2;
+  }
+  const char *who = spec->entry;
+  if (timed_out)
+    err = pt_fail(d, PT_ERR_RUNTIME, "%s: '%s' did not finish within %.3g s (killed)", m->source, who, spec->timeout_s);
+  else if (sh.hdr->status != 1) {
+    if (sh.hdr->error[0])
+      err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': %s", m->source, who, sh.hdr->error);
+    else if (WIFSIGNALED(status))
+      err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': killed by signal %d (%s)", m->source, who, WTERMSIG(status),
+                    strsignal(WTERMSIG(status)));
+    else
+      err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': the child exited with status %d", m->source, who,
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  if (!err) {
+    out->n_functions = nf;
+    out->n_blocks_total = nblocks;
+    out->threads = sh.hdr->threads;
+    out->seconds = sh.hdr->seconds;
+    out->counts = malloc(sizeof(uint64_t) * ((size_t)nblocks + 1));
+    memcpy(out->counts, sh.counts, sizeof(uint64_t) * (size_t)nblocks);
+    out->thread_mask = malloc(sizeof(uint64_t) * ((size_t)nf + 1));
+    memcpy(out->thread_mask, sh.masks, sizeof(uint64_t) * (size_t)nf);
+    size_t used = (size_t)out->threads * (size_t)nf * (PA_REUSE_BINS + 1);
+    out->hist = malloc(sizeof(uint64_t) * (used + 1));
+    memcpy(out->hist, sh.hist, sizeof(uint64_t) * used);
+  }
+  munmap(mem, sh.bytes);
+  return err;
+}
+
+void pa_run_result_free(pa_run_result *r) {
+  free(r->counts);
+  free(r->thread_mask);
+  free(r->hist);
+  memset(r, 0, sizeof *r);
+}
