@@ -155,23 +155,24 @@ static bool arg_matches(const pa_arg *a, LLVMTypeRef t) {
 
 static char *type_text(LLVMTypeRef t) { return LLVMPrintTypeToString(t); }
 
-int pa_spec_check(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d) {
+int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d) {
   LLVMValueRef entry = LLVMGetNamedFunction(mod, spec->entry);
   if (!entry || LLVMIsDeclaration(entry))
-    return pt_fail(d, PT_ERR_INPUT, "entry function '%s' is not defined in the module", spec->entry);
+    return pt_fail(d, PT_ERR_INPUT, "%s: entry function '%s' is not defined in the module", source, spec->entry);
   LLVMTypeRef fty = LLVMGlobalGetValueType(entry);
   unsigned np = LLVMCountParamTypes(fty);
-  if (LLVMIsFunctionVarArg(fty)) return pt_fail(d, PT_ERR_UNSUPPORTED, "entry '%s' is variadic", spec->entry);
+  if (LLVMIsFunctionVarArg(fty)) return pt_fail(d, PT_ERR_UNSUPPORTED, "%s: entry '%s' is variadic", source, spec->entry);
   if ((int)np != spec->n_args)
-    return pt_fail(d, PT_ERR_INPUT, "run spec gives %d argument(s) but '%s' takes %u", spec->n_args, spec->entry, np);
+    return pt_fail(d, PT_ERR_INPUT, "%s: run spec gives %d argument(s) but '%s' takes %u", source, spec->n_args,
+                  spec->entry, np);
   LLVMTypeRef *pts = malloc(sizeof *pts * (np + 1));
   LLVMGetParamTypes(fty, pts);
   int err = PT_OK;
   for (unsigned i = 0; i < np && !err; i++)
     if (!arg_matches(&spec->args[i], pts[i])) {
       char *t = type_text(pts[i]);
-      err = pt_fail(d, PT_ERR_INPUT, "run spec: args[%u] does not match parameter %u of '%s', of type %s", i, i,
-                    spec->entry, t);
+      err = pt_fail(d, PT_ERR_INPUT, "%s: run spec args[%u] does not match parameter %u of '%s', of type %s", source,
+                    i, i, spec->entry, t);
       LLVMDisposeMessage(t);
     }
   free(pts);
@@ -179,7 +180,7 @@ int pa_spec_check(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d) {
 }
 
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d) {
-  int err = pa_spec_check(mod, spec, d);
+  int err = pa_spec_check(mod, "module", spec, d);
   if (err) return err;
   LLVMValueRef entry = LLVMGetNamedFunction(mod, spec->entry);
   LLVMTypeRef fty = LLVMGlobalGetValueType(entry);

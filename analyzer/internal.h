@@ -47,7 +47,7 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_MAIN "__pa_main"
 int pa_instrument(LLVMModuleRef mod, bool memory_hooks, pt_diag *d);
 /* The entry exists and each spec argument fits its parameter's type. */
-int pa_spec_check(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
+int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
 
 /* reuse.c: LRU stack distances with a Fenwick tree over last-access times. */

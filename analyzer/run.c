@@ -250,7 +250,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
 int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
            pa_run_result *out, pt_diag *d) {
   memset(out, 0, sizeof *out);
-  int err = pa_spec_check(m->mod, spec, d);
+  int err = pa_spec_check(m->mod, m->source, spec, d);
   if (err) return err;
   int nf = p->n_functions, nblocks = 0;
   for (int i = 0; i < nf; i++) nblocks += p->functions[i].n_blocks;

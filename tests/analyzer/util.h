@@ -6,20 +6,20 @@
 
 #include "analyzer/analyzer.h"
 
-static int block_index(const pa_function *f, const char *name) {
+static inline int block_index(const pa_function *f, const char *name) {
   for (int i = 0; f && i < f->n_blocks; i++)
     if (strcmp(f->blocks[i].name, name) == 0) return i;
   return -1;
 }
 
-static const pa_block *block_named(const pa_function *f, const char *name) {
+static inline const pa_block *block_named(const pa_function *f, const char *name) {
   int i = block_index(f, name);
   return i < 0 ? NULL : &f->blocks[i];
 }
 
 /* True when the names of a list (preds or succs) are exactly the given ones, in any order;
  * the list of names ends with NULL. */
-static int same_blocks(const pa_function *f, const int *xs, int n, ...) {
+static inline int same_blocks(const pa_function *f, const int *xs, int n, ...) {
   va_list ap;
   va_start(ap, n);
   int k = 0, ok = 1;
@@ -33,7 +33,7 @@ static int same_blocks(const pa_function *f, const int *xs, int n, ...) {
 }
 
 /* The loop whose header has this label, or NULL. */
-static const pa_loop *loop_at(const pa_function *f, const char *header) {
+static inline const pa_loop *loop_at(const pa_function *f, const char *header) {
   int h = block_index(f, header);
   for (int i = 0; f && i < f->n_loops; i++)
     if (f->loops[i].header == h) return &f->loops[i];

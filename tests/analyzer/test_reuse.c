@@ -1,0 +1,110 @@
+/* The reuse tracker against a brute-force LRU stack on random traces (exact distances, and
+ * misses of a fully associative LRU cache of S lines), and SHARDS sampling at 1% against the
+ * full miss-ratio curve (within 5% absolute). Links the library's internal tracker. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "analyzer/internal.h"
+#include "test.h"
+
+/* The textbook LRU stack: move-to-front list; a line's depth is its reuse distance. */
+typedef struct {
+  uint64_t *stack;
+  int n;
+} lru_stack;
+
+static int64_t lru_access(lru_stack *s, uint64_t line) {
+  for (int i = 0; i < s->n; i++)
+    if (s->stack[i] == line) {
+      memmove(s->stack + 1, s->stack, sizeof *s->stack * (size_t)i);
+      s->stack[0] = line;
+      return i;
+    }
+  memmove(s->stack + 1, s->stack, sizeof *s->stack * (size_t)s->n);
+  s->stack[0] = line;
+  s->n++;
+  return -1;
+}
+
+/* A trace with structure: sequential sweeps, a hot set and uniform noise, over `lines` lines. */
+static uint64_t next_line(pt_rng *r, int64_t lines, int64_t *cursor) {
+  double u = pt_rng_uniform(r);
+  if (u < 0.4) return (uint64_t)((*cursor)++ % lines);
+  if (u < 0.7) return (uint64_t)pt_rng_range(r, lines / 16 + 1);
+  return (uint64_t)pt_rng_range(r, lines);
+}
+
+static void test_exact(void) {
+  for (int trial = 0; trial < 4; trial++) {
+    pt_rng r = {1234 + (uint64_t)trial};
+    int64_t lines = trial == 0 ? 7 : trial == 1 ? 300 : 2000;
+    int n = trial == 3 ? 200000 : 50000; /* trial 3 forces several renumberings of the tree */
+    lru_stack s = {calloc((size_t)lines + 1, sizeof(uint64_t)), 0};
+    pa_tracker *t = pa_tracker_new(2, 1.0);
+    int64_t cursor = 0, mismatches = 0;
+    uint64_t cold = 0, hist[PA_REUSE_BINS] = {0};
+    int64_t sizes[] = {1, 2, 4, 8, 16, 64, 256, 1024};
+    uint64_t miss[8] = {0};
+    for (int i = 0; i < n; i++) {
+      uint64_t line = next_line(&r, lines, &cursor) * 977 + 3; /* sparse line numbers */
+      int64_t want = lru_access(&s, line), got = pa_tracker_access(t, line, i & 1);
+      mismatches += want != got;
+      if (want < 0) cold++;
+      else hist[pa_reuse_bin(want)]++;
+      for (int k = 0; k < 8; k++) miss[k] += want < 0 || want >= sizes[k];
+    }
+    CHECK_MSG(mismatches == 0, "trial %d: %lld distances differ", trial, (long long)mismatches);
+    /* Histograms from the two groups add up to the brute-force one. */
+    pa_reuse_hist h = {0};
+    const uint64_t *c0 = pa_tracker_counts(t, 0), *c1 = pa_tracker_counts(t, 1);
+    for (int k = 0; k < PA_REUSE_BINS; k++) {
+      h.bins[k] = (double)(c0[k] + c1[k]);
+      CHECK(c0[k] + c1[k] == hist[k]);
+    }
+    h.cold = (double)(c0[PA_REUSE_BINS] + c1[PA_REUSE_BINS]);
+    CHECK(h.cold == (double)cold);
+    for (int k = 0; k < 8; k++)
+      CHECK_MSG(pa_reuse_misses(&h, sizes[k]) == (double)miss[k], "trial %d S=%lld: %g vs %llu", trial,
+                (long long)sizes[k], pa_reuse_misses(&h, sizes[k]), (unsigned long long)miss[k]);
+    pa_tracker_free(t);
+    free(s.stack);
+  }
+}
+
+static void test_shards(void) {
+  int64_t lines = 400000;
+  int n = 4000000;
+  pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
+  pt_rng r = {99};
+  int64_t cursor = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t line = next_line(&r, lines, &cursor);
+    pa_tracker_access(full, line, 0);
+    pa_tracker_access(sampled, line, 0);
+  }
+  pa_reuse_hist hf = {0}, hs = {0};
+  const uint64_t *cf = pa_tracker_counts(full, 0), *cs = pa_tracker_counts(sampled, 0);
+  for (int k = 0; k <= PA_REUSE_BINS; k++) {
+    double *f = k < PA_REUSE_BINS ? &hf.bins[k] : &hf.cold, *s = k < PA_REUSE_BINS ? &hs.bins[k] : &hs.cold;
+    *f = (double)cf[k];
+    *s = (double)cs[k] / 0.01;
+    hf.accesses += *f;
+    hs.accesses += *s;
+  }
+  CHECK(hf.accesses == n);
+  double worst = 0;
+  for (int64_t size = 1; size <= 1 << 20; size *= 2) {
+    double mf = pa_reuse_misses(&hf, size) / hf.accesses, ms = pa_reuse_misses(&hs, size) / hs.accesses;
+    if (fabs(mf - ms) > worst) worst = fabs(mf - ms);
+  }
+  fprintf(stderr, "SHARDS 1%%: max |miss ratio error| over S = 1..2^20 lines: %.4f\n", worst);
+  CHECK_MSG(worst <= 0.05, "SHARDS error %.4f", worst);
+  pa_tracker_free(full);
+  pa_tracker_free(sampled);
+}
+
+int main(void) {
+  test_exact();
+  test_shards();
+  TEST_DONE();
+}
