@@ -264,10 +264,11 @@ int pc_record_parse(const char *line, pc_record *r, pt_diag *d);
 char *pc_record_format(const pc_record *r);
 /* Appends a line atomically (O_APPEND, one write, fsync), so concurrent writers don't interleave. */
 int pc_record_append(const char *path, const pc_record *r, pt_diag *d);
-/* Reads a log, calling on_record for each record; a line it cannot use is passed to on_bad
- * (or, when on_bad is NULL, printed to stderr as "path:line: reason") and skipped. Returns
- * the number of records read, on_record's value if negative (it stops reading; a positive
- * value also stops), or an I/O error. *n_bad (may be NULL) counts unusable lines. */
+/* Reads a log ("-": standard input), calling on_record for each record; a line it cannot use
+ * is passed to on_bad (or, when on_bad is NULL, printed to stderr as "path:line: reason") and
+ * skipped. Returns the number of records read, on_record's value if negative (it stops
+ * reading; a positive value also stops), or an I/O error. *n_bad (may be NULL) counts
+ * unusable lines. */
 typedef int (*pc_record_fn)(const pc_record *r, int line, void *ctx);
 typedef void (*pc_record_bad_fn)(int line, const char *reason, void *ctx);
 int pc_record_read_file(const char *path, pc_record_fn on_record, pc_record_bad_fn on_bad, void *ctx,
@@ -301,6 +302,9 @@ int pc_kernel_jit(pc_kernel *k, pt_diag *d);
 typedef void (*pc_kernel_fn)(float **buffers, pt_pool *pool);
 pc_kernel_fn pc_kernel_entry(pc_kernel *k);
 double pc_kernel_compile_seconds(const pc_kernel *k);
+const char *pc_kernel_name(const pc_kernel *k);
+/* The target-neutral module (owned by the kernel), for the analyzer. */
+struct LLVMOpaqueModule *pc_kernel_module(pc_kernel *k);
 
 /* ---------------------------------------------------------------- measurement */
 
