@@ -1,0 +1,74 @@
+/* The characterization driver: topology, clock, instruction table, execution units, memory
+ * hierarchy, thread-pool cost, counters, then provenance (date, tool, repetitions). Each part
+ * fills its section of one ptg_target; progress lines go to o->progress. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static const char *default_name(ptg_target *t) {
+  const char *v = t->vendor && strcmp(t->vendor, "AuthenticAMD") == 0 ? "epyc"
+                  : t->vendor && strcmp(t->vendor, "GenuineIntel") == 0 ? "xeon" : "cpu";
+  return pt_sprintf(t->arena, "%s-%s-%dc", t->microarchitecture, v, t->cores);
+}
+
+ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
+  pmb_options defaults = {0};
+  if (!o) o = &defaults;
+  double t0 = pt_now();
+  if (o->gpu) {
+    char desc[128];
+    if (pmb_gpu_probe(desc, sizeof desc, d) < 0) return NULL;
+    pt_fail(d, PT_ERR_UNSUPPORTED, "GPU found (%s), but GPU characterization is not implemented yet; run without --gpu", desc);
+    return NULL;
+  }
+  ptg_target *t = ptg_target_new(o->name);
+  pmb_ctx c = {.o = o, .t = t};
+  c.reps = o->repetitions > 0 ? o->repetitions : o->quick ? 3 : 5;
+  c.min_seconds = o->min_seconds > 0 ? o->min_seconds : o->quick ? 0.0004 : 0.002;
+  if (pmb_topology(t, d) < 0) goto fail;
+  if (!o->name) t->name = default_name(t);
+  pmb_progress(&c, "%s: %s %s family %d model %d (%s), %d cores, %d-bit vectors", t->name, t->vendor ? t->vendor : "?",
+               t->model_name ? t->model_name : "", t->family, t->model, t->microarchitecture, t->cores, t->max_vector_bits);
+  if (!(c.jit = pmb_jit_new(d))) goto fail;
+  if (pmb_calibrate_clock(&c, d) < 0) goto fail;
+  if (pmb_measure_instructions(&c, d) < 0) goto fail;
+  if (!o->skip_units && pmb_measure_units(&c, d) < 0) goto fail;
+  if (!o->skip_memory && pmb_measure_memory(&c, d) < 0) goto fail;
+  if (!o->skip_runtime && pmb_measure_runtime(&c, d) < 0) goto fail;
+
+  char why[256];
+  pmb_counters_probe(why, sizeof why);
+  t->counters = pt_strdup(t->arena, why);
+  pmb_progress(&c, "hardware counters: %s", why);
+  t->provenance = "measured";
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char date[32];
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  t->date = pt_strdup(t->arena, date);
+  t->tool = "portent " PORTENT_VERSION;
+  t->repetitions = c.reps;
+  t->n_sources = 1;
+  t->sources = pt_alloc(t->arena, sizeof(char *));
+  t->sources[0] = pt_sprintf(t->arena, "portent characterize%s on %s (LLVM host CPU %s)", o->quick ? " --quick" : "",
+                             t->host ? t->host : "?", pmb_jit_cpu(c.jit));
+  t->notes = pt_sprintf(t->arena,
+                        "cycles = seconds x the calibrated core clock; convert rows: one of the two conversions "
+                        "of a round trip; vector load latency includes moving lane 0 to an integer register; "
+                        "characterization took %.1f s",
+                        pt_now() - t0);
+  pmb_jit_free(c.jit);
+  if (ptg_target_validate(t, t->name, d) < 0) {
+    ptg_target_free(t);
+    return NULL;
+  }
+  return t;
+fail:
+  pmb_jit_free(c.jit);
+  ptg_target_free(t);
+  return NULL;
+}

@@ -1,0 +1,93 @@
+/* Timing: repetition statistics (median and relative spread), kernel timing that grows the
+ * iteration count until a call lasts long enough, and the core clock, calibrated with a
+ * dependent chain of 64-bit integer adds (1 cycle each on every x86 and Arm core portent
+ * targets: Agner Fog's instruction tables, uops.info), since a VM's TSC need not tick at the
+ * core clock. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+pmb_stats pmb_stats_of(double *v, int n) {
+  pmb_stats s = {.reps = n, .median = NAN, .min = NAN, .max = NAN, .spread = 0};
+  if (n <= 0) return s;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  s.min = v[0];
+  s.max = v[n - 1];
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.spread = s.median > 0 ? (s.max - s.min) / s.median : 0;
+  return s;
+}
+
+pmb_stats pmb_stats_scale(pmb_stats s, double f) {
+  s.median *= f, s.min *= f, s.max *= f;
+  return s;
+}
+
+ptg_figure pmb_figure(pmb_stats s) {
+  return (ptg_figure){.value = s.median, .spread = s.spread, .reps = s.reps, .source = NULL};
+}
+
+pmb_stats pmb_time_kernel(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps) {
+  int64_t iters = 64;
+  fn(iters, in, out); /* warm up: page in, wake the core */
+  for (;;) {
+    double t0 = pt_now();
+    fn(iters, in, out);
+    double dt = pt_now() - t0;
+    if (dt >= min_seconds || iters > ((int64_t)1 << 40)) break;
+    /* aim 20% past the target so the timed calls do not straddle it */
+    double grow = dt > 0 ? 1.2 * min_seconds / dt : 16;
+    iters = (int64_t)((double)iters * (grow > 16 ? 16 : grow < 1.5 ? 1.5 : grow));
+  }
+  double t[64];
+  if (reps > 64) reps = 64;
+  for (int r = 0; r < reps; r++) {
+    double t0 = pt_now();
+    fn(iters, in, out);
+    t[r] = (pt_now() - t0) / (double)iters;
+  }
+  return pmb_stats_of(t, reps);
+}
+
+void pmb_progress(const pmb_ctx *c, const char *fmt, ...) {
+  if (!c->o || !c->o->progress) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("characterize: ", c->o->progress);
+  vfprintf(c->o->progress, fmt, ap);
+  fputc('\n', c->o->progress);
+  fflush(c->o->progress);
+  va_end(ap);
+}
+
+int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d) {
+  pmb_op add = {PTG_OP_ADD, PTG_ELEM_I64, 64};
+  pmb_kernel k = pmb_kernel_latency(add);
+  LLVMModuleRef m = pmb_jit_module(c->jit, "clock");
+  int err = pmb_kernel_build(c->jit, m, &k, "pmb_clock", d);
+  if (err < 0) {
+    LLVMDisposeModule(m);
+    return err;
+  }
+  if ((err = pmb_jit_add(c->jit, m, d)) < 0) return err;
+  pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "pmb_clock", d);
+  if (!fn) return d->err;
+  _Alignas(64) char in[PMB_REGION], out[64];
+  pmb_kernel_fill(&k, in);
+  /* more repetitions than elsewhere: every cycle figure inherits this one's error */
+  pmb_stats s = pmb_time_kernel(fn, in, out, 2 * c->min_seconds, c->reps * 2 + 1);
+  double per_add = s.median / k.unroll;
+  c->ghz = 1e-9 / per_add;
+  c->t->frequency_ghz = (ptg_figure){.value = c->ghz, .spread = s.spread, .reps = s.reps,
+                                     .source = "dependent 64-bit add chain, 1 cycle per add"};
+  pmb_progress(c, "core clock %.3f GHz (spread %.1f%%)", c->ghz, 100 * s.spread);
+  return PT_OK;
+}

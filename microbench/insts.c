@@ -1,0 +1,130 @@
+/* The instruction table: for each op class x element type x vector width this host has,
+ * latency (one dependent chain) and reciprocal throughput (12 independent chains) in core
+ * cycles, with the machine instruction read back from the kernel's own assembly. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const ptg_elem measured_elems[] = {PTG_ELEM_I32, PTG_ELEM_I64, PTG_ELEM_F32, PTG_ELEM_F64, PTG_ELEM_BF16, PTG_ELEM_I8};
+static const int widths[] = {0 /* scalar */, 128, 256, 512};
+
+/* Conversions step there and back, two instructions per step. */
+static int insns_per_step(pmb_op o) { return o.op == PTG_OP_CONVERT ? 2 : 1; }
+
+/* "add:f32,fma:f32:256" -> does it select o? */
+static bool selected(const char *only, pmb_op o) {
+  if (!only || !*only) return true;
+  const char *p = only;
+  while (*p) {
+    char item[64];
+    size_t n = strcspn(p, ",");
+    snprintf(item, sizeof item, "%.*s", (int)(n < 63 ? n : 63), p);
+    p += n + (p[n] == ',');
+    char *type = strchr(item, ':'), *bits = NULL;
+    if (type) *type++ = 0;
+    if (type && (bits = strchr(type, ':'))) *bits++ = 0;
+    if (strcmp(item, ptg_op_name(o.op))) continue;
+    if (type && strcmp(type, ptg_elem_name(o.elem))) continue;
+    if (bits && atoi(bits) != o.bits) continue;
+    return true;
+  }
+  return false;
+}
+
+bool pmb_supported(ptg_op op, ptg_elem elem, int vector_bits) {
+  pt_diag d = {0};
+  pmb_jit *j = pmb_jit_new(&d);
+  if (!j) return false;
+  bool ok = pmb_op_supported(j, (pmb_op){op, elem, vector_bits});
+  pmb_jit_free(j);
+  return ok;
+}
+
+char *pmb_kernel_asm(ptg_op op, ptg_elem elem, int vector_bits, pt_diag *d) {
+  pmb_jit *j = pmb_jit_new(d);
+  if (!j) return NULL;
+  char *text = NULL, *body = NULL;
+  pmb_kernel k = pmb_kernel_throughput((pmb_op){op, elem, vector_bits});
+  LLVMModuleRef m = pmb_jit_module(j, "check");
+  if (pmb_kernel_build(j, m, &k, "pmb_check", d) == 0 && (text = pmb_jit_asm(j, m, d))) body = pmb_asm_function(text, "pmb_check");
+  LLVMDisposeModule(m);
+  free(text);
+  pmb_jit_free(j);
+  return body;
+}
+
+typedef struct {
+  pmb_op op;
+  char lat_name[48], tp_name[48];
+  pmb_kernel_fn lat, tp;
+  ptg_inst *row;
+} entry;
+
+/* Times kernel k (already JIT'ed as fn) and returns cycles per instruction statistics. */
+static pmb_stats time_cycles(pmb_ctx *c, const pmb_kernel *k, pmb_kernel_fn fn, void *in, void *out) {
+  pmb_kernel_fill(k, in);
+  pmb_stats s = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps);
+  int ops = k->chains * k->unroll * insns_per_step(k->ops[0]);
+  return pmb_stats_scale(s, c->ghz * 1e9 / ops);
+}
+
+int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
+  int cap = (int)(PT_ARRAY_LEN(measured_elems) * PT_ARRAY_LEN(widths)) * PTG_OP_COUNT;
+  entry *es = calloc((size_t)cap, sizeof *es);
+  int n = 0, err = PT_OK;
+  int widest = pmb_jit_has(c->jit, "avx512f") ? 512 : pmb_jit_has(c->jit, "avx") ? 256 : 128;
+  for (int op = 0; op < PTG_OP_COUNT; op++)
+    for (size_t e = 0; e < PT_ARRAY_LEN(measured_elems); e++)
+      for (size_t w = 0; w < PT_ARRAY_LEN(widths); w++) {
+        int bits = widths[w] ? widths[w] : ptg_elem_bits(measured_elems[e]);
+        pmb_op o = {op, measured_elems[e], bits};
+        /* quick: scalar and the widest vector only */
+        if (c->o->quick && widths[w] && bits != widest) continue;
+        if (!selected(c->o->only, o) || !pmb_op_supported(c->jit, o)) continue;
+        es[n].op = o;
+        snprintf(es[n].lat_name, sizeof es[n].lat_name, "lat_%s_%s_%d", ptg_op_name(op), ptg_elem_name(o.elem), bits);
+        snprintf(es[n].tp_name, sizeof es[n].tp_name, "tp_%s_%s_%d", ptg_op_name(op), ptg_elem_name(o.elem), bits);
+        n++;
+      }
+  pmb_progress(c, "generating %d instruction kernels (latency and throughput)", 2 * n);
+  LLVMModuleRef m = pmb_jit_module(c->jit, "instructions");
+  for (int i = 0; i < n && err == 0; i++) {
+    pmb_kernel lk = pmb_kernel_latency(es[i].op), tk = pmb_kernel_throughput(es[i].op);
+    if (es[i].op.op != PTG_OP_STORE) err = pmb_kernel_build(c->jit, m, &lk, es[i].lat_name, d);
+    if (err == 0) err = pmb_kernel_build(c->jit, m, &tk, es[i].tp_name, d);
+  }
+  char *text = err == 0 ? pmb_jit_asm(c->jit, m, d) : NULL;
+  if (!text || (err = pmb_jit_add(c->jit, m, d)) < 0) {
+    if (!text) LLVMDisposeModule(m);
+    free(text);
+    free(es);
+    return err < 0 ? err : d->err;
+  }
+  void *in = aligned_alloc(64, PMB_REGION * PMB_MAX_CHAINS), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
+  for (int i = 0; i < n; i++) {
+    entry *e = &es[i];
+    if (e->op.op != PTG_OP_STORE && !(e->lat = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->lat_name, d))) break;
+    if (!(e->tp = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->tp_name, d))) break;
+    ptg_inst *r = ptg_target_add_inst(c->t, e->op.op, e->op.elem, e->op.bits);
+    if (e->lat) {
+      pmb_kernel k = pmb_kernel_latency(e->op);
+      r->latency = pmb_figure(time_cycles(c, &k, e->lat, in, out));
+    }
+    pmb_kernel k = pmb_kernel_throughput(e->op);
+    r->recip_throughput = pmb_figure(time_cycles(c, &k, e->tp, in, out));
+    char insn[64];
+    pmb_asm_main_instruction(text, e->tp_name, insn, sizeof insn);
+    r->instruction = pt_strdup(c->t->arena, insn);
+    r->source = "measured";
+    if (i % 16 == 0 || i == n - 1)
+      pmb_progress(c, "instructions %d/%d: %s %s %d-bit latency %.2f, recip. throughput %.2f cycles", i + 1, n,
+                   ptg_op_name(e->op.op), ptg_elem_name(e->op.elem), e->op.bits, r->latency.value, r->recip_throughput.value);
+  }
+  free(in);
+  free(out);
+  free(text);
+  free(es);
+  return d->err ? d->err : PT_OK;
+}

@@ -1,0 +1,91 @@
+/* Shared by the microbench/ files: the JIT, kernel specifications, timing statistics and
+ * the per-part probes the driver (characterize.c) calls in order. */
+#ifndef PORTENT_MICROBENCH_INTERNAL_H
+#define PORTENT_MICROBENCH_INTERNAL_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "microbench.h"
+
+/* --- jit.c: one LLVM context, a host target machine, LLJIT for running kernels. --- */
+typedef struct pmb_jit pmb_jit;
+pmb_jit *pmb_jit_new(pt_diag *d);
+void pmb_jit_free(pmb_jit *j);
+LLVMContextRef pmb_jit_context(pmb_jit *j);
+/* A fresh module for this host (triple and data layout set). */
+LLVMModuleRef pmb_jit_module(pmb_jit *j, const char *name);
+/* Host CPU feature test, e.g. pmb_jit_has(j, "avx512f"). */
+bool pmb_jit_has(const pmb_jit *j, const char *feature);
+const char *pmb_jit_cpu(const pmb_jit *j);
+/* Emits the module as assembly text (malloc'ed), leaving the module usable. */
+char *pmb_jit_asm(pmb_jit *j, LLVMModuleRef m, pt_diag *d);
+/* Compiles the module (consumed) into the JIT; later lookups find its functions. */
+int pmb_jit_add(pmb_jit *j, LLVMModuleRef m, pt_diag *d);
+void *pmb_jit_lookup(pmb_jit *j, const char *name, pt_diag *d);
+
+/* --- kernels.c: instruction kernels, void f(i64 iters, ptr in, ptr out). --- */
+#define PMB_MAX_CHAINS 16
+#define PMB_REGION 256 /* bytes of `in` per chain: operand x, operand y, accumulator */
+typedef struct {
+  ptg_op op;
+  ptg_elem elem;
+  int bits;
+} pmb_op;
+typedef struct {
+  int chains;                  /* independent accumulator chains */
+  int unroll;                  /* ops per chain per loop iteration */
+  pmb_op ops[PMB_MAX_CHAINS];  /* per chain */
+} pmb_kernel;
+typedef void (*pmb_kernel_fn)(int64_t iters, void *in, void *out);
+/* Whether the host (jit features) has this op; *insn gets the expected instruction. */
+bool pmb_op_supported(const pmb_jit *j, pmb_op op);
+/* Adds the kernel as function `name` to m; PT_ERR_UNSUPPORTED if an op is not available. */
+int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const char *name, pt_diag *d);
+/* Fills the PMB_REGION x chains input buffer with values that keep each chain stable. */
+void pmb_kernel_fill(const pmb_kernel *k, void *in);
+pmb_kernel pmb_kernel_latency(pmb_op op);
+pmb_kernel pmb_kernel_throughput(pmb_op op);
+pmb_kernel pmb_kernel_pair(pmb_op a, pmb_op b);
+/* The most frequent instruction (mnemonic and register class, e.g. "vfmadd231ps zmm") in the
+ * loop of function `name` in assembly text `s`; "" when not found. */
+void pmb_asm_main_instruction(const char *s, const char *name, char *out, size_t n);
+/* The body of function `name` in assembly text (malloc'ed), NULL when absent. */
+char *pmb_asm_function(const char *s, const char *name);
+
+/* --- bandwidth.c: STREAM-like kernels, void f(i64 vectors, ptr a, ptr b, ptr c); vectors is
+ * a multiple of pmb_bandwidth_unroll(). Order: read, write, copy, triad. --- */
+typedef void (*pmb_bw_fn)(int64_t vectors, void *a, void *b, void *c);
+int pmb_bandwidth_kernels(pmb_jit *j, int bits, pmb_bw_fn fns[4], pt_diag *d);
+int pmb_bandwidth_unroll(void);
+
+/* --- clock.c: statistics and the calibrated cycle clock. --- */
+typedef struct {
+  double median, min, max, spread; /* spread = (max - min) / median */
+  int reps;
+} pmb_stats;
+pmb_stats pmb_stats_of(double *v, int n);
+ptg_figure pmb_figure(pmb_stats s);
+pmb_stats pmb_stats_scale(pmb_stats s, double factor); /* units change; spread does not */
+/* Times fn: grows iters until one call lasts min_seconds, then `reps` timed calls.
+ * Returns seconds per iteration statistics. */
+pmb_stats pmb_time_kernel(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps);
+
+typedef struct {
+  const pmb_options *o;
+  int reps;
+  double min_seconds;
+  double ghz; /* calibrated core clock */
+  pmb_jit *jit;
+  ptg_target *t;
+} pmb_ctx;
+void pmb_progress(const pmb_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- the parts, in the order characterize.c runs them --- */
+int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d);
+int pmb_measure_instructions(pmb_ctx *c, pt_diag *d);
+int pmb_measure_units(pmb_ctx *c, pt_diag *d);
+int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
+int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
+
+#endif

@@ -1,0 +1,147 @@
+/* Execution-unit classes and issue width. Two op classes compete for a unit when a kernel
+ * running both (6 chains each) takes as long as running them one after the other rather
+ * than side by side; competing classes are merged (union-find) into one unit. The issue
+ * width is the most instructions per cycle seen in kernels mixing one class per unit. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  pmb_op op;
+  double rtp, lat; /* from the instruction table */
+  int parent;      /* union-find */
+} rep;
+
+static int find(rep *r, int i) {
+  while (r[i].parent != i) i = r[i].parent = r[r[i].parent].parent;
+  return i;
+}
+
+/* Representatives: each class on float and integer lanes at the widest width, plus scalar
+ * integer add and multiply (the general-purpose ALUs). */
+static int representatives(pmb_ctx *c, rep *out, int cap) {
+  int w = c->t->max_vector_bits, n = 0;
+  static const ptg_op fl_ops[] = {PTG_OP_ADD, PTG_OP_MUL, PTG_OP_FMA, PTG_OP_DIV, PTG_OP_SQRT, PTG_OP_MINMAX, PTG_OP_CMPSEL,
+                                  PTG_OP_CONVERT, PTG_OP_SHUFFLE, PTG_OP_LOAD, PTG_OP_STORE, PTG_OP_GATHER};
+  static const ptg_op int_ops[] = {PTG_OP_ADD, PTG_OP_MUL, PTG_OP_LOGIC, PTG_OP_SHIFT, PTG_OP_MINMAX};
+  pmb_op all[32];
+  int m = 0;
+  for (size_t i = 0; i < PT_ARRAY_LEN(fl_ops); i++) all[m++] = (pmb_op){fl_ops[i], PTG_ELEM_F32, w};
+  for (size_t i = 0; i < PT_ARRAY_LEN(int_ops); i++) all[m++] = (pmb_op){int_ops[i], PTG_ELEM_I32, w};
+  all[m++] = (pmb_op){PTG_OP_ADD, PTG_ELEM_I64, 64};
+  all[m++] = (pmb_op){PTG_OP_MUL, PTG_ELEM_I64, 64};
+  for (int i = 0; i < m && n < cap; i++) {
+    const ptg_inst *row = ptg_target_find_inst(c->t, all[i].op, all[i].elem, all[i].bits);
+    if (!row || isnan(row->recip_throughput.value)) continue;
+    out[n] = (rep){.op = all[i], .rtp = row->recip_throughput.value, .parent = n};
+    out[n].lat = isnan(row->latency.value) ? row->recip_throughput.value : row->latency.value;
+    n++;
+  }
+  return n;
+}
+
+/* Cycles per iteration for 24 ops of each of a and b, if they run apart or on one unit. */
+static void bounds(const rep *a, const rep *b, double *apart, double *together) {
+  double ta = 24 * fmax(a->rtp, a->lat / 6), tb = 24 * fmax(b->rtp, b->lat / 6);
+  *apart = fmax(ta, tb);
+  *together = fmax(*apart, 24 * (a->rtp + b->rtp));
+}
+
+static const char *unit_of(const ptg_target *t, const rep *r, int n, const ptg_inst *row, const char **names) {
+  bool fl = ptg_elem_is_float(row->elem), scalar = row->vector_bits == ptg_elem_bits(row->elem);
+  int best = -1;
+  for (int i = 0; i < n; i++) {
+    bool rfl = ptg_elem_is_float(r[i].op.elem), rscalar = r[i].op.bits == ptg_elem_bits(r[i].op.elem);
+    if (rfl != fl) continue;
+    if (!fl && rscalar != scalar) continue; /* integer scalar ops run on the ALUs */
+    if (r[i].op.op == row->op) return names[find((rep *)r, i)];
+    if (row->op == PTG_OP_SUB && r[i].op.op == PTG_OP_ADD) best = i;
+    if (best < 0 && !fl && scalar && r[i].op.op == PTG_OP_ADD) best = i;
+  }
+  (void)t;
+  return best >= 0 ? names[find((rep *)r, best)] : NULL;
+}
+
+int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
+  rep r[32];
+  int n = representatives(c, r, 32);
+  if (n == 0) return PT_OK;
+  int n_pairs = n * (n - 1) / 2, p = 0, err = PT_OK;
+  pmb_progress(c, "execution units: %d classes, %d pairs", n, n_pairs);
+  LLVMModuleRef m = pmb_jit_module(c->jit, "units");
+  for (int a = 0; a < n && !err; a++)
+    for (int b = a + 1; b < n && !err; b++) {
+      char name[32];
+      snprintf(name, sizeof name, "pair_%d_%d", a, b);
+      pmb_kernel k = pmb_kernel_pair(r[a].op, r[b].op);
+      err = pmb_kernel_build(c->jit, m, &k, name, d);
+    }
+  /* mixes for the issue width: one chain per representative, round robin over 12 chains */
+  pmb_kernel mix = {.chains = 12, .unroll = 4};
+  for (int i = 0; i < 12; i++) mix.ops[i] = r[i % n].op;
+  if (!err) err = pmb_kernel_build(c->jit, m, &mix, "issue_mix", d);
+  if (err < 0) {
+    LLVMDisposeModule(m);
+    return err;
+  }
+  if ((err = pmb_jit_add(c->jit, m, d)) < 0) return err;
+  void *in = aligned_alloc(64, PMB_REGION * PMB_MAX_CHAINS), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
+  double cyc = c->ghz * 1e9;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++, p++) {
+      char name[32];
+      snprintf(name, sizeof name, "pair_%d_%d", a, b);
+      pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(c->jit, name, d);
+      if (!fn) goto done;
+      pmb_kernel k = pmb_kernel_pair(r[a].op, r[b].op);
+      pmb_kernel_fill(&k, in);
+      double t = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps).median * cyc;
+      double apart, together;
+      bounds(&r[a], &r[b], &apart, &together);
+      /* undecidable when one class is so cheap that sharing would hardly show */
+      if (together - apart < 0.15 * apart) continue;
+      if ((t - apart) / (together - apart) > 0.5) r[find(r, a)].parent = find(r, b);
+    }
+  /* name units after their members */
+  const char *names[32];
+  c->t->units = pt_alloc(c->t->arena, sizeof(ptg_unit) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    int root = find(r, i);
+    if (root != i) continue;
+    ptg_unit *u = &c->t->units[c->t->n_units];
+    u->name = names[i] = pt_sprintf(c->t->arena, "u%d", c->t->n_units);
+    char *classes = pt_strdup(c->t->arena, "");
+    double best = INFINITY;
+    for (int j = 0; j < n; j++)
+      if (find(r, j) == root) {
+        classes = pt_sprintf(c->t->arena, "%s%s%s.%s.%d", classes, *classes ? "," : "", ptg_op_name(r[j].op.op),
+                             ptg_elem_name(r[j].op.elem), r[j].op.bits);
+        best = fmin(best, r[j].rtp);
+      }
+    u->classes = classes;
+    u->pipes = best > 0 && best < 1 ? (int)lround(1 / best) : 1;
+    c->t->n_units++;
+  }
+  for (int i = 0; i < n; i++) names[i] = names[find(r, i)];
+  for (int i = 0; i < c->t->n_insts; i++) c->t->insts[i].unit = unit_of(c->t, r, n, &c->t->insts[i], names);
+  pmb_progress(c, "execution units: %d unit classes", c->t->n_units);
+  {
+    pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "issue_mix", d);
+    if (!fn) goto done;
+    pmb_kernel_fill(&mix, in);
+    pmb_stats s = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps);
+    int insns = 12 * 4 + 2; /* plus the loop's increment and fused compare-and-branch */
+    double ipc = insns / (s.median * cyc);
+    const ptg_inst *alu = ptg_target_find_inst(c->t, PTG_OP_ADD, PTG_ELEM_I64, 64);
+    double alu_ipc = alu ? 1 / alu->recip_throughput.value : 0;
+    c->t->issue_width = (ptg_figure){.value = fmax(ipc, alu_ipc), .spread = s.spread, .reps = s.reps,
+                                     .source = "most instructions per cycle: a mix of every unit class, or scalar adds"};
+    pmb_progress(c, "issue width %.2f instructions/cycle (mix %.2f, scalar adds %.2f)", c->t->issue_width.value, ipc, alu_ipc);
+  }
+done:
+  free(in);
+  free(out);
+  return d->err ? d->err : PT_OK;
+}

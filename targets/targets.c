@@ -1,0 +1,185 @@
+/* The target description in memory: name tables for op classes and element types, the
+ * instruction-cost lookup with its nearest-class fallback, and cache/runtime accessors the
+ * predictor calls. JSON reading and writing live in json_read.c and json_write.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const op_names[] = {
+#define PTG_X(e, name, doc) name,
+    PTG_OP_CLASSES(PTG_X)
+#undef PTG_X
+};
+_Static_assert(PT_ARRAY_LEN(op_names) == PTG_OP_COUNT, "op-class table");
+
+static const struct {
+  const char *name;
+  int bits;
+  bool is_float;
+} elem_info[] = {
+#define PTG_X(e, name, bits, fl) {name, bits, fl},
+    PTG_ELEM_TYPES(PTG_X)
+#undef PTG_X
+};
+_Static_assert(PT_ARRAY_LEN(elem_info) == PTG_ELEM_COUNT, "element-type table");
+
+const char *ptg_op_name(ptg_op op) { return (unsigned)op < PTG_OP_COUNT ? op_names[op] : "?"; }
+const char *ptg_elem_name(ptg_elem e) { return (unsigned)e < PTG_ELEM_COUNT ? elem_info[e].name : "?"; }
+int ptg_elem_bits(ptg_elem e) { return (unsigned)e < PTG_ELEM_COUNT ? elem_info[e].bits : 0; }
+bool ptg_elem_is_float(ptg_elem e) { return (unsigned)e < PTG_ELEM_COUNT && elem_info[e].is_float; }
+
+int ptg_op_from_name(const char *name) {
+  for (int i = 0; i < PTG_OP_COUNT; i++)
+    if (strcmp(name, op_names[i]) == 0) return i;
+  return -1;
+}
+
+int ptg_elem_from_name(const char *name) {
+  for (int i = 0; i < PTG_ELEM_COUNT; i++)
+    if (strcmp(name, elem_info[i].name) == 0) return i;
+  return -1;
+}
+
+ptg_figure ptg_fig(double value) { return (ptg_figure){.value = value, .spread = 0, .reps = 0, .source = NULL}; }
+
+ptg_target *ptg_target_new(const char *name) {
+  ptg_target *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->arena = pt_arena_new();
+  t->version = PTG_FORMAT_VERSION;
+  t->name = pt_strdup(t->arena, name ? name : "unnamed");
+  t->frequency_ghz = ptg_fig(NAN);
+  t->issue_width = ptg_fig(NAN);
+  t->memory.latency_ns = t->memory.latency_cycles = t->memory.overlapping_misses = ptg_fig(NAN);
+  return t;
+}
+
+void ptg_target_free(ptg_target *t) {
+  if (!t) return;
+  free(t->insts);
+  pt_arena_free(t->arena);
+  free(t);
+}
+
+ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits) {
+  if ((t->n_insts & (t->n_insts - 1)) == 0) { /* grow at powers of two */
+    int cap = t->n_insts ? 2 * t->n_insts : 16;
+    ptg_inst *grown = realloc(t->insts, (size_t)cap * sizeof *grown);
+    if (!grown) abort();
+    t->insts = grown;
+  }
+  ptg_inst *r = &t->insts[t->n_insts++];
+  memset(r, 0, sizeof *r);
+  r->op = op;
+  r->elem = elem;
+  r->vector_bits = vector_bits;
+  r->latency = r->recip_throughput = ptg_fig(NAN);
+  return r;
+}
+
+const ptg_inst *ptg_target_find_inst(const ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits) {
+  for (int i = 0; i < t->n_insts; i++) {
+    const ptg_inst *r = &t->insts[i];
+    if (r->op == op && r->elem == elem && r->vector_bits == vector_bits) return r;
+  }
+  return NULL;
+}
+
+/* Rule 2: among rows of (op, elem) with a usable throughput, the narrowest at least as wide
+ * as asked, else the widest narrower one (the operation is split into several). */
+static const ptg_inst *nearest_width(const ptg_target *t, ptg_op op, ptg_elem elem, int bits) {
+  const ptg_inst *wider = NULL, *narrower = NULL;
+  for (int i = 0; i < t->n_insts; i++) {
+    const ptg_inst *r = &t->insts[i];
+    if (r->op != op || r->elem != elem || isnan(r->recip_throughput.value)) continue;
+    if (r->vector_bits >= bits) {
+      if (!wider || r->vector_bits < wider->vector_bits) wider = r;
+    } else if (!narrower || r->vector_bits > narrower->vector_bits) {
+      narrower = r;
+    }
+  }
+  return wider ? wider : narrower;
+}
+
+static ptg_inst_cost cost_of(const ptg_inst *r, int bits, int fallback) {
+  ptg_inst_cost c = {.row = r, .fallback = fallback, .unit = r->unit, .split = 1};
+  /* A row measured on wider elements stands for as many lanes of the asked width as fit. */
+  if (bits > r->vector_bits) c.split = (bits + r->vector_bits - 1) / r->vector_bits;
+  c.latency = isnan(r->latency.value) ? r->recip_throughput.value : r->latency.value;
+  c.recip_throughput = r->recip_throughput.value * c.split;
+  return c;
+}
+
+ptg_inst_cost ptg_target_inst(const ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits) {
+  const ptg_inst *r = ptg_target_find_inst(t, op, elem, vector_bits);
+  if (r && !isnan(r->recip_throughput.value)) return cost_of(r, vector_bits, 1);
+  if ((r = nearest_width(t, op, elem, vector_bits))) return cost_of(r, vector_bits, 2);
+  /* Rule 3: same kind and size, then same kind, then anything; keep the lane count. */
+  int lanes = vector_bits / (ptg_elem_bits(elem) ? ptg_elem_bits(elem) : 32);
+  if (lanes < 1) lanes = 1;
+  for (int pass = 0; pass < 3; pass++) {
+    for (int e = 0; e < PTG_ELEM_COUNT; e++) {
+      if (e == (int)elem) continue;
+      bool same_kind = ptg_elem_is_float(e) == ptg_elem_is_float(elem);
+      bool same_size = ptg_elem_bits(e) == ptg_elem_bits(elem);
+      if ((pass == 0 && !(same_kind && same_size)) || (pass == 1 && !same_kind)) continue;
+      if ((r = nearest_width(t, op, e, lanes * ptg_elem_bits(e)))) return cost_of(r, lanes * ptg_elem_bits(e), 3);
+    }
+  }
+  if ((r = nearest_width(t, PTG_OP_OTHER, elem, vector_bits))) return cost_of(r, vector_bits, 4);
+  if ((r = nearest_width(t, PTG_OP_ADD, PTG_ELEM_I64, 64))) return cost_of(r, 64, 4);
+  return (ptg_inst_cost){.latency = 1, .recip_throughput = 1, .unit = "alu", .split = 1, .fallback = 4};
+}
+
+int ptg_target_cache_levels(const ptg_target *t) { return t->n_caches; }
+
+const ptg_cache *ptg_target_cache(const ptg_target *t, int level) {
+  for (int i = 0; i < t->n_caches; i++)
+    if (t->caches[i].level == level) return &t->caches[i];
+  return NULL;
+}
+
+const ptg_cache *ptg_target_llc(const ptg_target *t) { return t->n_caches ? &t->caches[t->n_caches - 1] : NULL; }
+
+/* Closest entry not above n threads; beyond the largest, scaled by the thread ratio. */
+static double runtime_ns(const ptg_target *t, int threads, bool barrier) {
+  const ptg_runtime *best = NULL;
+  for (int i = 0; i < t->n_runtime; i++) {
+    const ptg_runtime *r = &t->runtime[i];
+    if (r->threads <= threads && (!best || r->threads > best->threads)) best = r;
+  }
+  if (!best && t->n_runtime) best = &t->runtime[0];
+  if (!best) return NAN;
+  double v = barrier ? best->barrier_ns.value : best->fork_join_ns.value;
+  return best->threads < threads ? v * threads / best->threads : v;
+}
+
+double ptg_target_fork_join_ns(const ptg_target *t, int threads) { return runtime_ns(t, threads, false); }
+double ptg_target_barrier_ns(const ptg_target *t, int threads) { return runtime_ns(t, threads, true); }
+
+double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind) {
+  const ptg_bandwidth *bw;
+  int n;
+  if (level == 0) {
+    bw = t->memory.bandwidth;
+    n = t->memory.n_bandwidth;
+  } else {
+    const ptg_cache *c = ptg_target_cache(t, level);
+    if (!c) return NAN;
+    bw = c->bandwidth;
+    n = c->n_bandwidth;
+  }
+  const ptg_bandwidth *best = NULL;
+  for (int i = 0; i < n; i++)
+    if (bw[i].threads <= threads && (!best || bw[i].threads > best->threads)) best = &bw[i];
+  if (!best) return NAN;
+  switch (kind) {
+  case PTG_BW_READ: return best->read.value;
+  case PTG_BW_WRITE: return best->write.value;
+  case PTG_BW_COPY: return best->copy.value;
+  case PTG_BW_TRIAD: return best->triad.value;
+  }
+  return NAN;
+}

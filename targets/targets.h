@@ -1,0 +1,228 @@
+/* Target descriptions: what the predictor knows about a machine (instruction costs, caches,
+ * memory, threading cost), loaded from and saved to the JSON format of docs/formats.md
+ * ("Target description"). Written by `portent characterize` (microbench/) or by hand from
+ * published figures; read by the predictor through this header only. */
+#ifndef PORTENT_TARGETS_H
+#define PORTENT_TARGETS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+
+#define PTG_FORMAT_VERSION 1
+
+/* Operation classes: the analyzer emits the same names for task-graph nodes.
+ * X(enum suffix, JSON name, one-line meaning). */
+#define PTG_OP_CLASSES(X)                                               \
+  X(ADD, "add", "addition")                                             \
+  X(SUB, "sub", "subtraction")                                          \
+  X(MUL, "mul", "multiplication")                                       \
+  X(FMA, "fma", "fused multiply-add; for bf16/i8, the dot-product instruction") \
+  X(DIV, "div", "division")                                             \
+  X(SQRT, "sqrt", "square root")                                        \
+  X(MINMAX, "minmax", "minimum / maximum")                              \
+  X(CMPSEL, "cmpsel", "compare and select (blend)")                     \
+  X(LOGIC, "logic", "and / or / xor")                                   \
+  X(SHIFT, "shift", "shifts")                                           \
+  X(CONVERT, "convert", "int <-> float conversion of the same width")   \
+  X(SHUFFLE, "shuffle", "lane permutation / broadcast")                 \
+  X(LOAD, "load", "load from L1")                                       \
+  X(STORE, "store", "store to L1")                                      \
+  X(GATHER, "gather", "gather from L1")                                 \
+  X(OTHER, "other", "anything else (charged as the cheapest integer op)")
+
+typedef enum {
+#define PTG_X(e, name, doc) PTG_OP_##e,
+  PTG_OP_CLASSES(PTG_X)
+#undef PTG_X
+  PTG_OP_COUNT
+} ptg_op;
+
+/* Element types. X(enum suffix, JSON name, bits, is_float). */
+#define PTG_ELEM_TYPES(X) \
+  X(I8, "i8", 8, 0)       \
+  X(I16, "i16", 16, 0)    \
+  X(I32, "i32", 32, 0)    \
+  X(I64, "i64", 64, 0)    \
+  X(F16, "f16", 16, 1)    \
+  X(BF16, "bf16", 16, 1)  \
+  X(F32, "f32", 32, 1)    \
+  X(F64, "f64", 64, 1)
+
+typedef enum {
+#define PTG_X(e, name, bits, fl) PTG_ELEM_##e,
+  PTG_ELEM_TYPES(PTG_X)
+#undef PTG_X
+  PTG_ELEM_COUNT
+} ptg_elem;
+
+const char *ptg_op_name(ptg_op op);
+const char *ptg_elem_name(ptg_elem e);
+int ptg_elem_bits(ptg_elem e);
+bool ptg_elem_is_float(ptg_elem e);
+/* Name -> enum; -1 when unknown. */
+int ptg_op_from_name(const char *name);
+int ptg_elem_from_name(const char *name);
+
+/* One figure: value with how it was obtained. value is NaN when not known/not applicable.
+ * spread = (max - min) / median over `reps` repetitions (0 for published figures). */
+typedef struct {
+  double value;
+  double spread;
+  int reps;
+  const char *source; /* NULL: the entry's or file's source */
+} ptg_figure;
+
+/* One instruction-table row. vector_bits = lanes x element bits, so a scalar f32 is 32. */
+typedef struct {
+  ptg_op op;
+  ptg_elem elem;
+  int vector_bits;
+  ptg_figure latency;          /* cycles, dependent chain */
+  ptg_figure recip_throughput; /* cycles per instruction, independent chains */
+  const char *unit;            /* execution-unit class; rows sharing a unit compete */
+  const char *instruction;     /* the machine instruction measured, e.g. "vfmadd231ps zmm" */
+  const char *source;
+} ptg_inst;
+
+/* One execution-unit class: which op classes compete for it and how many pipes serve it. */
+typedef struct {
+  const char *name;
+  int pipes;
+  const char *classes; /* comma-separated op-class names, informational */
+} ptg_unit;
+
+/* Bandwidth with 1..n threads (GB/s, all threads together). */
+typedef struct {
+  int threads;
+  ptg_figure read, write, copy, triad;
+} ptg_bandwidth;
+
+typedef struct {
+  int level;                 /* 1, 2, 3 */
+  int64_t size_bytes;        /* per instance */
+  int line_bytes;
+  int associativity;         /* 0 = fully associative / unknown */
+  int shared_by;             /* cores sharing one instance */
+  ptg_figure latency_cycles; /* load-to-use, pointer chase */
+  ptg_figure latency_ns;
+  int64_t detected_bytes;    /* boundary found from the latency curve, 0 if not */
+  int n_bandwidth;
+  ptg_bandwidth *bandwidth;
+  const char *source;
+} ptg_cache;
+
+typedef struct {
+  ptg_figure latency_ns;
+  ptg_figure latency_cycles;
+  ptg_figure overlapping_misses; /* memory-level parallelism */
+  int n_bandwidth;
+  ptg_bandwidth *bandwidth;
+  const char *source;
+} ptg_memory;
+
+/* Cost of the thread pool with a given number of threads. */
+typedef struct {
+  int threads;
+  ptg_figure fork_join_ns;
+  ptg_figure barrier_ns;
+} ptg_runtime;
+
+/* A point of the pointer-chasing latency curve (measured targets only). */
+typedef struct {
+  int64_t bytes;
+  double ns;
+  double cycles;
+} ptg_latency_point;
+
+typedef struct ptg_target {
+  int version;
+  const char *name;
+  /* provenance */
+  const char *provenance; /* "measured" or "published" */
+  const char *date;       /* ISO 8601 */
+  const char *tool;       /* "portent 0.1.0" */
+  const char *host;
+  int repetitions;
+  int n_sources;
+  const char **sources; /* references the entries' "source" strings cite */
+  const char *counters; /* hardware counters: "available" or why not */
+  const char *notes;
+  /* cpu */
+  const char *isa; /* "x86_64", "aarch64" */
+  const char *vendor;
+  int family, model;
+  const char *microarchitecture; /* "zen5", "skylake-sp", "neoverse-n1" */
+  const char *model_name;
+  int n_features;
+  const char **features;
+  int cores, threads_per_core, sockets, numa_nodes;
+  ptg_figure frequency_ghz;
+  int native_vector_bits; /* widest vector register the FP units run at full width */
+  int max_vector_bits;    /* widest vector register the ISA has */
+  ptg_figure issue_width; /* instructions per cycle, sustained */
+  /* tables */
+  int n_insts;
+  ptg_inst *insts;
+  int n_units;
+  ptg_unit *units;
+  int n_caches;
+  ptg_cache *caches; /* in level order */
+  ptg_memory memory;
+  int n_runtime;
+  ptg_runtime *runtime;
+  int n_latency_curve;
+  ptg_latency_point *latency_curve;
+  pt_arena *arena; /* owns every string and array above */
+} ptg_target;
+
+/* A new empty target whose memory the caller fills from t->arena. */
+ptg_target *ptg_target_new(const char *name);
+/* Loads and validates; NULL with d naming the file and JSON path (e.g. "caches[1].size"). */
+ptg_target *ptg_target_load(const char *path, pt_diag *d);
+ptg_target *ptg_target_parse(const char *json, const char *what, pt_diag *d);
+/* Checks ranges and consistency; the message names the JSON path. */
+int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d);
+/* Serializes to JSON (malloc'ed, caller frees) / writes atomically. */
+char *ptg_target_to_json(const ptg_target *t, pt_diag *d);
+int ptg_target_save(const ptg_target *t, const char *path, pt_diag *d);
+void ptg_target_free(ptg_target *t);
+
+/* Adds an instruction row (strings copied into t->arena); returns it for further fields. */
+ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits);
+
+/* Instruction cost lookup with the nearest-class fallback:
+ *  1. the exact row (op, elem, vector_bits);
+ *  2. same op and elem, another width: the narrowest wider row, else the widest narrower
+ *     row with split = ceil(vector_bits / row bits) instructions (legalization by splitting);
+ *  3. same op, another element of the same kind (float/int) and size, then of the same
+ *     kind, then any element, widths chosen as in 2;
+ *  4. op "other", then scalar i64 "add", then 1 cycle latency and throughput.
+ * The returned latency is the row's; recip_throughput is multiplied by split. */
+typedef struct {
+  double latency;
+  double recip_throughput;
+  const char *unit;
+  int split;           /* instructions the operation becomes on this target */
+  int fallback;        /* 1..4: which rule above found it */
+  const ptg_inst *row; /* NULL for the built-in default */
+} ptg_inst_cost;
+ptg_inst_cost ptg_target_inst(const ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits);
+
+/* Exact row or NULL. */
+const ptg_inst *ptg_target_find_inst(const ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits);
+
+/* Caches: count, one level (1-based; NULL if absent), the last level. */
+int ptg_target_cache_levels(const ptg_target *t);
+const ptg_cache *ptg_target_cache(const ptg_target *t, int level);
+const ptg_cache *ptg_target_llc(const ptg_target *t);
+/* Fork/join and barrier cost for n threads: the closest measured thread count not above n
+ * (scaled linearly beyond the largest); NaN if no runtime entries. */
+double ptg_target_fork_join_ns(const ptg_target *t, int threads);
+double ptg_target_barrier_ns(const ptg_target *t, int threads);
+/* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
+typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
+double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);
+
+#endif

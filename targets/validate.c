@@ -1,0 +1,102 @@
+/* Range and consistency checks of a target description, run on every load and save so a
+ * predictor never sees a negative latency or a cache smaller than its line. Messages name
+ * the JSON path of the offending value. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  pt_diag *d;
+  const char *what;
+  int err;
+} checker;
+
+static void bad(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(checker *c, const char *fmt, ...) {
+  if (c->err) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  c->err = pt_fail(c->d, PT_ERR_INVALID, "%s: %s", c->what, msg);
+}
+
+/* NaN is allowed (unknown); otherwise the value must lie in [lo, hi]. */
+static void range(checker *c, const char *path, const char *key, ptg_figure f, double lo, double hi) {
+  if (isnan(f.value)) return;
+  if (f.value < lo || f.value > hi || isinf(f.value))
+    bad(c, "%s%s%s: %g is out of range [%g, %g]", path, *path ? "." : "", key, f.value, lo, hi);
+  else if (f.spread < 0 || f.reps < 0)
+    bad(c, "%s%s%s: negative spread or repetitions", path, *path ? "." : "", key);
+}
+
+static void bandwidth(checker *c, const char *path, const ptg_bandwidth *bw, int n) {
+  for (int i = 0; i < n; i++) {
+    char p[128];
+    snprintf(p, sizeof p, "%s.bandwidth_gbs[%d]", path, i);
+    if (bw[i].threads < 1 || bw[i].threads > 4096) bad(c, "%s.threads: must be 1..4096", p);
+    range(c, p, "read", bw[i].read, 0, 1e5);
+    range(c, p, "write", bw[i].write, 0, 1e5);
+    range(c, p, "copy", bw[i].copy, 0, 1e5);
+    range(c, p, "triad", bw[i].triad, 0, 1e5);
+  }
+}
+
+int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
+  checker c = {.d = d, .what = what ? what : t->name};
+  if (t->version != PTG_FORMAT_VERSION) bad(&c, "version: unsupported version %d", t->version);
+  if (!t->name || !*t->name) bad(&c, "name: must not be empty");
+  if (!t->provenance || (strcmp(t->provenance, "measured") && strcmp(t->provenance, "published")))
+    bad(&c, "provenance.kind: must be \"measured\" or \"published\"");
+  if (t->cores < 1 || t->cores > 100000) bad(&c, "cpu.cores: must be at least 1");
+  range(&c, "cpu", "frequency_ghz", t->frequency_ghz, 0.1, 10);
+  range(&c, "cpu", "issue_width", t->issue_width, 0.5, 64);
+  int vb = t->native_vector_bits;
+  if (vb < 32 || vb > 2048 || (vb & (vb - 1))) bad(&c, "cpu.native_vector_bits: must be a power of two in 32..2048");
+  for (int i = 0; i < t->n_insts && !c.err; i++) {
+    const ptg_inst *in = &t->insts[i];
+    char p[64];
+    snprintf(p, sizeof p, "instructions[%d]", i);
+    int eb = ptg_elem_bits(in->elem);
+    if (in->vector_bits < eb || in->vector_bits % eb || in->vector_bits > 2048)
+      bad(&c, "%s.bits: %d is not a whole number of %s lanes (at most 2048 bits)", p, in->vector_bits, ptg_elem_name(in->elem));
+    range(&c, p, "latency", in->latency, 0, 1000);
+    range(&c, p, "recip_throughput", in->recip_throughput, 1e-3, 1000);
+    if (isnan(in->recip_throughput.value) && isnan(in->latency.value))
+      bad(&c, "%s: neither latency nor recip_throughput is known", p);
+    for (int j = 0; j < i && !c.err; j++)
+      if (t->insts[j].op == in->op && t->insts[j].elem == in->elem && t->insts[j].vector_bits == in->vector_bits)
+        bad(&c, "%s: duplicate of instructions[%d] (%s %s %d)", p, j, ptg_op_name(in->op), ptg_elem_name(in->elem), in->vector_bits);
+  }
+  for (int i = 0; i < t->n_caches && !c.err; i++) {
+    const ptg_cache *k = &t->caches[i];
+    char p[64];
+    snprintf(p, sizeof p, "caches[%d]", i);
+    if (k->level != i + 1) bad(&c, "%s.level: expected %d (levels in order, starting at 1)", p, i + 1);
+    if (k->line_bytes < 8 || k->line_bytes > 4096 || (k->line_bytes & (k->line_bytes - 1)))
+      bad(&c, "%s.line: must be a power of two in 8..4096", p);
+    if (k->size_bytes < k->line_bytes) bad(&c, "%s.size: smaller than a line", p);
+    if (k->associativity < 0) bad(&c, "%s.associativity: negative", p);
+    if (k->shared_by < 1) bad(&c, "%s.shared_by: must be at least 1", p);
+    range(&c, p, "latency_cycles", k->latency_cycles, 0, 10000);
+    range(&c, p, "latency_ns", k->latency_ns, 0, 10000);
+    if (k->detected_bytes < 0) bad(&c, "%s.detected_size: negative", p);
+    bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
+  }
+  range(&c, "memory", "latency_ns", t->memory.latency_ns, 0, 1e5);
+  range(&c, "memory", "latency_cycles", t->memory.latency_cycles, 0, 1e6);
+  range(&c, "memory", "overlapping_misses", t->memory.overlapping_misses, 0, 1000);
+  bandwidth(&c, "memory", t->memory.bandwidth, t->memory.n_bandwidth);
+  for (int i = 0; i < t->n_runtime && !c.err; i++) {
+    char p[64];
+    snprintf(p, sizeof p, "runtime[%d]", i);
+    if (t->runtime[i].threads < 1) bad(&c, "%s.threads: must be at least 1", p);
+    range(&c, p, "fork_join_ns", t->runtime[i].fork_join_ns, 0, 1e9);
+    range(&c, p, "barrier_ns", t->runtime[i].barrier_ns, 0, 1e9);
+  }
+  return c.err;
+}

@@ -1,0 +1,110 @@
+/* Each instruction kernel contains the instruction it claims to measure: the assembly of its
+ * throughput kernel holds at least one loop's worth (48) of the expected x86 mnemonic on the
+ * expected register class. The expectations are written here, independently of microbench. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "microbench/microbench.h"
+#include "test.h"
+
+/* Expected mnemonic: [op][float?][64-bit lanes?][scalar?]; NULL: not checked. */
+typedef struct {
+  ptg_op op;
+  const char *f32[2], *f64[2], *i32[2], *i64[2]; /* {vector, scalar} */
+} row;
+
+static const row rows[] = {
+    {PTG_OP_ADD, {"vaddps", "vaddss"}, {"vaddpd", "vaddsd"}, {"vpaddd", "addl"}, {"vpaddq", "addq"}},
+    {PTG_OP_SUB, {"vsubps", "vsubss"}, {"vsubpd", "vsubsd"}, {"vpsubd", "subl"}, {"vpsubq", "subq"}},
+    {PTG_OP_MUL, {"vmulps", "vmulss"}, {"vmulpd", "vmulsd"}, {"vpmulld", "imull"}, {"vpmullq", "imulq"}},
+    {PTG_OP_FMA, {"vfmadd", "vfmadd"}, {"vfmadd", "vfmadd"}, {NULL, NULL}, {NULL, NULL}},
+    {PTG_OP_DIV, {"vdivps", "vdivss"}, {"vdivpd", "vdivsd"}, {NULL, "idivl"}, {NULL, "idivq"}},
+    {PTG_OP_SQRT, {"vsqrtps", "vsqrtss"}, {"vsqrtpd", "vsqrtsd"}, {NULL, NULL}, {NULL, NULL}},
+    {PTG_OP_MINMAX, {"vmaxps", "vmaxss"}, {"vmaxpd", "vmaxsd"}, {"vpmaxsd", NULL}, {"vpmaxsq", NULL}},
+    {PTG_OP_CMPSEL, {"vcmp", "vcmp"}, {"vcmp", "vcmp"}, {"vpcmp", NULL}, {"vpcmp", NULL}},
+    {PTG_OP_LOGIC, {NULL, NULL}, {NULL, NULL}, {"vpxor|vxorp", "xorl"}, {"vpxor|vxorp", "xorq"}},
+    {PTG_OP_SHIFT, {NULL, NULL}, {NULL, NULL}, {"vpsllvd", "shl"}, {"vpsllvq", "shl"}},
+    {PTG_OP_CONVERT, {"vcvtdq2ps", "vcvt"}, {"vcvtqq2pd", "vcvt"}, {NULL, NULL}, {NULL, NULL}},
+    {PTG_OP_SHUFFLE, {"vperm", NULL}, {"vperm", NULL}, {"vperm", NULL}, {"vperm", NULL}},
+    {PTG_OP_LOAD, {"vmov", "vmovss"}, {"vmov", "vmovsd"}, {"vmov", "movl"}, {"vmov", "movq"}},
+    {PTG_OP_STORE, {"vmov", "vmovss"}, {"vmov", "vmovsd"}, {"vmov", "movl"}, {"vmov", "movq"}},
+    {PTG_OP_GATHER, {"vgatherdps", NULL}, {"vgatherqpd", NULL}, {"vpgatherdd", NULL}, {"vpgatherqq", NULL}},
+};
+
+/* Lines of the loop that hold mnemonic `mn` ("a|b": either prefix) with a `reg` operand
+ * (reg NULL: any). */
+static int count(const char *body, const char *mn, const char *reg) {
+  const char *bar = strchr(mn, '|');
+  if (bar) {
+    char first[32];
+    snprintf(first, sizeof first, "%.*s", (int)(bar - mn), mn);
+    return count(body, first, reg) + count(body, bar + 1, reg);
+  }
+  int n = 0;
+  const char *loop = strstr(body, "%loop");
+  for (const char *line = loop ? loop : body; line && *line;) {
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, mn, strlen(mn)) == 0 && (!reg || strstr(buf, reg))) n++;
+    if (strstr(buf, "%done")) break;
+    line = eol ? eol + 1 : NULL;
+  }
+  return n;
+}
+
+int main(void) {
+  if (!pmb_supported(PTG_OP_ADD, PTG_ELEM_F32, 128) || !pmb_supported(PTG_OP_GATHER, PTG_ELEM_F32, 256)) {
+    fprintf(stderr, "not an x86 host with AVX2: the expectations here are x86 mnemonics\n");
+    return 77;
+  }
+  static const ptg_elem elems[4] = {PTG_ELEM_F32, PTG_ELEM_F64, PTG_ELEM_I32, PTG_ELEM_I64};
+  static const int widths[4] = {0, 128, 256, 512};
+  static const char *const regs[4] = {NULL, "%xmm", "%ymm", "%zmm"};
+  int checked = 0;
+  for (size_t r = 0; r < PT_ARRAY_LEN(rows); r++)
+    for (int e = 0; e < 4; e++)
+      for (int w = 0; w < 4; w++) {
+        const char *const *exp = e == 0 ? rows[r].f32 : e == 1 ? rows[r].f64 : e == 2 ? rows[r].i32 : rows[r].i64;
+        const char *mn = exp[w == 0];
+        int bits = widths[w] ? widths[w] : ptg_elem_bits(elems[e]);
+        if (!mn || !pmb_supported(rows[r].op, elems[e], bits)) continue;
+        pt_diag d = {0};
+        char *body = pmb_kernel_asm(rows[r].op, elems[e], bits, &d);
+        CHECK_MSG(body != NULL, "%s", d.msg);
+        if (!body) continue;
+        int n = count(body, mn, regs[w]);
+        CHECK_MSG(n >= pmb_kernel_ops_per_iteration(), "%s %s %d-bit: %d x %s %s in the loop, expected >= %d\n%s",
+                  ptg_op_name(rows[r].op), ptg_elem_name(elems[e]), bits, n, mn, regs[w] ? regs[w] : "",
+                  pmb_kernel_ops_per_iteration(), body);
+        if (rows[r].op == PTG_OP_CONVERT) /* the way back: float -> int */
+          CHECK(count(body, "vcvtt", regs[w]) >= pmb_kernel_ops_per_iteration());
+        free(body);
+        checked++;
+      }
+  /* dot products, where the host has them */
+  if (pmb_supported(PTG_OP_FMA, PTG_ELEM_BF16, 512)) {
+    pt_diag d = {0};
+    char *body = pmb_kernel_asm(PTG_OP_FMA, PTG_ELEM_BF16, 512, &d);
+    CHECK(body && count(body, "vdpbf16ps", "%zmm") >= pmb_kernel_ops_per_iteration());
+    free(body);
+    checked++;
+  }
+  if (pmb_supported(PTG_OP_FMA, PTG_ELEM_I8, 512)) {
+    pt_diag d = {0};
+    char *body = pmb_kernel_asm(PTG_OP_FMA, PTG_ELEM_I8, 512, &d);
+    CHECK(body && count(body, "vpdpbusd", "%zmm") >= pmb_kernel_ops_per_iteration());
+    free(body);
+    checked++;
+  }
+  /* an unsupported combination is refused, not faked */
+  pt_diag d = {0};
+  CHECK(pmb_kernel_asm(PTG_OP_SQRT, PTG_ELEM_I32, 32, &d) == NULL && d.err == PT_ERR_UNSUPPORTED);
+  fprintf(stderr, "%d kernels checked\n", checked);
+  CHECK(checked > 40);
+  TEST_DONE();
+}

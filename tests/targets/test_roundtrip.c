@@ -1,0 +1,109 @@
+/* Target descriptions: a small description survives save -> load unchanged, the lookup's
+ * nearest-class fallback picks the documented row, and accessors answer per level. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "targets/targets.h"
+#include "test.h"
+
+static ptg_target *sample(void) {
+  ptg_target *t = ptg_target_new("sample");
+  t->provenance = "published";
+  t->isa = "x86_64";
+  t->microarchitecture = "testarch";
+  t->cores = 4;
+  t->threads_per_core = 1;
+  t->sockets = 1;
+  t->numa_nodes = 1;
+  t->frequency_ghz.value = 3.0;
+  t->native_vector_bits = 256;
+  t->max_vector_bits = 512;
+  t->issue_width.value = 4;
+  ptg_inst *r = ptg_target_add_inst(t, PTG_OP_FMA, PTG_ELEM_F32, 256);
+  r->latency.value = 4;
+  r->recip_throughput = (ptg_figure){.value = 0.5, .spread = 0.02, .reps = 5};
+  r->unit = "fma";
+  r = ptg_target_add_inst(t, PTG_OP_FMA, PTG_ELEM_F32, 128);
+  r->latency.value = 4;
+  r->recip_throughput.value = 0.5;
+  r = ptg_target_add_inst(t, PTG_OP_ADD, PTG_ELEM_I64, 64);
+  r->latency.value = 1;
+  r->recip_throughput.value = 0.25;
+  r = ptg_target_add_inst(t, PTG_OP_DIV, PTG_ELEM_F64, 64);
+  r->latency.value = 13;
+  r->recip_throughput.value = 4;
+  r->source = "Agner Fog, instruction tables";
+  t->n_caches = 2;
+  t->caches = pt_alloc(t->arena, 2 * sizeof(ptg_cache));
+  for (int i = 0; i < 2; i++) {
+    t->caches[i] = (ptg_cache){.level = i + 1, .size_bytes = 32768 << (4 * i), .line_bytes = 64, .associativity = 8,
+                               .shared_by = 1, .latency_cycles = {.value = 4 + 10 * i}, .latency_ns = {.value = NAN}};
+  }
+  t->caches[0].n_bandwidth = 1;
+  t->caches[0].bandwidth = pt_alloc(t->arena, sizeof(ptg_bandwidth));
+  t->caches[0].bandwidth[0] = (ptg_bandwidth){.threads = 1, .read = {.value = 200}, .write = {.value = 100},
+                                              .copy = {.value = NAN}, .triad = {.value = NAN}};
+  t->memory.latency_ns.value = 90;
+  t->n_runtime = 2;
+  t->runtime = pt_alloc(t->arena, 2 * sizeof(ptg_runtime));
+  t->runtime[0] = (ptg_runtime){.threads = 1, .fork_join_ns = {.value = 20}, .barrier_ns = {.value = 10}};
+  t->runtime[1] = (ptg_runtime){.threads = 2, .fork_join_ns = {.value = 2000}, .barrier_ns = {.value = 300}};
+  return t;
+}
+
+int main(void) {
+  pt_diag d = {0};
+  ptg_target *t = sample();
+  char path[] = "/tmp/portent_target_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  close(fd);
+  CHECK_MSG(ptg_target_save(t, path, &d) == 0, "%s", d.msg);
+  char *first = ptg_target_to_json(t, &d);
+  ptg_target *u = ptg_target_load(path, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    char *second = ptg_target_to_json(u, &d);
+    CHECK(first && second && strcmp(first, second) == 0);
+    free(second);
+    CHECK(u->n_insts == 4 && u->n_caches == 2);
+    const ptg_inst *fma = ptg_target_find_inst(u, PTG_OP_FMA, PTG_ELEM_F32, 256);
+    CHECK(fma && fma->recip_throughput.reps == 5 && fabs(fma->recip_throughput.spread - 0.02) < 1e-9);
+    CHECK(u->caches[1].size_bytes == 32768 << 4);
+    CHECK(strcmp(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->source, "Agner Fog, instruction tables") == 0);
+    /* rule 1 */
+    ptg_inst_cost c = ptg_target_inst(u, PTG_OP_FMA, PTG_ELEM_F32, 128);
+    CHECK(c.fallback == 1 && c.split == 1 && c.recip_throughput == 0.5);
+    /* rule 2: 512-bit FMA on a 256-bit row is two instructions */
+    c = ptg_target_inst(u, PTG_OP_FMA, PTG_ELEM_F32, 512);
+    CHECK(c.fallback == 2 && c.split == 2 && c.recip_throughput == 1.0 && c.latency == 4);
+    /* rule 2: scalar FMA takes the narrowest wider row */
+    c = ptg_target_inst(u, PTG_OP_FMA, PTG_ELEM_F32, 32);
+    CHECK(c.fallback == 2 && c.row && c.row->vector_bits == 128);
+    /* rule 3: f64 FMA of 4 lanes uses the f32 row of 4 lanes (128 bits) */
+    c = ptg_target_inst(u, PTG_OP_FMA, PTG_ELEM_F64, 256);
+    CHECK(c.fallback == 3 && c.row && c.row->elem == PTG_ELEM_F32 && c.row->vector_bits == 128);
+    /* rule 4: nothing for shuffles -> scalar i64 add */
+    c = ptg_target_inst(u, PTG_OP_SHUFFLE, PTG_ELEM_I8, 128);
+    CHECK(c.fallback == 4 && c.latency == 1 && c.recip_throughput == 0.25);
+    CHECK(ptg_target_cache_levels(u) == 2 && ptg_target_llc(u)->level == 2);
+    CHECK(ptg_target_cache(u, 3) == NULL);
+    CHECK(ptg_target_fork_join_ns(u, 2) == 2000 && ptg_target_fork_join_ns(u, 4) == 4000);
+    CHECK(ptg_target_bandwidth(u, 1, 8, PTG_BW_READ) == 200);
+    CHECK(isnan(ptg_target_bandwidth(u, 1, 1, PTG_BW_COPY)));
+  }
+  /* names round-trip through the X-macro tables */
+  for (int op = 0; op < PTG_OP_COUNT; op++) CHECK(ptg_op_from_name(ptg_op_name(op)) == op);
+  for (int e = 0; e < PTG_ELEM_COUNT; e++) CHECK(ptg_elem_from_name(ptg_elem_name(e)) == e);
+  CHECK(ptg_op_from_name("frobnicate") == -1);
+  /* an unwritable path fails without leaving a file */
+  pt_diag_clear(&d);
+  CHECK(ptg_target_save(t, "/nonexistent-dir/x.json", &d) < 0 && strstr(d.msg, "/nonexistent-dir/x.json"));
+  free(first);
+  unlink(path);
+  ptg_target_free(u);
+  ptg_target_free(t);
+  TEST_DONE();
+}
