@@ -1,5 +1,6 @@
 /* The program-profile file (docs/formats.md, "Program profile"): writing it (deterministic,
  * atomically) and reading it back into the typed structs the predictor uses. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,15 @@ int pa_profile_save(const pa_profile *p, const char *path, pt_diag *d) {
 }
 
 /* ------------------------------------------------------------------ reading */
+/* JSON paths for messages; a long path is cut, which is fine for a message. */
+static void path_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void path_fmt(char *buf, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, n, fmt, ap);
+  va_end(ap);
+}
+
 typedef struct {
   pt_arena *a;
   const char *file;
@@ -167,7 +177,7 @@ static bool bad(reader *r, const char *what) {
 }
 
 static const cJSON *field(reader *r, const cJSON *o, const char *key, const char *ctx) {
-  snprintf(r->path, sizeof r->path, "%s.%s", ctx, key);
+  path_fmt(r->path, sizeof r->path, "%s.%s", ctx, key);
   return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
@@ -200,7 +210,7 @@ static int *ints(reader *r, const cJSON *o, const char *key, const char *ctx, in
 
 static void read_features(reader *r, const cJSON *o, const char *ctx, pa_features *f) {
   char c[160];
-  snprintf(c, sizeof c, "%s.features", ctx);
+  path_fmt(c, sizeof c, "%s.features", ctx);
   const cJSON *x = field(r, o, "features", ctx);
   if (!cJSON_IsObject(x)) {
     bad(r, "an object");
@@ -220,7 +230,7 @@ static void read_features(reader *r, const cJSON *o, const char *ctx, pa_feature
   cJSON_ArrayForEach(e, ops) {
     int k = pa_opclass_from_name(e->string);
     if (k < 0 || !cJSON_IsNumber(e)) {
-      snprintf(r->path, sizeof r->path, "%s.by_op.%s", c, e->string);
+      path_fmt(r->path, sizeof r->path, "%s.by_op.%s", c, e->string);
       bad(r, "a known operation class with a count");
       return;
     }
@@ -260,7 +270,7 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
   for (int i = 0; i < b->n_nodes && !r->err; i++) {
     const cJSON *x = cJSON_GetArrayItem(nodes, i);
     pa_node *n = &b->nodes[i];
-    snprintf(c, sizeof c, "%s.nodes[%d]", ctx, i);
+    path_fmt(c, sizeof c, "%s.nodes[%d]", ctx, i);
     int op = pa_opclass_from_name(str(r, x, "op", c));
     if (op < 0) bad(r, "a known operation class");
     n->op = op < 0 ? PA_OP_OTHER : (pa_opclass)op;
@@ -280,7 +290,7 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
   b->edges = pt_alloc(r->a, sizeof *b->edges * (size_t)(b->n_edges + 1));
   for (int i = 0; i < b->n_edges && !r->err; i++) {
     const cJSON *e = cJSON_GetArrayItem(edges, i);
-    snprintf(r->path, sizeof r->path, "%s.edges[%d]", ctx, i);
+    path_fmt(r->path, sizeof r->path, "%s.edges[%d]", ctx, i);
     const cJSON *s = cJSON_GetArrayItem(e, 0), *t = cJSON_GetArrayItem(e, 1), *k = cJSON_GetArrayItem(e, 2);
     if (!cJSON_IsNumber(s) || !cJSON_IsNumber(t) || !cJSON_IsString(k) || s->valueint < 0 ||
         s->valueint >= b->n_nodes || t->valueint < 0 || t->valueint >= b->n_nodes) {
@@ -315,7 +325,7 @@ static void read_function(reader *r, const cJSON *o, const char *ctx, pa_functio
   for (int i = 0; i < f->n_loops && !r->err; i++) {
     const cJSON *x = cJSON_GetArrayItem(loops, i);
     pa_loop *l = &f->loops[i];
-    snprintf(c, sizeof c, "%s.loops[%d]", ctx, i);
+    path_fmt(c, sizeof c, "%s.loops[%d]", ctx, i);
     l->header = (int)num(r, x, "header", c);
     l->parent = (int)num(r, x, "parent", c);
     l->depth = (int)num(r, x, "depth", c);
@@ -327,7 +337,7 @@ static void read_function(reader *r, const cJSON *o, const char *ctx, pa_functio
       bad(r, "header and parent indices in range");
   }
   for (int i = 0; i < f->n_blocks && !r->err; i++) {
-    snprintf(c, sizeof c, "%s.blocks[%d]", ctx, i);
+    path_fmt(c, sizeof c, "%s.blocks[%d]", ctx, i);
     read_block(r, cJSON_GetArrayItem(blocks, i), c, f->n_blocks, f->n_loops, &f->blocks[i]);
   }
 }
@@ -379,7 +389,7 @@ pa_profile *pa_profile_load(const char *path, pt_diag *d) {
   p->reuse_by_function = pt_alloc(a, sizeof *p->reuse_by_function * (size_t)(p->n_functions + 1));
   char c[160];
   for (int i = 0; i < p->n_functions && !r.err; i++) {
-    snprintf(c, sizeof c, "$.functions[%d]", i);
+    path_fmt(c, sizeof c, "$.functions[%d]", i);
     read_function(&r, cJSON_GetArrayItem(fns, i), c, &p->functions[i]);
   }
   const cJSON *reuse = field(&r, o, "reuse", "$");

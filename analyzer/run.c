@@ -3,6 +3,7 @@
  * arguments held between guard pages, and leaves counts and reuse histograms in shared
  * memory. The parent enforces the time limit, so a crash or hang is an error, not our death. */
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +114,13 @@ static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *
   return g->lo;
 }
 
-static int child_fail(shared_hdr *h, const char *fmt, const char *detail) {
-  snprintf(h->error, sizeof h->error, fmt, detail ? detail : "");
+/* The child's error text (cut to the shared header's size) for the parent to report. */
+static int child_fail(shared_hdr *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int child_fail(shared_hdr *h, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(h->error, sizeof h->error, fmt, ap);
+  va_end(ap);
   return 2;
 }
 
@@ -135,7 +141,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
   LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(bc, bc_len, "profiled-module", 0);
   LLVMModuleRef mod = NULL;
-  if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode%s", NULL);
+  if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode");
   pt_diag d = {0};
   if (pa_instrument(mod, reuse, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
   pa_runtime *rt = pa_runtime_new(nf, opt->sample_rate > 0 ? opt->sample_rate : 1, reuse);
@@ -188,14 +194,14 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
     switch (a->kind) {
     case PA_ARG_BUFFER:
       bufs[nb] = (guarded){.arg = i, .sub = -1};
-      if (!guarded_alloc(&bufs[nb], a->type, a->count, &rng)) return child_fail(h, "cannot allocate args buffer%s", NULL);
+      if (!guarded_alloc(&bufs[nb], a->type, a->count, &rng)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
       slots[i] = (uint64_t)(uintptr_t)bufs[nb++].lo;
       break;
     case PA_ARG_BUFFER_ARRAY: {
       void **ptrs = calloc((size_t)a->n_counts, sizeof *ptrs);
       for (int j = 0; j < a->n_counts; j++) {
         bufs[nb] = (guarded){.arg = i, .sub = j};
-        if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng)) return child_fail(h, "cannot allocate args buffer%s", NULL);
+        if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
         ptrs[j] = bufs[nb++].lo;
       }
       slots[i] = (uint64_t)(uintptr_t)ptrs;

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"workloads", cmd_workloads, "list the built-in workloads and the benchmark suite"},
     {"compile", cmd_compile, "lower a scheduled workload to LLVM IR, an object or assembly"},
     {"run", cmd_run, "JIT a scheduled workload, check it against the reference and time it"},
+    {"analyze", cmd_analyze, "profile an LLVM module: CFGs, task graphs, block counts, reuse distances"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,132 @@
+/* portent analyze: the hardware-independent profile of an LLVM module (.ll or .bc): CFGs,
+ * loops, task graphs and static features, plus block counts and reuse distances from one
+ * instrumented run of the function a run spec names. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer.h"
+#include "commands.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
+          "       [--seed S] [--timeout SEC] [--no-reuse] [--json]\n\n"
+          "  --spec RUN.json   entry function and arguments to run it on (docs/formats.md, \"Run spec\");\n"
+          "                    without it the profile is static (no counts, no reuse)\n"
+          "  -o PROFILE.json   write the profile there (atomically); without -o it goes to stdout\n"
+          "  --sample RATE     SHARDS spatial sampling of cache lines, 0 < RATE <= 1 (default 1)\n"
+          "  --seed S          seed of the random argument data (overrides the spec's)\n"
+          "  --timeout SEC     kill the instrumented run after SEC seconds (overrides the spec's)\n"
+          "  --no-reuse        block counts only (no memory-access hooks: faster)\n"
+          "  --json            with -o: print the summary as JSON\n"
+          "Exit 1 if the kernel crashed or hung, 2 for bad usage or input (malformed IR or spec).\n");
+}
+
+static void summary(const pa_profile *p, const char *out, bool json) {
+  if (json) {
+    printf("{\"profile\": \"%s\", \"module_id\": \"%s\", \"counts_source\": \"%s\", \"functions\": %d, "
+           "\"threads\": %d, \"run_seconds\": %.6f, \"accesses\": %.0f, \"cold\": %.0f, \"sample_rate\": %g}\n",
+           out, p->module_id, p->counts_source, p->n_functions, p->threads, p->run_seconds,
+           p->reuse_total.accesses, p->reuse_total.cold, p->sample_rate);
+    return;
+  }
+  printf("%s: module %s, %d function(s), counts %s", out, p->module_id, p->n_functions, p->counts_source);
+  if (p->entry) printf(" (ran %s in %.3f s on %d thread(s))", p->entry, p->run_seconds, p->threads);
+  printf("\n");
+  for (int i = 0; i < p->n_functions; i++) {
+    const pa_function *f = &p->functions[i];
+    int static_trips = 0;
+    for (int l = 0; l < f->n_loops; l++) static_trips += f->loops[l].trip_count >= 0;
+    printf("  %-24s %4d blocks %3d loops (%d static trip counts) %8lld instructions  calls %llu%s\n", f->name,
+           f->n_blocks, f->n_loops, static_trips, (long long)f->features.instructions,
+           (unsigned long long)f->calls, f->parallel ? "  parallel" : "");
+  }
+  if (p->reuse_total.accesses > 0)
+    printf("  reuse: %.0f accesses, %.0f cold lines, sample rate %g\n", p->reuse_total.accesses, p->reuse_total.cold,
+           p->sample_rate);
+}
+
+int cmd_analyze(int argc, char **argv) {
+  const char *input = NULL, *spec_path = NULL, *out = NULL;
+  pa_options opt = {.sample_rate = 1};
+  bool json = false, have_seed = false;
+  unsigned long long seed = 0;
+  double timeout = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    bool has_val = i + 1 < argc;
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(arg, "--json") == 0) json = true;
+    else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
+    else if (strcmp(arg, "--spec") == 0 && has_val) spec_path = argv[++i];
+    else if (strcmp(arg, "-o") == 0 && has_val) out = argv[++i];
+    else if (strcmp(arg, "--sample") == 0 && has_val) {
+      char *end;
+      opt.sample_rate = strtod(argv[++i], &end);
+      if (*end || !(opt.sample_rate > 0 && opt.sample_rate <= 1)) {
+        fprintf(stderr, "portent analyze: --sample must be a rate in (0, 1], got '%s'\n", argv[i]);
+        return EXIT_USAGE;
+      }
+    } else if (strcmp(arg, "--seed") == 0 && has_val) {
+      seed = strtoull(argv[++i], NULL, 10);
+      have_seed = true;
+    } else if (strcmp(arg, "--timeout") == 0 && has_val) {
+      timeout = atof(argv[++i]);
+      if (timeout <= 0) {
+        fprintf(stderr, "portent analyze: --timeout must be > 0\n");
+        return EXIT_USAGE;
+      }
+    } else if (arg[0] != '-' && !input) input = arg;
+    else {
+      fprintf(stderr, "portent analyze: unexpected argument '%s'\n", arg);
+      usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (!input) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  size_t n = strlen(input);
+  if (n < 3 || (strcmp(input + n - 3, ".ll") != 0 && strcmp(input + n - 3, ".bc") != 0)) {
+    fprintf(stderr, "portent analyze: '%s' is not an .ll or .bc file (analyzing a built-in WORKLOAD is not "
+                    "wired yet)\n", input);
+    return EXIT_USAGE;
+  }
+  pt_diag d = {0};
+  pa_module *m = pa_module_load(input, &d);
+  if (!m) {
+    fprintf(stderr, "portent analyze: %s\n", d.msg);
+    return d.err == PT_ERR_IO || d.err == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED;
+  }
+  pa_run_spec *spec = NULL;
+  if (spec_path && !(spec = pa_run_spec_load(spec_path, &d))) {
+    fprintf(stderr, "portent analyze: %s\n", d.msg);
+    pa_module_free(m);
+    return EXIT_USAGE;
+  }
+  if (spec && have_seed) spec->seed = seed;
+  if (spec && timeout > 0) spec->timeout_s = timeout;
+  pa_profile *p = spec ? pa_profile_build(m, spec, &opt, &d) : pa_profile_static(m, &d);
+  int rc = EXIT_OK;
+  if (!p) {
+    fprintf(stderr, "portent analyze: %s\n", d.msg);
+    rc = d.err == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED;
+  } else if (out) {
+    if (pa_profile_save(p, out, &d)) {
+      fprintf(stderr, "portent analyze: %s\n", d.msg);
+      rc = EXIT_FAILED;
+    } else summary(p, out, json);
+  } else {
+    char *s = pa_profile_to_json(p);
+    puts(s);
+    free(s);
+  }
+  pa_profile_free(p);
+  pa_run_spec_free(spec);
+  pa_module_free(m);
+  return rc;
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# portent analyze end to end: a profile written atomically and byte-identical across runs,
+# exit 1 and no file when the kernel crashes, exit 2 with LLVM's position for malformed IR.
+# usage: cli_analyze.sh PORTENT KERNEL_DIR FIXTURE_DIR
+set -u
+P=$1 K=$2 F=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/a.json" > "$T/out.txt" || fail "analyze gemm exited $?"
+grep -q '"version":1' "$T/a.json" || fail "no version field"
+grep -q 'gemm .* 3 loops (3 static trip counts)' "$T/out.txt" || fail "summary: $(cat "$T/out.txt")"
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/b.json" > /dev/null || fail "second run"
+cmp -s "$T/a.json" "$T/b.json" || fail "two runs with one seed differ"
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/s.json" --sample 0.5 --json > "$T/s.txt" || fail "sampled"
+grep -q '"sample_rate": 0.5' "$T/s.txt" || fail "sampled summary: $(cat "$T/s.txt")"
+"$P" analyze "$K/gemm.ll" > "$T/static.json" || fail "static profile"
+grep -q '"counts_source":"none"' "$T/static.json" || fail "static profile counts_source"
+
+"$P" analyze "$F/crash.ll" --spec "$F/crash_spec.json" -o "$T/c.json" 2> "$T/err.txt"
+rc=$?
+[ $rc -eq 1 ] || fail "crash: exit $rc, want 1"
+grep -q 'kernel crashed (SIGSEGV)' "$T/err.txt" || fail "crash message: $(cat "$T/err.txt")"
+[ ! -e "$T/c.json" ] || fail "a profile was written for a crashed run"
+ls "$T" | grep -q tmp && fail "a temporary file was left behind"
+
+printf 'define void @f() {\n  ret i32 0\n}\n' > "$T/bad.ll"
+"$P" analyze "$T/bad.ll" -o "$T/d.json" 2> "$T/err.txt"
+rc=$?
+[ $rc -eq 2 ] || fail "malformed IR: exit $rc, want 2"
+grep -q 'bad.ll:2:' "$T/err.txt" || fail "malformed IR message: $(cat "$T/err.txt")"
+"$P" analyze "$K/gemm.ll" --sample 2 2> /dev/null
+[ $? -eq 2 ] || fail "--sample 2 accepted"
+echo ok
