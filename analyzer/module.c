@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
-#include <llvm-c/BitReader.h>
 #include <llvm-c/IRReader.h>
 
 #include "internal.h"
@@ -25,21 +24,15 @@ pa_module *pa_module_load(const char *path, pt_diag *d) {
                             (s[0] == 0xDE && s[1] == 0xC0 && s[2] == 0x17 && s[3] == 0x0B));
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = NULL;
-  if (bitcode) {
-    /* The bitcode reader reports through the context's diagnostic handler; parseIR gives the
-     * same reader with its message, so use the IR reader for both and keep the buffer here. */
-    if (LLVMParseBitcodeInContext2(ctx, buf, &mod)) {
-      LLVMDisposeMemoryBuffer(buf);
-      LLVMContextDispose(ctx);
-      pt_fail(d, PT_ERR_INPUT, "%s: malformed LLVM bitcode", path);
-      return NULL;
-    }
-    LLVMDisposeMemoryBuffer(buf);
-  } else if (LLVMParseIRInContext(ctx, buf, &mod, &msg)) { /* takes the buffer */
-    /* LLVM's message is "file:line:col: error: ..." followed by the line and a caret. */
+  /* LLVMParseIRInContext reads bitcode too (llvm::parseIR checks the magic) and, unlike
+   * LLVMParseBitcodeInContext2, returns the reader's error instead of letting the context's
+   * default diagnostic handler print it and exit the process. */
+  if (LLVMParseIRInContext(ctx, buf, &mod, &msg)) { /* takes the buffer */
+    /* LLVM's message is "file:line:col: error: ..." (text) or "file: error: ..." (bitcode),
+     * then for text the offending line and a caret. */
     size_t len = msg ? strlen(msg) : 0;
     while (len && (msg[len - 1] == '\n')) msg[--len] = 0;
-    pt_fail(d, PT_ERR_INPUT, "%s", msg ? msg : "malformed IR");
+    pt_fail(d, PT_ERR_INPUT, "%s%s", msg ? msg : path, bitcode ? " (malformed LLVM bitcode)" : "");
     LLVMDisposeMessage(msg);
     LLVMContextDispose(ctx);
     return NULL;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <llvm-c/BitWriter.h>
+
 #include "analyzer/analyzer.h"
 #include "test.h"
 
@@ -52,6 +54,32 @@ int main(void) {
 
   pa_module *gemm = load_kernel("gemm");
   if (gemm) {
+    /* Bitcode: the same module reads back with the same id; a truncated file is an error
+     * (LLVM's default handler would print and exit the process). */
+    char bc[600], cut[600];
+    snprintf(bc, sizeof bc, "%s/gemm.bc", dir);
+    snprintf(cut, sizeof cut, "%s/cut.bc", dir);
+    CHECK(LLVMWriteBitcodeToFile(pa_module_llvm(gemm), bc) == 0);
+    size_t len = 0;
+    char *bytes = pt_read_file(bc, &len, &d);
+    FILE *cf = fopen(cut, "wb");
+    fwrite(bytes, 1, len / 3, cf);
+    fclose(cf);
+    free(bytes);
+    pa_module *g2 = pa_module_load(bc, &d);
+    CHECK_MSG(g2, "%s", d.msg);
+    pa_profile *s1 = pa_profile_static(gemm, &d), *s2 = g2 ? pa_profile_static(g2, &d) : NULL;
+    CHECK(s1 && s2 && strcmp(s1->module_id, s2->module_id) == 0);
+    pa_profile_free(s1);
+    pa_profile_free(s2);
+    pa_module_free(g2);
+    pt_diag_clear(&d);
+    CHECK(pa_module_load(cut, &d) == NULL);
+    CHECK_MSG(strstr(d.msg, "cut.bc: error:") && strstr(d.msg, "(malformed LLVM bitcode)"), "%s", d.msg);
+    fprintf(stderr, "expected error: %s\n", d.msg);
+    unlink(bc);
+    unlink(cut);
+
     const char *msg = try_build(gemm, "{\"entry\":\"gemm2\",\"args\":[]}", out, &d);
     CHECK_MSG(strstr(msg, "'gemm2' is not defined"), "%s", msg);
     msg = try_build(gemm,
