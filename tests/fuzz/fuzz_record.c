@@ -1,6 +1,6 @@
 /* libFuzzer target for the record and step-list parsers: any input either fails with a
  * diagnostic or parses into something that formats and reads back unchanged.
- * Build: cmake -DCMAKE_C_COMPILER=clang-19 -DPORTENT_FUZZ=ON; run: fuzz_record tests/fuzz/corpus_record */
+ * Build: cmake -DCMAKE_C_COMPILER=clang-19 -DPORTENT_FUZZ=ON; run: fuzz_record SCRATCH_DIR tests/fuzz/corpus_record */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
