@@ -71,6 +71,9 @@ typedef struct {
   int loop;           /* innermost loop containing the block; -1 if none */
   uint64_t count;     /* executions over the run (all calls) */
   double count_per_call; /* count / calls of the function; 0 if never called */
+  /* Executions per call derived from static trip counts without running; -1 when the
+   * function has a branch that is not the exit test of a loop with a static trip count. */
+  double static_count_per_call;
   int n_nodes, n_edges;
   pa_node *nodes;
   pa_edge *edges;

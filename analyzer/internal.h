@@ -34,6 +34,8 @@ int pa_cfg_build(pt_arena *a, LLVMValueRef fn, pa_function *f, pa_ptrmap *bbmap)
 bool pa_dominates(const pa_function *f, int a, int b);
 /* loops.c: natural loops with nesting and static trip counts. */
 void pa_loops_build(pt_arena *a, LLVMValueRef fn, pa_function *f, const pa_ptrmap *bbmap);
+/* counts.c: static_count_per_call of every block, or -1 everywhere (returns < 0). */
+int pa_static_counts(pa_function *f);
 /* taskgraph.c: nodes, edges and features of each block. */
 void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f);
 void pa_features_add(pa_features *sum, const pa_features *x);

@@ -50,6 +50,7 @@ static cJSON *block_json(const pa_block *b) {
   cJSON_AddNumberToObject(o, "loop", b->loop);
   cJSON_AddNumberToObject(o, "count", (double)b->count);
   cJSON_AddNumberToObject(o, "count_per_call", b->count_per_call);
+  cJSON_AddNumberToObject(o, "static_count_per_call", b->static_count_per_call);
   cJSON_AddItemToObject(o, "features", features_json(&b->features));
   cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
   for (int i = 0; i < b->n_nodes; i++) {
@@ -258,6 +259,7 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
   if (b->idom < -1 || b->idom >= n_blocks || b->loop < -1 || b->loop >= n_loops) bad(r, "an index in range");
   b->count = (uint64_t)num(r, o, "count", ctx);
   b->count_per_call = num(r, o, "count_per_call", ctx);
+  b->static_count_per_call = num(r, o, "static_count_per_call", ctx);
   read_features(r, o, ctx, &b->features);
   const cJSON *nodes = field(r, o, "nodes", ctx), *edges;
   if (!cJSON_IsArray(nodes)) {

@@ -89,6 +89,19 @@ static void test_trip_counts(void) {
   f = pa_profile_function(p, "unsigned_le");
   CHECK_MSG(loop_at(f, "loop")->trip_count == 41, "%lld", (long long)loop_at(f, "loop")->trip_count);
   CHECK(block_named(f, "loop")->count == 41);
+  /* Without running: the same counts per call from the trip counts (top-tested included). */
+  for (int i = 0; i < p->n_functions; i++) {
+    const pa_function *g = &p->functions[i];
+    for (int j = 0; j < g->n_blocks; j++) {
+      const pa_block *b = &g->blocks[j];
+      bool expect_static = strcmp(g->name, "data_dependent") != 0;
+      CHECK_MSG((b->static_count_per_call >= 0) == expect_static, "%s/%s", g->name, b->name);
+      if (b->static_count_per_call >= 0 && g->calls)
+        CHECK_MSG(b->static_count_per_call == b->count_per_call, "%s/%s: static %g, run %g", g->name, b->name,
+                  b->static_count_per_call, b->count_per_call);
+    }
+  }
+  CHECK(block_named(pa_profile_function(p, "top_tested"), "body")->static_count_per_call == 10);
   f = pa_profile_function(p, "data_dependent");
   CHECK(loop_at(f, "loop")->trip_count == -1);
   CHECK(f->calls == 0 && block_named(f, "loop")->count == 0);
