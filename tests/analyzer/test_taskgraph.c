@@ -111,8 +111,44 @@ static void test_trip_counts(void) {
   pa_module_free(m);
 }
 
+static void test_vector(void) {
+  pt_diag d = {0};
+  pa_module *m = pa_module_load(PA_FIXTURE_DIR "/vector.ll", &d);
+  CHECK_MSG(m, "%s", d.msg);
+  if (!m) return;
+  pa_run_spec *s = pa_run_spec_parse("{\"entry\":\"vec\",\"args\":[{\"kind\":\"buffer\",\"type\":\"f32\",\"count\":100},"
+                                     "{\"kind\":\"buffer\",\"type\":\"i32\",\"count\":4},"
+                                     "{\"kind\":\"buffer\",\"type\":\"f32\",\"count\":8}]}",
+                                     "spec", &d);
+  pa_profile *p = pa_profile_build(m, s, &(pa_options){.sample_rate = 1}, &d);
+  CHECK_MSG(p, "%s", d.msg);
+  if (p) {
+    const pa_block *b = &p->functions[0].blocks[0];
+    static const struct { pa_opclass op; const char *elem; int lanes; int bytes; } want[] = {
+        {PA_OP_LOAD, "i32", 4, 16},   {PA_OP_CONVERT, "i64", 4, 0}, {PA_OP_OTHER, "ptr", 4, 0},
+        {PA_OP_GATHER, "f32", 4, 16}, {PA_OP_SQRT, "f32", 4, 0},    {PA_OP_MINMAX, "f32", 4, 0},
+        {PA_OP_SHUFFLE, "f32", 4, 0}, {PA_OP_DIV, "f32", 4, 0},     {PA_OP_CMPSEL, "f32", 4, 0},
+        {PA_OP_CMPSEL, "f32", 4, 0},  {PA_OP_STORE, "f32", 4, 16},  {PA_OP_OTHER, "ptr", 4, 0},
+        {PA_OP_GATHER, "f32", 4, 16}, {PA_OP_OTHER, "void", 1, 0},
+    };
+    CHECK(b->n_nodes == (int)PT_ARRAY_LEN(want));
+    for (int i = 0; i < b->n_nodes && i < (int)PT_ARRAY_LEN(want); i++)
+      CHECK_MSG(b->nodes[i].op == want[i].op && strcmp(b->nodes[i].elem, want[i].elem) == 0 &&
+                    b->nodes[i].lanes == want[i].lanes && b->nodes[i].bytes == want[i].bytes,
+                "node %d: %s %s x%d %d bytes", i, pa_opclass_name(b->nodes[i].op), b->nodes[i].elem,
+                b->nodes[i].lanes, b->nodes[i].bytes);
+    CHECK(b->features.loads == 2 && b->features.stores == 2 && b->features.vector_instructions == 13);
+    /* load of idx (1) + 4 gather lanes + masked store (1) + 4 scatter lanes */
+    CHECK_MSG(p->reuse_total.accesses == 10, "%g", p->reuse_total.accesses);
+    pa_profile_free(p);
+  }
+  pa_run_spec_free(s);
+  pa_module_free(m);
+}
+
 int main(void) {
   test_graph();
+  test_vector();
   test_trip_counts();
   TEST_DONE();
 }
