@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lex.h"
+#include "parse.h"
 
 typedef struct {
   pc_lexed *out;

@@ -86,9 +86,11 @@ static const row rows[] = {
     {"input A[4]\ninput U[2]\nB[i] = A[i]\nO[i:2, j:2] = 1",
      "0 U[2] = placeholder\n1 A[4] = placeholder\n2 B[4](i) = A[i]   (output)\n"
      "3 O[2, 2](i, j) = 1   (output)\n", 0},
-    /* an index kept in bounds by min, a comparison used as a value */
-    {"input A[4]\nB[i:6] = A[min(i, 3)] * (A[i % 4] > 0)",
-     "0 A[4] = placeholder\n1 B[6](i) = (A[min(i, 3)] * float((A[(i % 4)] > 0)))   (output)\n", 12},
+    /* an index kept in bounds by min; comparisons used as numbers; constants folded */
+    {"input A[4]\nB[i:6] = A[min(i, 3)] * (A[i % 4] > 0) + (i < 2)\nC[i:6] = A[i / (1 + 1) + (i < 0)]",
+     "0 A[4] = placeholder\n"
+     "1 B[6](i) = ((A[min(i, 3)] * select((A[(i % 4)] > 0), 1, 0)) + select((i < 2), 1, 0))   (output)\n"
+     "2 C[6](i) = A[((i / 2) + select((i < 0), 1, 0))]   (output)\n", 6 * 3},
 
     /* errors: each names file:line:col */
     {"input A[4]\nB[i] = Q[i]", "error:t.expr:2:8: unknown tensor 'Q'"},
@@ -135,7 +137,8 @@ static const row rows[] = {
      "error:3:17: conflicting extents for axis 'i': 5 here (dimension 0 of C), 4 at 3:10 (dimension 0 of A)"},
     {"input A[4]\nB[i:8] = A[i]", "error:2:12: index out of bounds: dimension 0 of A has extent 4, the index ranges over [0, 7]"},
     {"input A[4]\nB[i] = A[i] + A[3 - i + 1]", "error:2:17: index out of bounds: dimension 0 of A has extent 4, the index ranges over [1, 4]"},
-    {"input A[4]\nB[i] = A[i] * A[i / (i - 1)]", "error:2:19: integer division by an expression that can be zero"},
+    {"input A[4]\nB[i] = A[i] * A[i / (i - 1)]", "error:2:19: integer '/' needs a positive constant divisor"},
+    {"input A[4]\nB[i] = A[i] * A[i % 0]", "error:2:19: integer '%' needs a positive constant divisor"},
     {"input A[4]\nB[i] = foo(A[i])", "error:2:8: unknown function 'foo'"},
     {"input A[4]\nB[i] = exp(A[i], 1.0)", "error:2:8: exp takes 1 argument, got 2"},
     {"input A[4]\nB[i] = A[0 < i < 2]", "error:2:16: comparisons cannot be chained"},
@@ -218,6 +221,12 @@ int main(void) {
   for (int k = 1; k < 40; k++) n += sprintf(big + n, "T%d[i] = T%d[i] + 1\n", k, k - 1);
   pt_diag_clear(&d);
   CHECK(pc_expr_parse(big, "t.expr", &d) == NULL && strstr(d.msg, "33:1: too many tensors") != NULL);
+  n = 0;
+  for (int k = 0; k < 17; k++) n += sprintf(big + n, "input T%d[4]\n", k);
+  n += sprintf(big + n, "S[i] = T0[i]");
+  for (int k = 1; k < 17; k++) n += sprintf(big + n, " + T%d[i]", k);
+  pt_diag_clear(&d);
+  CHECK(pc_expr_parse(big, "t.expr", &d) == NULL && strstr(d.msg, "18:1: statement reads 17 different tensors") != NULL);
   n = sprintf(big, "input T0[4]\n");
   for (int k = 1; k < 32; k++) n += sprintf(big + n, "T%d[i] = T%d[i] + 1\n", k, k - 1);
   pt_diag_clear(&d);
