@@ -9,5 +9,9 @@ int cmd_workloads(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_characterize(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_bench_characterize(int argc, char **argv);
 
 #endif

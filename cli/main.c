@@ -16,6 +16,9 @@ static const command commands[] = {
     {"compile", cmd_compile, "lower a scheduled workload to LLVM IR, an object or assembly"},
     {"run", cmd_run, "JIT a scheduled workload, check it against the reference and time it"},
     {"analyze", cmd_analyze, "profile an LLVM module: CFGs, task graphs, block counts, reuse distances"},
+    {"characterize", cmd_characterize, "microbenchmark this machine into a target description"},
+    {"targets", cmd_targets, "show, compare or validate target descriptions"},
+    {"bench", cmd_bench, "benchmark suites (bench characterize, ...)"},
 };
 
 static void usage(FILE *f) {

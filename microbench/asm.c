@@ -25,7 +25,7 @@ char *pmb_asm_function(const char *s, const char *name) {
 
 /* Loop bookkeeping the kernels all share, never what they measure (unless nothing else). */
 static bool overhead(const char *mn) {
-  static const char *const names[] = {"incq", "decq", "cmpq", "jl", "jne", "jb", "jge", "addq", "subq", "movq", "b.ne", "cmp", "b.lt"};
+  static const char *const names[] = {"incq", "decq", "cmpq", "jl", "jne", "jb", "jge", "b.ne", "cmp", "b.lt"};
   for (size_t i = 0; i < PT_ARRAY_LEN(names); i++)
     if (strcmp(mn, names[i]) == 0) return true;
   return false;
@@ -35,10 +35,14 @@ void pmb_asm_main_instruction(const char *s, const char *name, char *out, size_t
   out[0] = 0;
   char *body = pmb_asm_function(s, name);
   if (!body) return;
-  char *loop = strstr(body, "# %loop");
-  if (!loop) loop = body;
-  char *loop_end = strstr(loop, "# %done");
-  if (loop_end) *loop_end = 0;
+  /* the kernels' only loop: from the first basic-block label to its closing branch */
+  char *loop = strstr(body, "\n.LBB");
+  loop = loop ? loop + 1 : body;
+  for (char *p = strchr(loop, '\n'); p; p = strchr(p + 1, '\n'))
+    if (p[1] == '\t' && p[2] == 'j') {
+      p[1] = 0;
+      break;
+    }
   struct { char mn[32], reg[8]; int count; } seen[64];
   int n_seen = 0;
   for (char *line = loop; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {

@@ -1,4 +1,4 @@
-/* Timing: repetition statistics (median and relative spread), kernel timing that grows the
+/* Timing: repetition statistics (value and relative spread), kernel timing that grows the
  * iteration count until a call lasts long enough, and the core clock, calibrated with a
  * dependent chain of 64-bit integer adds (1 cycle each on every x86 and Arm core portent
  * targets: Agner Fog's instruction tables, uops.info), since a VM's TSC need not tick at the
@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -16,32 +17,41 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 pmb_stats pmb_stats_of(double *v, int n) {
-  pmb_stats s = {.reps = n, .median = NAN, .min = NAN, .max = NAN, .spread = 0};
+  pmb_stats s = {.reps = n, .value = NAN, .min = NAN, .max = NAN, .spread = 0};
   if (n <= 0) return s;
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   s.min = v[0];
   s.max = v[n - 1];
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  s.spread = s.median > 0 ? (s.max - s.min) / s.median : 0;
+  /* the best repetition: interference (other processes, interrupts) only ever adds time */
+  s.value = s.min;
+  s.spread = s.value > 0 ? (s.max - s.min) / s.value : 0;
   return s;
 }
 
 pmb_stats pmb_stats_scale(pmb_stats s, double f) {
-  s.median *= f, s.min *= f, s.max *= f;
+  s.value *= f, s.min *= f, s.max *= f;
   return s;
 }
 
 ptg_figure pmb_figure(pmb_stats s) {
-  return (ptg_figure){.value = s.median, .spread = s.spread, .reps = s.reps, .source = NULL};
+  return (ptg_figure){.value = s.value, .spread = s.spread, .reps = s.reps, .source = NULL};
 }
 
-pmb_stats pmb_time_kernel(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps) {
+/* CPU time of this thread: on a shared or virtual machine, time spent descheduled (other
+ * processes, the hypervisor's steal) is not the kernel's. */
+double pmb_thread_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static pmb_stats time_with(double (*now)(void), pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps) {
   int64_t iters = 64;
   fn(iters, in, out); /* warm up: page in, wake the core */
   for (;;) {
-    double t0 = pt_now();
+    double t0 = now();
     fn(iters, in, out);
-    double dt = pt_now() - t0;
+    double dt = now() - t0;
     if (dt >= min_seconds || iters > ((int64_t)1 << 40)) break;
     /* aim 20% past the target so the timed calls do not straddle it */
     double grow = dt > 0 ? 1.2 * min_seconds / dt : 16;
@@ -50,11 +60,19 @@ pmb_stats pmb_time_kernel(pmb_kernel_fn fn, void *in, void *out, double min_seco
   double t[64];
   if (reps > 64) reps = 64;
   for (int r = 0; r < reps; r++) {
-    double t0 = pt_now();
+    double t0 = now();
     fn(iters, in, out);
-    t[r] = (pt_now() - t0) / (double)iters;
+    t[r] = (now() - t0) / (double)iters;
   }
   return pmb_stats_of(t, reps);
+}
+
+pmb_stats pmb_time_kernel(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps) {
+  return time_with(pmb_thread_seconds, fn, in, out, min_seconds, reps);
+}
+
+pmb_stats pmb_time_kernel_wall(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps) {
+  return time_with(pt_now, fn, in, out, min_seconds, reps);
 }
 
 void pmb_progress(const pmb_ctx *c, const char *fmt, ...) {
@@ -84,7 +102,7 @@ int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d) {
   pmb_kernel_fill(&k, in);
   /* more repetitions than elsewhere: every cycle figure inherits this one's error */
   pmb_stats s = pmb_time_kernel(fn, in, out, 2 * c->min_seconds, c->reps * 2 + 1);
-  double per_add = s.median / k.unroll;
+  double per_add = s.value / k.unroll;
   c->ghz = 1e-9 / per_add;
   c->t->frequency_ghz = (ptg_figure){.value = c->ghz, .spread = s.spread, .reps = s.reps,
                                      .source = "dependent 64-bit add chain, 1 cycle per add"};

@@ -61,15 +61,18 @@ int pmb_bandwidth_unroll(void);
 
 /* --- clock.c: statistics and the calibrated cycle clock. --- */
 typedef struct {
-  double median, min, max, spread; /* spread = (max - min) / median */
+  double value, min, max, spread; /* value: the best repetition; spread = (max - min) / value */
   int reps;
 } pmb_stats;
 pmb_stats pmb_stats_of(double *v, int n);
 ptg_figure pmb_figure(pmb_stats s);
 pmb_stats pmb_stats_scale(pmb_stats s, double factor); /* units change; spread does not */
 /* Times fn: grows iters until one call lasts min_seconds, then `reps` timed calls.
- * Returns seconds per iteration statistics. */
+ * Returns seconds per iteration statistics, in this thread's CPU time (single-threaded
+ * kernels) or wall-clock time (_wall: anything that waits for other threads). */
 pmb_stats pmb_time_kernel(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps);
+pmb_stats pmb_time_kernel_wall(pmb_kernel_fn fn, void *in, void *out, double min_seconds, int reps);
+double pmb_thread_seconds(void);
 
 typedef struct {
   const pmb_options *o;

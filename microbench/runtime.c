@@ -71,17 +71,17 @@ int pmb_measure_runtime(pmb_ctx *c, pt_diag *d) {
     pt_pool *pool = pt_pool_new(counts[i]);
     fj_state fj = {pool, counts[i]};
     char sink[64];
-    pmb_stats s = pmb_time_kernel(fork_join, &fj, sink, c->min_seconds * 5, c->reps);
+    pmb_stats s = pmb_time_kernel_wall(fork_join, &fj, sink, c->min_seconds * 5, c->reps);
     barrier_state *b = aligned_alloc(64, sizeof *b);
     *b = (barrier_state){.threads = counts[i]};
     barrier_run br = {pool, b};
-    pmb_stats sb = pmb_time_kernel(barriers, &br, sink, c->min_seconds * 5, c->reps);
+    pmb_stats sb = pmb_time_kernel_wall(barriers, &br, sink, c->min_seconds * 5, c->reps);
     free(b);
     pt_pool_free(pool);
     s = pmb_stats_scale(s, 1e9);
     sb = pmb_stats_scale(sb, 1e9);
     t->runtime[i] = (ptg_runtime){.threads = counts[i], .fork_join_ns = pmb_figure(s), .barrier_ns = pmb_figure(sb)};
-    pmb_progress(c, "thread pool, %d thread(s): fork/join %.0f ns, barrier %.0f ns", counts[i], s.median, sb.median);
+    pmb_progress(c, "thread pool, %d thread(s): fork/join %.0f ns, barrier %.0f ns", counts[i], s.value, sb.value);
   }
   t->n_runtime = n;
   (void)d;

@@ -54,6 +54,9 @@ static const char *unit_of(const ptg_target *t, const rep *r, int n, const ptg_i
   int best = -1;
   for (int i = 0; i < n; i++) {
     bool rfl = ptg_elem_is_float(r[i].op.elem), rscalar = r[i].op.bits == ptg_elem_bits(r[i].op.elem);
+    /* memory ops and permutes use the same units whatever the lanes hold */
+    bool any_kind = row->op == PTG_OP_LOAD || row->op == PTG_OP_STORE || row->op == PTG_OP_GATHER || row->op == PTG_OP_SHUFFLE;
+    if (any_kind && r[i].op.op == row->op) return names[find((rep *)r, i)];
     if (rfl != fl) continue;
     if (!fl && rscalar != scalar) continue; /* integer scalar ops run on the ALUs */
     if (r[i].op.op == row->op) return names[find((rep *)r, i)];
@@ -78,10 +81,6 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
       pmb_kernel k = pmb_kernel_pair(r[a].op, r[b].op);
       err = pmb_kernel_build(c->jit, m, &k, name, d);
     }
-  /* mixes for the issue width: one chain per representative, round robin over 12 chains */
-  pmb_kernel mix = {.chains = 12, .unroll = 4};
-  for (int i = 0; i < 12; i++) mix.ops[i] = r[i % n].op;
-  if (!err) err = pmb_kernel_build(c->jit, m, &mix, "issue_mix", d);
   if (err < 0) {
     LLVMDisposeModule(m);
     return err;
@@ -97,7 +96,7 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
       if (!fn) goto done;
       pmb_kernel k = pmb_kernel_pair(r[a].op, r[b].op);
       pmb_kernel_fill(&k, in);
-      double t = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps).median * cyc;
+      double t = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps).value * cyc;
       double apart, together;
       bounds(&r[a], &r[b], &apart, &together);
       /* undecidable when one class is so cheap that sharing would hardly show */
@@ -128,12 +127,31 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
   for (int i = 0; i < c->t->n_insts; i++) c->t->insts[i].unit = unit_of(c->t, r, n, &c->t->insts[i], names);
   pmb_progress(c, "execution units: %d unit classes", c->t->n_units);
   {
+    /* the issue-width mix: the cheapest class (latency <= 6 cycles) of every unit, round
+     * robin over 12 chains, so no unit and no dependency chain is the bottleneck */
+    pmb_kernel mix = {.chains = 12, .unroll = 4};
+    int picks[32], n_picks = 0;
+    for (int i = 0; i < n; i++) {
+      if (find(r, i) != i) continue;
+      int best = -1;
+      for (int j = 0; j < n; j++)
+        if (find(r, j) == i && r[j].lat <= 6 && (best < 0 || r[j].rtp < r[best].rtp)) best = j;
+      if (best >= 0) picks[n_picks++] = best;
+    }
+    if (n_picks == 0) goto done;
+    for (int i = 0; i < 12; i++) mix.ops[i] = r[picks[i % n_picks]].op;
+    LLVMModuleRef mm = pmb_jit_module(c->jit, "issue");
+    if (pmb_kernel_build(c->jit, mm, &mix, "issue_mix", d) < 0) {
+      LLVMDisposeModule(mm);
+      goto done;
+    }
+    if (pmb_jit_add(c->jit, mm, d) < 0) goto done;
     pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "issue_mix", d);
     if (!fn) goto done;
     pmb_kernel_fill(&mix, in);
     pmb_stats s = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps);
     int insns = 12 * 4 + 2; /* plus the loop's increment and fused compare-and-branch */
-    double ipc = insns / (s.median * cyc);
+    double ipc = insns / (s.value * cyc);
     const ptg_inst *alu = ptg_target_find_inst(c->t, PTG_OP_ADD, PTG_ELEM_I64, 64);
     double alu_ipc = alu ? 1 / alu->recip_throughput.value : 0;
     c->t->issue_width = (ptg_figure){.value = fmax(ipc, alu_ipc), .spread = s.spread, .reps = s.reps,

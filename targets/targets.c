@@ -183,3 +183,5 @@ double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_
   }
   return NAN;
 }
+
+const char *ptg_shipped_dir(void) { return PTG_SHIPPED_DIR; }

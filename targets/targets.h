@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common.h"
 
@@ -224,5 +225,15 @@ double ptg_target_barrier_ns(const ptg_target *t, int threads);
 /* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
 typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
 double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);
+
+
+/* Readable table of one target / two side by side; the diff flags figures whose relative
+ * difference exceeds tolerance (0.05 = 5%). */
+void ptg_target_print(FILE *f, const ptg_target *t);
+void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, double tolerance);
+/* (b - a) / |a|; NaN when either is unknown. */
+double ptg_rel_diff(double a, double b);
+/* The folder of the shipped target files (the source tree's targets/). */
+const char *ptg_shipped_dir(void);
 
 #endif

@@ -1,0 +1,127 @@
+/* portent bench characterize: runs the characterization twice and prints how far the two
+ * runs differ per figure (is it repeatable?) and how the measurement compares with the
+ * published description of the same microarchitecture (is it right?). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "microbench.h"
+
+/* The figures the predictor leans on most: arithmetic and loads on f32/f64/i32/i64 at scalar
+ * and the widest width, and the cache latencies. Counts those within tol; returns the total. */
+static int main_figures(const ptg_target *a, const ptg_target *b, double tol, int *within, FILE *worst) {
+  static const ptg_op ops[] = {PTG_OP_ADD, PTG_OP_SUB, PTG_OP_MUL, PTG_OP_FMA, PTG_OP_DIV, PTG_OP_SQRT, PTG_OP_LOAD};
+  int n = 0;
+  *within = 0;
+  for (int i = 0; i < b->n_insts; i++) {
+    const ptg_inst *rb = &b->insts[i];
+    bool main_op = false;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) main_op |= rb->op == ops[k];
+    bool width = rb->vector_bits == ptg_elem_bits(rb->elem) || rb->vector_bits == b->max_vector_bits;
+    const ptg_inst *ra = ptg_target_find_inst(a, rb->op, rb->elem, rb->vector_bits);
+    if (!main_op || !width || !ra || rb->elem == PTG_ELEM_BF16 || rb->elem == PTG_ELEM_I8) continue;
+    double d[2] = {ptg_rel_diff(ra->latency.value, rb->latency.value), ptg_rel_diff(ra->recip_throughput.value, rb->recip_throughput.value)};
+    for (int k = 0; k < 2; k++) {
+      if (isnan(d[k])) continue;
+      n++;
+      if (fabs(d[k]) <= tol) (*within)++;
+      else if (worst)
+        fprintf(worst, "    %s %s %d %s: %+.1f%%\n", ptg_op_name(rb->op), ptg_elem_name(rb->elem), rb->vector_bits,
+                k ? "rthroughput" : "latency", 100 * d[k]);
+    }
+  }
+  for (int l = 1; l <= b->n_caches; l++) {
+    const ptg_cache *ka = ptg_target_cache(a, l), *kb = ptg_target_cache(b, l);
+    double d = ka ? ptg_rel_diff(ka->latency_cycles.value, kb->latency_cycles.value) : NAN;
+    if (isnan(d)) continue;
+    n++;
+    if (fabs(d) <= tol) (*within)++;
+    else if (worst) fprintf(worst, "    L%d latency: %+.1f%%\n", l, 100 * d);
+  }
+  return n;
+}
+
+/* The shipped published description of this microarchitecture, if any. */
+static ptg_target *find_published(const char *uarch, char *path, size_t n) {
+  DIR *dir = opendir(ptg_shipped_dir());
+  if (!dir) return NULL;
+  ptg_target *found = NULL;
+  for (struct dirent *e; !found && (e = readdir(dir));) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".json")) continue;
+    snprintf(path, n, "%s/%s", ptg_shipped_dir(), e->d_name);
+    pt_diag d = {0};
+    ptg_target *t = ptg_target_load(path, &d);
+    if (t && strcmp(t->provenance, "published") == 0 && strcmp(t->microarchitecture, uarch) == 0) found = t;
+    else ptg_target_free(t);
+  }
+  closedir(dir);
+  return found;
+}
+
+int cmd_bench_characterize(int argc, char **argv) {
+  pmb_options o = {.progress = stderr};
+  const char *published = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) o.quick = true;
+    else if (strcmp(argv[i], "--published") == 0 && i + 1 < argc) published = argv[++i];
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) o.only = argv[++i];
+    else if (strcmp(argv[i], "--help") == 0) {
+      printf("usage: portent bench characterize [--quick] [--only LIST] [--published FILE]\n\n"
+             "Characterizes this machine twice and prints the per-figure differences between the runs\n"
+             "(main instruction classes and cache latencies should agree within 5%%), then compares\n"
+             "the measurement with the published description of the same microarchitecture (found in\n"
+             "the shipped targets/ folder, or FILE).\n");
+      return EXIT_OK;
+    } else {
+      fprintf(stderr, "portent bench characterize: unknown option '%s'\n", argv[i]);
+      return EXIT_USAGE;
+    }
+  }
+  ptg_target *run[2] = {NULL, NULL};
+  double secs[2];
+  pt_diag d = {0};
+  for (int r = 0; r < 2; r++) {
+    double t0 = pt_now();
+    run[r] = pmb_characterize(&o, &d);
+    secs[r] = pt_now() - t0;
+    if (!run[r]) {
+      fprintf(stderr, "portent bench characterize: %s\n", d.msg);
+      ptg_target_free(run[0]);
+      return EXIT_FAILED;
+    }
+    run[r]->name = r ? "run 2" : "run 1";
+  }
+  printf("characterize%s: run 1 %.1f s, run 2 %.1f s (%s, %d cores)\n\n", o.quick ? " --quick" : "", secs[0], secs[1],
+         run[0]->microarchitecture, run[0]->cores);
+  ptg_target_print_diff(stdout, run[0], run[1], 0.05);
+  int within, n = main_figures(run[0], run[1], 0.05, &within, NULL);
+  printf("\nrepeatability: %d of %d main figures (arithmetic and loads, cache latencies) within 5%% between runs\n", within, n);
+  main_figures(run[0], run[1], 0.05, &within, stdout);
+
+  char path[4096];
+  ptg_target *pub = NULL;
+  if (published) {
+    snprintf(path, sizeof path, "%s", published);
+    if (!(pub = ptg_target_load(published, &d))) fprintf(stderr, "portent bench characterize: %s\n", d.msg);
+  } else {
+    pub = find_published(run[0]->microarchitecture, path, sizeof path);
+  }
+  if (pub) {
+    run[0]->name = "measured";
+    printf("\nmeasured (run 1) vs published %s (%s)\n", pub->name, path);
+    ptg_target_print_diff(stdout, pub, run[0], 0.15);
+    n = main_figures(pub, run[0], 0.15, &within, NULL);
+    printf("\nagreement: %d of %d main figures the published file has are within 15%% of the measurement\n", within, n);
+    main_figures(pub, run[0], 0.15, &within, stdout);
+  } else {
+    printf("\nno published description of %s to compare with (see targets/)\n", run[0]->microarchitecture);
+  }
+  ptg_target_free(pub);
+  ptg_target_free(run[0]);
+  ptg_target_free(run[1]);
+  return EXIT_OK;
+}

@@ -1,0 +1,101 @@
+/* portent characterize: microbenchmark this machine into a target description. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "microbench.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: portent characterize [-o FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--gpu]\n\n"
+             "Measures this machine (topology, instruction latency/throughput, caches, memory, thread\n"
+             "pool) and writes a target description (docs/formats.md, \"Target description\"), to FILE\n"
+             "or to stdout. Progress goes to stderr.\n\n"
+             "  -o FILE        write here (atomically: no partial file on failure)\n"
+             "  --name NAME    target name (default: microarchitecture-vendor-Nc, e.g. zen5-epyc-2c)\n"
+             "  --quick        fewer widths, sizes and repetitions (seconds instead of a minute)\n"
+             "  --threads N    most threads for bandwidth and thread-pool figures (default: all cores)\n"
+             "  --only LIST    instruction classes to measure, e.g. add:f32,fma:f32:512 (op[:type[:bits]])\n"
+             "  --reps N       timed repetitions per figure (default 5, --quick 3)\n"
+             "  --gpu          also characterize the GPU (fails when there is none)\n");
+}
+
+/* Fails early, before minutes of measuring, when the output cannot be written. */
+static int check_writable(const char *path) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.probe.%ld", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) {
+    fprintf(stderr, "portent characterize: %s: cannot write: %s\n", path, strerror(errno));
+    return -1;
+  }
+  close(fd);
+  unlink(tmp);
+  return 0;
+}
+
+int cmd_characterize(int argc, char **argv) {
+  pmb_options o = {.progress = stderr};
+  const char *out = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(a, "-o") == 0 && has_value) {
+      out = argv[++i];
+    } else if (strcmp(a, "--name") == 0 && has_value) {
+      o.name = argv[++i];
+    } else if (strcmp(a, "--quick") == 0) {
+      o.quick = true;
+    } else if (strcmp(a, "--gpu") == 0) {
+      o.gpu = true;
+    } else if (strcmp(a, "--only") == 0 && has_value) {
+      o.only = argv[++i];
+    } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--reps") == 0) && has_value) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 64) {
+        fprintf(stderr, "portent characterize: %s: expected 1..64, got '%s'\n", a, argv[i]);
+        return EXIT_USAGE;
+      }
+      if (a[2] == 't') o.max_threads = (int)v;
+      else o.repetitions = (int)v;
+    } else {
+      fprintf(stderr, "portent characterize: unknown or incomplete option '%s'\n", a);
+      usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (out && check_writable(out) < 0) return EXIT_FAILED;
+  pt_diag d = {0};
+  ptg_target *t = pmb_characterize(&o, &d);
+  if (!t) {
+    fprintf(stderr, "portent characterize: %s\n", d.msg);
+    return EXIT_FAILED;
+  }
+  int rc = EXIT_OK;
+  if (out) {
+    if (ptg_target_save(t, out, &d) < 0) {
+      fprintf(stderr, "portent characterize: %s\n", d.msg);
+      rc = EXIT_FAILED;
+    } else {
+      fprintf(stderr, "characterize: wrote %s\n", out);
+    }
+  } else {
+    char *text = ptg_target_to_json(t, &d);
+    if (text) {
+      puts(text);
+      free(text);
+    } else {
+      fprintf(stderr, "portent characterize: %s\n", d.msg);
+      rc = EXIT_FAILED;
+    }
+  }
+  ptg_target_free(t);
+  return rc;
+}

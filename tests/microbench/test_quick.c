@@ -1,0 +1,63 @@
+/* A tiny characterization (three instruction classes, no memory sweep, very few repetitions)
+ * gives plausible numbers: sanity bounds that hold on any x86 or Arm core of the last decade,
+ * not timing targets. The result validates and survives a save/load round trip. */
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "microbench/microbench.h"
+#include "test.h"
+
+int main(void) {
+  pmb_options o = {.quick = true, .repetitions = 3, .min_seconds = 0.0003, .only = "add:f32,fma:f32,add:i64,load:i64",
+                   .skip_memory = true, .max_threads = 2};
+  pt_diag d = {0};
+  ptg_target *t = pmb_characterize(&o, &d);
+  CHECK_MSG(t != NULL, "%s", d.msg);
+  if (!t) TEST_DONE();
+  CHECK(t->cores >= 1 && t->n_caches >= 2);
+  CHECK(t->caches[0].size_bytes >= 8192 && t->caches[0].line_bytes >= 32);
+  CHECK_MSG(t->frequency_ghz.value > 0.3 && t->frequency_ghz.value < 7, "%g GHz", t->frequency_ghz.value);
+  CHECK(strcmp(t->provenance, "measured") == 0 && t->date && t->tool && t->counters);
+  int w = t->max_vector_bits;
+  const ptg_inst *add = ptg_target_find_inst(t, PTG_OP_ADD, PTG_ELEM_F32, w);
+  const ptg_inst *fma = ptg_target_find_inst(t, PTG_OP_FMA, PTG_ELEM_F32, w);
+  const ptg_inst *iadd = ptg_target_find_inst(t, PTG_OP_ADD, PTG_ELEM_I64, 64);
+  const ptg_inst *load = ptg_target_find_inst(t, PTG_OP_LOAD, PTG_ELEM_I64, 64);
+  CHECK(add && fma && iadd && load);
+  CHECK(ptg_target_find_inst(t, PTG_OP_MUL, PTG_ELEM_F32, w) == NULL); /* --only honoured */
+  if (add && fma && iadd && load) {
+    CHECK_MSG(add->latency.value >= 1 && add->latency.value <= 8, "f32 add latency %g", add->latency.value);
+    CHECK_MSG(fma->latency.value >= 2 && fma->latency.value <= 8, "f32 fma latency %g", fma->latency.value);
+    CHECK_MSG(fma->recip_throughput.value >= 0.2 && fma->recip_throughput.value <= fma->latency.value,
+              "fma recip throughput %g", fma->recip_throughput.value);
+    /* the clock is calibrated on this very chain: 1 cycle up to timing noise */
+    CHECK_MSG(fabs(iadd->latency.value - 1) < 0.2, "i64 add latency %g", iadd->latency.value);
+    CHECK_MSG(iadd->recip_throughput.value >= 0.15 && iadd->recip_throughput.value <= 1.05, "i64 add rthroughput %g",
+              iadd->recip_throughput.value);
+    CHECK_MSG(load->latency.value >= 2 && load->latency.value <= 8, "L1 load-to-use %g", load->latency.value);
+    CHECK(add->latency.reps == 3 && add->latency.spread >= 0);
+    CHECK(add->instruction && strlen(add->instruction) > 0);
+    CHECK(add->unit != NULL && fma->unit != NULL);
+  }
+  CHECK(t->n_runtime >= 1 && t->runtime[0].fork_join_ns.value > 0 && t->runtime[0].fork_join_ns.value < 1e6);
+  CHECK(t->issue_width.value >= 1 && t->issue_width.value <= 16);
+  char path[] = "/tmp/portent_quick_XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  CHECK_MSG(ptg_target_save(t, path, &d) == 0, "%s", d.msg);
+  ptg_target *u = ptg_target_load(path, &d);
+  CHECK_MSG(u && u->n_insts == t->n_insts, "%s", d.msg);
+  ptg_target_free(u);
+  unlink(path);
+  ptg_target_free(t);
+  /* --gpu on a machine without one: a clear error, not a crash or a silent skip */
+  char desc[128];
+  pt_diag_clear(&d);
+  if (pmb_gpu_probe(desc, sizeof desc, &d) < 0) {
+    pmb_options g = {.gpu = true};
+    pt_diag_clear(&d);
+    CHECK(pmb_characterize(&g, &d) == NULL && d.err == PT_ERR_UNSUPPORTED && strstr(d.msg, "no GPU"));
+  }
+  TEST_DONE();
+}
