@@ -34,8 +34,8 @@ static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 static bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
 
 /* Two-character operators first so "<=" is not read as "<" "=". */
-static const char *const puncts[] = {"<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", ",",
-                                     ":", "=", "+", "-", "*", "/", "%", "<", ">"};
+static const char *const puncts[] = {"<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]",
+                                     ",",  ":",  "=",  "+",  "-",  "*",  "/", "%", "<", ">"};
 
 static const char *closer_of(char open) { return open == '(' ? ")" : "]"; }
 
@@ -109,6 +109,7 @@ static int lex_all(lexer *L, const char *text) {
   pc_lexed *o = L->out;
   int line = 1;
   size_t line_start = 0, i = 0;
+  if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) line_start = i = 3; /* a UTF-8 byte order mark */
   for (;;) {
     char c = text[i];
     pc_tok t = {.line = line, .col = (int)(i - line_start + 1), .off = i};
@@ -178,8 +179,8 @@ static int lex_all(lexer *L, const char *text) {
       const pc_tok *open = &o->toks[L->stack[L->depth - 1]];
       char oc = text[open->off];
       if (closer_of(oc)[0] != c)
-        return lex_error(L, t, "unbalanced parentheses: '%c' closes the '%c' opened at %d:%d", c, oc,
-                         open->line, open->col);
+        return lex_error(L, t, "unbalanced parentheses: '%c' closes the '%c' opened at %d:%d", c, oc, open->line,
+                         open->col);
       L->depth--;
     }
     if (push_tok(L, t)) return PT_ERR_NOMEM;
@@ -237,19 +238,17 @@ bool pc_tok_word(const char *text, const pc_tok *t, const char *w) {
 void pc_tok_describe(const char *text, const pc_tok *t, char *buf, size_t cap) {
   switch (t->kind) {
   case PC_TOK_EOF: snprintf(buf, cap, "end of input"); return;
-  case PC_TOK_NEWLINE:
-    snprintf(buf, cap, "%s", text[t->off] == ';' ? "';'" : "end of line");
-    return;
+  case PC_TOK_NEWLINE: snprintf(buf, cap, "%s", text[t->off] == ';' ? "';'" : "end of line"); return;
   default: break;
   }
   int n = t->len > 24 ? 24 : (int)t->len;
   snprintf(buf, cap, "'%.*s%s'", n, text + t->off, t->len > 24 ? "..." : "");
 }
 
-int pc_source_error(pt_diag *d, const char *text, const char *filename, int line, int col,
-                    const char *msg) {
+int pc_source_error(pt_diag *d, const char *text, const char *filename, int line, int col, const char *msg) {
   /* Find the line; show at most ~70 bytes either side of the column so the caret fits. */
   const char *s = text;
+  if (strncmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3; /* columns do not count a byte order mark */
   for (int l = 1; l < line && *s; s++)
     if (*s == '\n') l++;
   size_t len = strcspn(s, "\n");
@@ -271,6 +270,5 @@ int pc_source_error(pt_diag *d, const char *text, const char *filename, int line
   quote[q] = 0;
   caret[c++] = '^';
   caret[c] = 0;
-  return pt_fail(d, PT_ERR_INPUT, "%s:%d:%d: %s\n    %s\n    %s", filename, line, col, msg,
-                 quote, caret);
+  return pt_fail(d, PT_ERR_INPUT, "%s:%d:%d: %s\n    %s\n    %s", filename, line, col, msg, quote, caret);
 }

@@ -7,8 +7,8 @@
 
 #include "parse.h"
 
-static const char *const reserved[] = {"input", "sum", "max",  "min", "exp",  "sqrt",
-                                       "relu",  "select", "if", "then", "else", "float"};
+static const char *const reserved[] = {"input", "sum",    "max", "min",  "exp",  "sqrt",
+                                       "relu",  "select", "if",  "then", "else", "float"};
 
 /* ------------------------------------------------------------------ tokens and errors */
 
@@ -23,7 +23,7 @@ void *pc_ps_err(pc_parser *ps, int tok, const char *fmt, ...) {
   char msg[512];
   if (ps->lx.unclosed >= 0 && tok >= ps->lx.unclosed) {
     /* Everything after a bracket that is never closed belongs to its statement, so what
-     * the pc_parser trips on there is a consequence; the bracket is the error. */
+     * the parser trips on there is a consequence; the bracket is the error. */
     t = tok_at(ps, ps->lx.unclosed);
     snprintf(msg, sizeof msg, "unbalanced parentheses: this '%c' is never closed", ps->text[t->off]);
   } else if (t->kind == PC_TOK_ERROR) {
@@ -73,7 +73,8 @@ static bool take_name(pc_parser *ps, const char *what, char out[PC_NAME_LEN]) {
     return false;
   }
   if (t->len >= PC_NAME_LEN) {
-    pc_ps_err(ps, ps->pos, "name '%.*s...' is too long (at most %d characters)", 16, ps->text + t->off, PC_NAME_LEN - 1);
+    pc_ps_err(ps, ps->pos, "name '%.*s...' is too long (at most %d characters)", 16, ps->text + t->off,
+              PC_NAME_LEN - 1);
     return false;
   }
   memcpy(out, ps->text + t->off, t->len);
@@ -174,7 +175,7 @@ static bool parse_input(pc_parser *ps) {
   return true;
 }
 
-static bool declare_axis(pc_parser *ps, bool allow_extent) {
+static bool declare_axis(pc_parser *ps) {
   int at = ps->pos;
   char name[PC_NAME_LEN];
   if (!take_name(ps, "an axis name", name)) return false;
@@ -194,7 +195,7 @@ static bool declare_axis(pc_parser *ps, bool allow_extent) {
   snprintf(ps->axis_name[a], PC_NAME_LEN, "%s", name);
   ps->axis_tok[a] = at;
   ps->extent[a] = 0;
-  if (allow_extent && at_punct(ps, ":")) {
+  if (at_punct(ps, ":")) {
     advance(ps);
     if (!take_extent(ps, &ps->extent[a])) return false;
   }
@@ -211,8 +212,10 @@ static bool parse_compute(pc_parser *ps) {
       !new_tensor(ps, name_tok, name))
     return false;
   if (!at_punct(ps, "[")) {
-    if (at_punct(ps, "=")) pc_ps_err(ps, ps->pos, "'%s' needs axes, e.g. %s[i, j] = ...", name, name);
-    else pc_ps_unexpected(ps, "'[' and the axes of the tensor being defined");
+    if (at_punct(ps, "="))
+      pc_ps_err(ps, ps->pos, "'%s' needs axes, e.g. %s[i, j] = ...", name, name);
+    else
+      pc_ps_unexpected(ps, "'[' and the axes of the tensor being defined");
     return false;
   }
   advance(ps);
@@ -221,7 +224,7 @@ static bool parse_compute(pc_parser *ps) {
       pc_ps_err(ps, ps->pos, "too many dimensions (at most %d)", PC_MAX_DIMS);
       return false;
     }
-    if (!declare_axis(ps, true)) return false;
+    if (!declare_axis(ps)) return false;
     if (at_punct(ps, "]")) break;
     if (!pc_ps_expect(ps, ",", "',' or ']' after an axis (left-hand side indices are plain axis names)")) return false;
   }
@@ -248,7 +251,7 @@ static bool parse_compute(pc_parser *ps) {
         pc_ps_err(ps, ps->pos, "too many reduction axes (at most %d)", PC_MAX_DIMS);
         return false;
       }
-      if (!declare_axis(ps, true)) return false;
+      if (!declare_axis(ps)) return false;
       if (at_punct(ps, ")")) break;
       if (!pc_ps_expect(ps, ",", "',' or ')' after a reduction axis")) return false;
     }
@@ -265,7 +268,8 @@ static bool parse_compute(pc_parser *ps) {
   if (!body || !pc_ps_infer_extents(ps) || !pc_ps_check_reads(ps, name_tok)) return false;
   int n_reduce = ps->n_axes - ps->n_spatial;
   if (!pc_ps_check_sizes(ps, name_tok, name, ps->extent, ps->n_spatial, "tensor", "elements") ||
-      !pc_ps_check_sizes(ps, name_tok, name, ps->extent + ps->n_spatial, n_reduce, "the reduction in", "iterations") || !pc_ps_check_indices(ps))
+      !pc_ps_check_sizes(ps, name_tok, name, ps->extent + ps->n_spatial, n_reduce, "the reduction in", "iterations") ||
+      !pc_ps_check_indices(ps))
     return false;
   pc_tensor_info *t = &ps->tensors[ps->n_tensors++];
   t->ndim = ps->n_spatial;
@@ -307,8 +311,7 @@ static const char *base_name(const char *path, char *buf, size_t cap) {
   const char *s = strrchr(path, '/');
   s = s ? s + 1 : path;
   size_t n = 0;
-  for (; s[n] && s[n] != '.' && n + 1 < cap; n++)
-    buf[n] = is_ident_byte(s[n]) ? s[n] : '_';
+  for (; s[n] && s[n] != '.' && n + 1 < cap; n++) buf[n] = is_ident_byte(s[n]) ? s[n] : '_';
   buf[n] = 0;
   return n && !(s[0] >= '0' && s[0] <= '9') ? buf : "expr";
 }

@@ -12,8 +12,8 @@ typedef enum {
   PC_TOK_IDENT,
   PC_TOK_INT,
   PC_TOK_FLOAT,
-  PC_TOK_PUNCT,   /* ( ) [ ] , : = + - * / % < <= > >= == != && || */
-  PC_TOK_ERROR,   /* the lexer stopped here; pc_lexed.error says why */
+  PC_TOK_PUNCT, /* ( ) [ ] , : = + - * / % < <= > >= == != && || */
+  PC_TOK_ERROR, /* the lexer stopped here; pc_lexed.error says why */
 } pc_tok_kind;
 
 typedef struct pc_tok {
@@ -45,15 +45,14 @@ bool pc_tok_word(const char *text, const pc_tok *t, const char *w);
 void pc_tok_describe(const char *text, const pc_tok *t, char *buf, size_t cap);
 
 /* Records `filename:line:col: message` followed by the source line and a caret. */
-int pc_source_error(pt_diag *d, const char *text, const char *filename, int line, int col,
-                    const char *msg);
+int pc_source_error(pt_diag *d, const char *text, const char *filename, int line, int col, const char *msg);
 
 /* ---------------------------------------------------------------- parser state */
 
 #define PC_PARSE_MAX_TENSORS PC_MAX_STAGES /* a schedule state has one stage per tensor */
-#define PC_PARSE_MAX_NEST 100              /* bracket/unary nesting: keeps recursion shallow */
-#define PC_PARSE_MAX_NODES 4000            /* per statement: bounds every later recursive walk */
-#define PC_PARSE_MAX_NUMEL ((int64_t)1 << 31)
+#define PC_PARSE_MAX_NEST    100           /* bracket/unary nesting: keeps recursion shallow */
+#define PC_PARSE_MAX_NODES   4000          /* per statement: bounds every later recursive walk */
+#define PC_PARSE_MAX_NUMEL   ((int64_t)1 << 31)
 
 typedef struct {
   char name[PC_NAME_LEN];

@@ -6,9 +6,10 @@
 
 #include "parse.h"
 
-/* ------------------------------------------------------------------ checks after a statement */
-
-typedef struct { int64_t lo, hi; bool ok; } range;
+typedef struct {
+  int64_t lo, hi;
+  bool ok;
+} range;
 
 static range rng(int64_t lo, int64_t hi) { return (range){lo, hi, true}; }
 static const range unknown = {0, 0, false};
@@ -19,8 +20,14 @@ static range eval_range(const pc_parser *ps, const pc_expr *e) {
   switch (e->kind) {
   case PC_E_CONST_I: return rng(e->ival, e->ival);
   case PC_E_AXIS: return rng(0, ps->extent[e->axis] - 1);
-  case PC_E_LT: case PC_E_LE: case PC_E_GT: case PC_E_GE: case PC_E_EQ: case PC_E_NE:
-  case PC_E_AND: case PC_E_OR: return rng(0, 1);
+  case PC_E_LT:
+  case PC_E_LE:
+  case PC_E_GT:
+  case PC_E_GE:
+  case PC_E_EQ:
+  case PC_E_NE:
+  case PC_E_AND:
+  case PC_E_OR: return rng(0, 1);
   case PC_E_NEG: {
     range a = eval_range(ps, e->args[0]);
     if (!a.ok || a.lo == INT64_MIN) return unknown;
@@ -31,8 +38,13 @@ static range eval_range(const pc_parser *ps, const pc_expr *e) {
     if (!a.ok || !c.ok) return unknown;
     return rng(a.lo < c.lo ? a.lo : c.lo, a.hi > c.hi ? a.hi : c.hi);
   }
-  case PC_E_ADD: case PC_E_SUB: case PC_E_MUL: case PC_E_DIV: case PC_E_MOD: case PC_E_MAX: case PC_E_MIN:
-    break;
+  case PC_E_ADD:
+  case PC_E_SUB:
+  case PC_E_MUL:
+  case PC_E_DIV:
+  case PC_E_MOD:
+  case PC_E_MAX:
+  case PC_E_MIN: break;
   default: return unknown; /* float values never reach an index */
   }
   range a = eval_range(ps, e->args[0]), c = eval_range(ps, e->args[1]);
@@ -93,18 +105,18 @@ bool pc_ps_infer_extents(pc_parser *ps) {
       const pc_axis_use *first = &ps->uses[src[use->axis]];
       const pc_tok *ft = tok_at(ps, first->tok);
       pc_ps_err(ps, use->tok,
-             "conflicting extents for axis '%s': %lld here (dimension %d of %s), %lld at %d:%d (dimension %d of %s)",
-             ps->axis_name[use->axis], (long long)ext, use->dim, ps->tensors[use->tensor].name,
-             (long long)ps->extent[use->axis], ft->line, ft->col, first->dim, ps->tensors[first->tensor].name);
+                "conflicting extents for axis '%s': %lld here (dimension %d of %s), %lld at %d:%d (dimension %d of %s)",
+                ps->axis_name[use->axis], (long long)ext, use->dim, ps->tensors[use->tensor].name,
+                (long long)ps->extent[use->axis], ft->line, ft->col, first->dim, ps->tensors[first->tensor].name);
       return false;
     }
   }
   for (int a = 0; a < ps->n_axes; a++)
     if (ps->extent[a] == 0) {
       pc_ps_err(ps, ps->axis_tok[a],
-             "cannot infer the extent of axis '%s': it never indexes a tensor dimension by itself; declare it, "
-             "e.g. %s:16",
-             ps->axis_name[a], ps->axis_name[a]);
+                "cannot infer the extent of axis '%s': it never indexes a tensor dimension by itself; declare it, "
+                "e.g. %s:16",
+                ps->axis_name[a], ps->axis_name[a]);
       return false;
     }
   return true;
@@ -112,7 +124,7 @@ bool pc_ps_infer_extents(pc_parser *ps) {
 
 /* what: "input A has", "tensor B has", "the reduction in B has" ... more than 2^31 unit. */
 bool pc_ps_check_sizes(pc_parser *ps, int name_tok, const char *name, const int64_t *ext, int n, const char *what,
-                        const char *unit) {
+                       const char *unit) {
   int64_t numel = 1;
   for (int i = 0; i < n; i++)
     if (__builtin_mul_overflow(numel, ext[i], &numel) || numel > PC_PARSE_MAX_NUMEL) {
@@ -131,11 +143,14 @@ bool pc_ps_check_indices(pc_parser *ps) {
       range r = eval_range(ps, s->e->args[k]);
       if (r.ok && r.lo >= 0 && r.hi < t->shape[k]) continue;
       if (r.ok)
-        pc_ps_err(ps, s->idx_tok[k], "index out of bounds: dimension %d of %s has extent %lld, the index ranges over [%lld, %lld] "
-               "(guard it with select to pad)", k, t->name, (long long)t->shape[k], (long long)r.lo, (long long)r.hi);
+        pc_ps_err(ps, s->idx_tok[k],
+                  "index out of bounds: dimension %d of %s has extent %lld, the index ranges over [%lld, %lld] "
+                  "(guard it with select to pad)",
+                  k, t->name, (long long)t->shape[k], (long long)r.lo, (long long)r.hi);
       else
-        pc_ps_err(ps, s->idx_tok[k], "index out of bounds: dimension %d of %s has extent %lld, the index's range is unbounded",
-               k, t->name, (long long)t->shape[k]);
+        pc_ps_err(ps, s->idx_tok[k],
+                  "index out of bounds: dimension %d of %s has extent %lld, the index's range is unbounded", k, t->name,
+                  (long long)t->shape[k]);
       return false;
     }
   }
@@ -152,7 +167,8 @@ bool pc_ps_check_reads(pc_parser *ps, int name_tok) {
     seen[t] = true;
   }
   if (n <= (int)PT_ARRAY_LEN(((pc_op *)0)->inputs)) return true;
-  pc_ps_err(ps, name_tok, "statement reads %d different tensors (at most %d)", n, (int)PT_ARRAY_LEN(((pc_op *)0)->inputs));
+  pc_ps_err(ps, name_tok, "statement reads %d different tensors (at most %d)", n,
+            (int)PT_ARRAY_LEN(((pc_op *)0)->inputs));
   return false;
 }
 
@@ -170,4 +186,3 @@ double pc_ps_point_flops(const pc_expr *e) {
   if (e->n_args == 2 && !e->args[1]->is_int) float_op = true;
   return f + (float_op ? 1 : 0);
 }
-

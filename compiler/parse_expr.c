@@ -7,8 +7,6 @@
 
 #include "parse.h"
 
-/* ------------------------------------------------------------------ expressions */
-
 int64_t pc_ps_floor_div(int64_t a, int64_t b) {
   if (b == -1) return a == INT64_MIN ? INT64_MIN : -a; /* the one quotient that overflows */
   int64_t q = a / b;
@@ -73,7 +71,7 @@ static pc_expr *arith(pc_parser *ps, pc_expr_kind k, pc_expr *a, pc_expr *c, int
   if (k == PC_E_MOD && !a->is_int) return pc_ps_err(ps, tok, "'%%' needs integer operands; got a float value");
   if ((k == PC_E_DIV || k == PC_E_MOD) && a->is_int && (c->kind != PC_E_CONST_I || c->ival <= 0))
     return pc_ps_err(ps, tok, "integer '%s' needs a positive constant divisor (write float(...) for a fraction)",
-                  k == PC_E_DIV ? "/" : "%");
+                     k == PC_E_DIV ? "/" : "%");
   int64_t v;
   if (a->kind == PC_E_CONST_I && c->kind == PC_E_CONST_I && fold(k, a->ival, c->ival, &v)) {
     a->ival = v;
@@ -83,7 +81,8 @@ static pc_expr *arith(pc_parser *ps, pc_expr_kind k, pc_expr *a, pc_expr *c, int
 }
 
 static pc_expr *need_int(pc_parser *ps, pc_expr *e, int tok, const char *what) {
-  if (e && !e->is_int) return pc_ps_err(ps, tok, "%s must be an integer expression (a condition), not a float value", what);
+  if (e && !e->is_int)
+    return pc_ps_err(ps, tok, "%s must be an integer expression (a condition), not a float value", what);
   return e;
 }
 
@@ -97,8 +96,8 @@ bool pc_ps_at_reduction(const pc_parser *ps) {
   if (!pc_tok_word(ps->text, t, "max") && !pc_tok_word(ps->text, t, "min")) return false;
   for (int i = 2;; i++) {
     const pc_tok *a = peek2(ps, i);
-    if (a->kind != PC_TOK_IDENT || pc_ps_reserved(ps, a) || pc_ps_find_axis(ps, a) >= 0 || pc_ps_find_tensor(ps, a) >= 0 ||
-        pc_ps_find_head(ps, a) >= 0)
+    if (a->kind != PC_TOK_IDENT || pc_ps_reserved(ps, a) || pc_ps_find_axis(ps, a) >= 0 ||
+        pc_ps_find_tensor(ps, a) >= 0 || pc_ps_find_head(ps, a) >= 0)
       return false;
     if (pc_tok_punct(ps->text, peek2(ps, i + 1), ":")) {
       i += 2;
@@ -121,7 +120,7 @@ static pc_expr *parse_load(pc_parser *ps) {
       return pc_ps_err(ps, name_tok, "tensor '%.*s' is used in its own definition", (int)t->len, ps->text + t->off);
     if (h >= 0)
       return pc_ps_err(ps, name_tok, "tensor '%.*s' is used before its definition at %d:%d", (int)t->len,
-                    ps->text + t->off, tok_at(ps, h)->line, tok_at(ps, h)->col);
+                       ps->text + t->off, tok_at(ps, h)->line, tok_at(ps, h)->col);
     return pc_ps_err(ps, name_tok, "unknown tensor '%.*s'", (int)t->len, ps->text + t->off);
   }
   pc_tensor_info *ten = &ps->tensors[ti];
@@ -132,7 +131,7 @@ static pc_expr *parse_load(pc_parser *ps) {
   for (;;) {
     if (n == PC_MAX_DIMS)
       return pc_ps_err(ps, name_tok, "wrong number of indices: %s has %d dimension%s, indexed with more than %d",
-                    ten->name, ten->ndim, ten->ndim == 1 ? "" : "s", PC_MAX_DIMS);
+                       ten->name, ten->ndim, ten->ndim == 1 ? "" : "s", PC_MAX_DIMS);
     idx_tok[n] = ps->pos;
     pc_expr *e = pc_ps_expr(ps);
     if (!e) return NULL;
@@ -148,7 +147,7 @@ static pc_expr *parse_load(pc_parser *ps) {
   advance(ps);
   if (n != ten->ndim)
     return pc_ps_err(ps, name_tok, "wrong number of indices: %s has %d dimension%s, indexed with %d", ten->name,
-                  ten->ndim, ten->ndim == 1 ? "" : "s", n);
+                     ten->ndim, ten->ndim == 1 ? "" : "s", n);
   if (!count_node(ps, name_tok)) return NULL;
   ten->read = true;
   pc_expr *e = pc_load(ps->b, ti, n, idx);
@@ -164,8 +163,10 @@ static pc_expr *parse_load(pc_parser *ps) {
 static pc_expr *parse_call(pc_parser *ps) {
   int name_tok = ps->pos;
   const pc_tok *t = peek(ps);
-  static const struct { const char *name; int n_args; } fns[] = {
-      {"max", 2}, {"min", 2}, {"exp", 1}, {"sqrt", 1}, {"relu", 1}, {"float", 1}, {"select", 3}};
+  static const struct {
+    const char *name;
+    int n_args;
+  } fns[] = {{"max", 2}, {"min", 2}, {"exp", 1}, {"sqrt", 1}, {"relu", 1}, {"float", 1}, {"select", 3}};
   int f = -1;
   for (int i = 0; i < (int)PT_ARRAY_LEN(fns); i++)
     if (pc_tok_word(ps->text, t, fns[i].name)) f = i;
@@ -190,7 +191,7 @@ static pc_expr *parse_call(pc_parser *ps) {
   bool variadic = fns[f].name[1] == 'a' || fns[f].name[1] == 'i'; /* max, min */
   if (n != fns[f].n_args && !(variadic && n > 2))
     return pc_ps_err(ps, name_tok, "%s takes %s%d argument%s, got %d", fns[f].name, variadic ? "at least " : "",
-                  fns[f].n_args, fns[f].n_args == 1 ? "" : "s", n);
+                     fns[f].n_args, fns[f].n_args == 1 ? "" : "s", n);
   const char *name = fns[f].name;
   if (!strcmp(name, "max") || !strcmp(name, "min")) {
     pc_expr *e = args[0];
@@ -252,9 +253,11 @@ static pc_expr *parse_primary(pc_parser *ps) {
     return count_node(ps, at) ? pc_select(ps->b, c, a, f) : NULL;
   }
   if (pc_ps_at_reduction(ps)) {
-    if (pc_tok_word(ps->text, t, "min")) return pc_ps_err(ps, at, "min-reductions are not supported (only sum and max)");
-    return pc_ps_err(ps, at, "a reduction must be the whole right-hand side of a statement "
-                          "(compute it as its own tensor, e.g. S[i] = sum(k) A[i, k])");
+    if (pc_tok_word(ps->text, t, "min"))
+      return pc_ps_err(ps, at, "min-reductions are not supported (only sum and max)");
+    return pc_ps_err(ps, at,
+                     "a reduction must be the whole right-hand side of a statement "
+                     "(compute it as its own tensor, e.g. S[i] = sum(k) A[i, k])");
   }
   if (pc_tok_punct(ps->text, peek2(ps, 1), "(")) return parse_call(ps);
   if (pc_tok_punct(ps->text, peek2(ps, 1), "[")) return parse_load(ps);
@@ -265,21 +268,25 @@ static pc_expr *parse_primary(pc_parser *ps) {
   }
   if (pc_ps_find_tensor(ps, t) >= 0 || pc_ps_find_head(ps, t) >= 0)
     return pc_ps_err(ps, at, "tensor '%.*s' needs indices, e.g. %.*s[i]", (int)t->len, ps->text + t->off, (int)t->len,
-                  ps->text + t->off);
+                     ps->text + t->off);
   if (pc_ps_reserved(ps, t)) return pc_ps_err(ps, at, "unexpected '%.*s'", (int)t->len, ps->text + t->off);
   return pc_ps_err(ps, at, "undefined axis '%.*s'", (int)t->len, ps->text + t->off);
 }
 
 static pc_expr *parse_unary(pc_parser *ps) {
   int at = ps->pos;
-  if (++ps->nest > PC_PARSE_MAX_NEST) return pc_ps_err(ps, at, "expression is nested too deeply (more than %d levels)", PC_PARSE_MAX_NEST);
+  if (++ps->nest > PC_PARSE_MAX_NEST)
+    return pc_ps_err(ps, at, "expression is nested too deeply (more than %d levels)", PC_PARSE_MAX_NEST);
   pc_expr *e;
   if (at_punct(ps, "-")) {
     advance(ps);
     e = as_number(ps, parse_unary(ps), false, at);
-    if (e && e->kind == PC_E_CONST_I && e->ival != INT64_MIN) e->ival = -e->ival;
-    else if (e && e->kind == PC_E_CONST_F) e->fval = -e->fval;
-    else if (e) e = count_node(ps, at) ? pc_un(ps->b, PC_E_NEG, e) : NULL;
+    if (e && e->kind == PC_E_CONST_I && e->ival != INT64_MIN)
+      e->ival = -e->ival;
+    else if (e && e->kind == PC_E_CONST_F)
+      e->fval = -e->fval;
+    else if (e)
+      e = count_node(ps, at) ? pc_un(ps->b, PC_E_NEG, e) : NULL;
   } else {
     e = parse_primary(ps);
   }
@@ -287,7 +294,10 @@ static pc_expr *parse_unary(pc_parser *ps) {
   return e;
 }
 
-typedef struct { const char *text; pc_expr_kind kind; } binop;
+typedef struct {
+  const char *text;
+  pc_expr_kind kind;
+} binop;
 
 static const binop *match_op(const pc_parser *ps, const binop *ops, int n) {
   for (int i = 0; i < n; i++)
@@ -343,4 +353,3 @@ static pc_expr *parse_logic(pc_parser *ps, bool is_or) {
 }
 
 pc_expr *pc_ps_expr(pc_parser *ps) { return parse_logic(ps, true); }
-

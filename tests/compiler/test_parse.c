@@ -12,33 +12,33 @@ typedef struct {
   double flops;
 } row;
 
-#define MATMUL                                                                            \
-  "# matrix multiply with bias and relu\n"                                                \
-  "input A[128, 768]\n"                                                                   \
-  "input W[768, 3072]\n"                                                                  \
-  "input bias[3072]\n"                                                                    \
-  "C[i, j] = sum(k: 768) A[i, k] * W[k, j]\n"                                             \
+#define MATMUL                                                                                                         \
+  "# matrix multiply with bias and relu\n"                                                                             \
+  "input A[128, 768]\n"                                                                                                \
+  "input W[768, 3072]\n"                                                                                               \
+  "input bias[3072]\n"                                                                                                 \
+  "C[i, j] = sum(k: 768) A[i, k] * W[k, j]\n"                                                                          \
   "D[i, j] = relu(C[i, j] + bias[j])\n"
 
-#define CONV                                                                                      \
-  "input X[1, 64, 56, 56]\n"                                                                      \
-  "input K[64, 64, 3, 3]\n"                                                                       \
-  "P[n, c, h:58, w:58] = select(h >= 1 && h < 57 && w >= 1 && w < 57, X[n, c, h-1, w-1], 0.0)\n" \
+#define CONV                                                                                                           \
+  "input X[1, 64, 56, 56]\n"                                                                                           \
+  "input K[64, 64, 3, 3]\n"                                                                                            \
+  "P[n, c, h:58, w:58] = select(h >= 1 && h < 57 && w >= 1 && w < 57, X[n, c, h-1, w-1], 0.0)\n"                       \
   "Y[n, f, y:56, x:56] = sum(c, r, s) P[n, c, y + r, x + s] * K[f, c, r, s]\n"
 
-#define SOFTMAX                          \
-  "input X[32, 1000]\n"                  \
-  "M[i] = max(j) X[i, j]\n"              \
-  "E[i, j] = exp(X[i, j] - M[i])\n"      \
-  "S[i] = sum(j) E[i, j]\n"              \
+#define SOFTMAX                                                                                                        \
+  "input X[32, 1000]\n"                                                                                                \
+  "M[i] = max(j) X[i, j]\n"                                                                                            \
+  "E[i, j] = exp(X[i, j] - M[i])\n"                                                                                    \
+  "S[i] = sum(j) E[i, j]\n"                                                                                            \
   "Y[i, j] = E[i, j] / S[i]\n"
 
-#define INDEXING                                                       \
-  "input A[64, 16]; input V[10]\n"                                     \
-  "B[i:1024] = A[i / 16, i % 16] * 2\n"                                \
-  "R[i:20] = if i < 10 then V[i] else float(i) * -0.5\n"               \
-  "Q[i, j:4] = (max(i, j, 3) +\n"                                      \
-  "   min(V[i], 1e-3, -2))  # continued inside parentheses\n"          \
+#define INDEXING                                                                                                       \
+  "input A[64, 16]; input V[10]\n"                                                                                     \
+  "B[i:1024] = A[i / 16, i % 16] * 2\n"                                                                                \
+  "R[i:20] = if i < 10 then V[i] else float(i) * -0.5\n"                                                               \
+  "Q[i, j:4] = (max(i, j, 3) +\n"                                                                                      \
+  "   min(V[i], 1e-3, -2))  # continued inside parentheses\n"                                                          \
   "T[i] = max(V[i], 0) - -V[i] + sqrt(V[i]) / 2.5\n"
 
 static const row rows[] = {
@@ -85,12 +85,14 @@ static const row rows[] = {
     /* an unread input is still an argument (TVM's order puts it first); a constant body is a float */
     {"input A[4]\ninput U[2]\nB[i] = A[i]\nO[i:2, j:2] = 1",
      "0 U[2] = placeholder\n1 A[4] = placeholder\n2 B[4](i) = A[i]   (output)\n"
-     "3 O[2, 2](i, j) = 1   (output)\n", 0},
+     "3 O[2, 2](i, j) = 1   (output)\n",
+     0},
     /* an index kept in bounds by min; comparisons used as numbers; constants folded */
     {"input A[4]\nB[i:6] = A[min(i, 3)] * (A[i % 4] > 0) + (i < 2)\nC[i:6] = A[i / (1 + 1) + (i < 0)]",
      "0 A[4] = placeholder\n"
      "1 B[6](i) = ((A[min(i, 3)] * select((A[(i % 4)] > 0), 1, 0)) + select((i < 2), 1, 0))   (output)\n"
-     "2 C[6](i) = A[((i / 2) + select((i < 0), 1, 0))]   (output)\n", 6 * 3},
+     "2 C[6](i) = A[((i / 2) + select((i < 0), 1, 0))]   (output)\n",
+     6 * 3},
 
     /* errors: each names file:line:col */
     {"input A[4]\nB[i] = Q[i]", "error:t.expr:2:8: unknown tensor 'Q'"},
@@ -135,8 +137,10 @@ static const row rows[] = {
     {"input A[4]\nB[i, j] = A[i]", "error:2:6: cannot infer the extent of axis 'j'"},
     {"input A[4]\ninput C[5]\nB[i] = A[i] + C[i]",
      "error:3:17: conflicting extents for axis 'i': 5 here (dimension 0 of C), 4 at 3:10 (dimension 0 of A)"},
-    {"input A[4]\nB[i:8] = A[i]", "error:2:12: index out of bounds: dimension 0 of A has extent 4, the index ranges over [0, 7]"},
-    {"input A[4]\nB[i] = A[i] + A[3 - i + 1]", "error:2:17: index out of bounds: dimension 0 of A has extent 4, the index ranges over [1, 4]"},
+    {"input A[4]\nB[i:8] = A[i]",
+     "error:2:12: index out of bounds: dimension 0 of A has extent 4, the index ranges over [0, 7]"},
+    {"input A[4]\nB[i] = A[i] + A[3 - i + 1]",
+     "error:2:17: index out of bounds: dimension 0 of A has extent 4, the index ranges over [1, 4]"},
     {"input A[4]\nB[i] = A[i] * A[i / (i - 1)]", "error:2:19: integer '/' needs a positive constant divisor"},
     {"input A[4]\nB[i] = A[i] * A[i % 0]", "error:2:19: integer '%' needs a positive constant divisor"},
     {"input A[4]\nB[i] = foo(A[i])", "error:2:8: unknown function 'foo'"},
@@ -161,7 +165,8 @@ static bool check_row(const row *r) {
   if (want_error) {
     ok = p == NULL && d.err == PT_ERR_INPUT && strstr(d.msg, r->expect + 6) != NULL &&
          strncmp(d.msg, "dir/t.expr:", 11) == 0 && strchr(d.msg, '^') != NULL;
-    if (!ok) fprintf(stderr, "source:\n%s\nwanted error: %s\ngot: %s\n", r->src, r->expect + 6, p ? "a program" : d.msg);
+    if (!ok)
+      fprintf(stderr, "source:\n%s\nwanted error: %s\ngot: %s\n", r->src, r->expect + 6, p ? "a program" : d.msg);
   } else {
     static char buf[8192];
     buf[0] = 0;
@@ -201,6 +206,15 @@ int main(void) {
   CHECK(pc_expr_parse("input A[4]\n\tB[i] = Q[i]\n", "t.expr", &d) == NULL);
   CHECK_MSG(strcmp(d.msg, "t.expr:2:9: unknown tensor 'Q'\n    \tB[i] = Q[i]\n    \t       ^") == 0, "%s", d.msg);
 
+  /* A byte order mark is not part of line 1's columns. */
+  pt_diag_clear(&d);
+  CHECK(pc_expr_parse("\xEF\xBB\xBFinput A[4]\nB[i] = A[i]\nC = 1", "t.expr", &d) == NULL);
+  CHECK_MSG(strstr(d.msg, "t.expr:3:3: 'C' needs axes") != NULL, "%s", d.msg);
+  pt_diag_clear(&d);
+  CHECK(pc_expr_parse("\xEF\xBB\xBFinput A[0]", "t.expr", &d) == NULL);
+  CHECK_MSG(strstr(d.msg, "t.expr:1:9: extent must be positive, got 0\n    input A[0]\n            ^") != NULL, "%s",
+            d.msg);
+
   /* Limits: nesting depth, statement size, number of tensors. */
   char *big = malloc(1 << 20);
   int n = sprintf(big, "input A[4]\nB[i] = ");
@@ -226,7 +240,8 @@ int main(void) {
   n += sprintf(big + n, "S[i] = T0[i]");
   for (int k = 1; k < 17; k++) n += sprintf(big + n, " + T%d[i]", k);
   pt_diag_clear(&d);
-  CHECK(pc_expr_parse(big, "t.expr", &d) == NULL && strstr(d.msg, "18:1: statement reads 17 different tensors") != NULL);
+  CHECK(pc_expr_parse(big, "t.expr", &d) == NULL &&
+        strstr(d.msg, "18:1: statement reads 17 different tensors") != NULL);
   n = sprintf(big, "input T0[4]\n");
   for (int k = 1; k < 32; k++) n += sprintf(big + n, "T%d[i] = T%d[i] + 1\n", k, k - 1);
   pt_diag_clear(&d);
@@ -258,8 +273,15 @@ int main(void) {
       char c = alphabet[pt_rng_range(&rng, (int64_t)sizeof alphabet - 1)];
       switch (pt_rng_range(&rng, 3)) {
       case 0: big[at] = c; break;
-      case 1: memmove(big + at, big + at + 1, len - at); len--; break; /* delete */
-      default: memmove(big + at + 1, big + at, len - at + 1); big[at] = c; len++; break; /* insert */
+      case 1:
+        memmove(big + at, big + at + 1, len - at);
+        len--;
+        break; /* delete */
+      default:
+        memmove(big + at + 1, big + at, len - at + 1);
+        big[at] = c;
+        len++;
+        break; /* insert */
       }
     }
     bad += !parse_any(big, &parsed);
