@@ -3,6 +3,7 @@
  * arguments held between guard pages, and leaves counts and reuse histograms in shared
  * memory. The parent enforces the time limit, so a crash or hang is an error, not our death. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +85,22 @@ static void on_crash(int sig, siginfo_t *si, void *uc) {
                what, (void *)addr);
   }
   _exit(3);
+}
+
+typedef struct {
+  void (*fn)(uint64_t *slots);
+  uint64_t *slots;
+  double seconds;
+} kernel_call;
+
+static void *run_kernel(void *arg) {
+  kernel_call *c = arg;
+  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16}; /* the crash handler's own stack */
+  sigaltstack(&ss, NULL);
+  double t0 = pt_now();
+  c->fn(c->slots);
+  c->seconds = pt_now() - t0;
+  return NULL;
 }
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -198,7 +215,10 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
       slots[i] = (uint64_t)(uintptr_t)bufs[nb++].lo;
       break;
     case PA_ARG_BUFFER_ARRAY: {
-      void **ptrs = calloc((size_t)a->n_counts, sizeof *ptrs);
+      /* line-aligned, so the kernel's loads of the pointers touch the same lines every run */
+      size_t bytes = round_up(sizeof(void *) * (size_t)a->n_counts, 64);
+      void **ptrs = aligned_alloc(64, bytes);
+      memset(ptrs, 0, bytes);
       for (int j = 0; j < a->n_counts; j++) {
         bufs[nb] = (guarded){.arg = i, .sub = j};
         if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
@@ -227,18 +247,24 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   }
   crash_info ci = {h, bufs, n_bufs};
   child_crash = &ci;
-  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
-  sigaltstack(&ss, NULL);
   struct sigaction sa = {0};
   sa.sa_sigaction = on_crash;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
   for (size_t i = 0; i < PT_ARRAY_LEN(sigs); i++) sigaction(sigs[i], &sa, NULL);
-
-  void (*run_main)(uint64_t *) = (void (*)(uint64_t *))(uintptr_t)main_addr;
-  double t0 = pt_now();
-  run_main(slots);
-  h->seconds = pt_now() - t0;
+  /* The kernel runs on a stack we map, so its locals sit at the same offsets within cache
+   * lines in every run (the main thread's stack start is randomised at 16-byte granularity,
+   * which would move line boundaries and make reuse profiles differ between runs). */
+  kernel_call call = {(void (*)(uint64_t *))(uintptr_t)main_addr, slots, 0};
+  size_t stack_bytes = (size_t)64 << 20;
+  void *stack = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  pthread_attr_t attr;
+  pthread_t runner;
+  if (stack == MAP_FAILED || pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, stack_bytes) ||
+      pthread_create(&runner, &attr, run_kernel, &call))
+    return child_fail(h, "cannot start the thread that runs the kernel");
+  pthread_join(runner, NULL);
+  h->seconds = call.seconds;
 
   int nt = pa_runtime_threads(rt);
   h->threads = nt;

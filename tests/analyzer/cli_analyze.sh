@@ -13,6 +13,11 @@ grep -q '"version":1' "$T/a.json" || fail "no version field"
 grep -q 'gemm .* 3 loops (3 static trip counts)' "$T/out.txt" || fail "summary: $(cat "$T/out.txt")"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/b.json" > /dev/null || fail "second run"
 cmp -s "$T/a.json" "$T/b.json" || fail "two runs with one seed differ"
+# A stack-allocated local buffer: the same bytes in separate processes (stack starts differ).
+for i in 1 2 3; do
+  "$P" analyze "$F/local.ll" --spec "$F/local_spec.json" -o "$T/l$i.json" > /dev/null || fail "local.ll run $i"
+done
+cmp -s "$T/l1.json" "$T/l2.json" && cmp -s "$T/l1.json" "$T/l3.json" || fail "local.ll profiles differ between runs"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/s.json" --sample 0.5 --json > "$T/s.txt" || fail "sampled"
 grep -q '"sample_rate": 0.5' "$T/s.txt" || fail "sampled summary: $(cat "$T/s.txt")"
 "$P" analyze "$K/gemm.ll" > "$T/static.json" || fail "static profile"
