@@ -23,12 +23,23 @@ char *pmb_asm_function(const char *s, const char *name) {
   return body;
 }
 
-/* Loop bookkeeping the kernels all share, never what they measure (unless nothing else). */
+/* Loop bookkeeping and operand set-up (moves, sign extension for division, the all-ones
+ * mask a gather consumes), never what a kernel measures unless there is nothing else. */
 static bool overhead(const char *mn) {
-  static const char *const names[] = {"incq", "decq", "cmpq", "jl", "jne", "jb", "jge", "b.ne", "cmp", "b.lt"};
+  static const char *const names[] = {"incq", "decq", "cmpq", "jl", "jne", "jb", "jge", "b.ne", "cmp", "b.lt",
+                                      "cltd", "cqto", "kxnorw", "kxnorb", "kxnorq", "kmovw", "kmovb"};
   for (size_t i = 0; i < PT_ARRAY_LEN(names); i++)
     if (strcmp(mn, names[i]) == 0) return true;
-  return false;
+  return strncmp(mn, "mov", 3) == 0;
+}
+
+/* "vxorps %xmm1, %xmm1, %xmm1": the zeroing idiom, set-up rather than work. */
+static bool zeroing(const char *mn, const char *operands, size_t len) {
+  if (!strstr(mn, "xor")) return false;
+  char ops[128];
+  snprintf(ops, sizeof ops, "%.*s", (int)(len < 127 ? len : 127), operands);
+  char *a = strtok(ops, ", \t"), *b = strtok(NULL, ", \t");
+  return a && b && strcmp(a, b) == 0;
 }
 
 void pmb_asm_main_instruction(const char *s, const char *name, char *out, size_t n) {
@@ -48,6 +59,8 @@ void pmb_asm_main_instruction(const char *s, const char *name, char *out, size_t
   for (char *line = loop; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
     const char *p = line;
     while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "{vex}", 5) == 0) p += 5; /* AVX-VNNI's VEX form of an EVEX mnemonic */
+    while (*p == ' ' || *p == '\t') p++;
     if (!isalpha((unsigned char)*p)) continue;
     char mn[32];
     int k = 0;
@@ -61,6 +74,7 @@ void pmb_asm_main_instruction(const char *s, const char *name, char *out, size_t
         memcpy(reg, r + 1, 3), reg[3] = 0;
         break;
       }
+    if (zeroing(mn, p + k, len > (size_t)k ? len - (size_t)k : 0)) continue;
     int i = 0;
     while (i < n_seen && (strcmp(seen[i].mn, mn) || strcmp(seen[i].reg, reg))) i++;
     if (i == n_seen && n_seen < 64) {

@@ -79,14 +79,26 @@ static void detect_levels(ptg_target *t) {
   }
 }
 
-/* The curve point at about half of a level's capacity (above the level below). */
+/* A level's plateau: the median curve point between twice the level below (clear of it)
+ * and half the level's capacity (clear of conflict misses and the level above). */
 static const ptg_latency_point *point_in(const ptg_target *t, int64_t lo, int64_t hi) {
-  const ptg_latency_point *best = NULL;
-  for (int i = 0; i < t->n_latency_curve; i++) {
+  const ptg_latency_point *in[64];
+  int n = 0;
+  for (int i = 0; i < t->n_latency_curve && n < 64; i++) {
     const ptg_latency_point *q = &t->latency_curve[i];
-    if (q->bytes > lo && q->bytes <= hi / 2) best = q;
+    if (q->bytes >= 2 * lo && q->bytes <= hi / 2) in[n++] = q;
   }
-  return best;
+  if (n == 0) /* quick sweeps: the largest point below half the capacity */
+    for (int i = 0; i < t->n_latency_curve; i++)
+      if (t->latency_curve[i].bytes > lo && t->latency_curve[i].bytes <= hi / 2) in[0] = &t->latency_curve[i], n = 1;
+  if (n == 0) return NULL;
+  for (int i = 1; i < n; i++) /* insertion sort by latency; n is small */
+    for (int j = i; j > 0 && in[j]->ns < in[j - 1]->ns; j--) {
+      const ptg_latency_point *x = in[j];
+      in[j] = in[j - 1];
+      in[j - 1] = x;
+    }
+  return in[n / 2];
 }
 
 static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
@@ -116,8 +128,8 @@ static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
     const ptg_latency_point *q = point_in(t, below, cache->size_bytes);
     if (q) {
       pmb_stats st = per_size[q - t->latency_curve];
-      cache->latency_ns = (ptg_figure){q->ns, st.spread, st.reps, "pointer chase at half the capacity"};
-      cache->latency_cycles = (ptg_figure){q->cycles, st.spread, st.reps, "pointer chase at half the capacity"};
+      cache->latency_ns = (ptg_figure){q->ns, st.spread, st.reps, "pointer chase, median of the level's plateau"};
+      cache->latency_cycles = (ptg_figure){q->cycles, st.spread, st.reps, "pointer chase, median of the level's plateau"};
     }
     below = cache->size_bytes;
   }

@@ -2,6 +2,7 @@
  * parallel loops on: fork/join = one pt_parallel_for with an empty body; barrier = one round
  * of a sense-reversing spin barrier among the pool's threads inside a parallel region (what
  * a kernel pays to synchronise without leaving the region). */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -37,7 +38,10 @@ static void barrier_body(void *ctx, int64_t begin, int64_t end) {
       atomic_store(&b->arrived, 0);
       atomic_store(&b->sense, local);
     } else {
-      while (atomic_load_explicit(&b->sense, memory_order_acquire) != local) {
+      /* spin, then yield: with more threads than free cores (a shared machine) the partner
+       * only runs when this thread lets the scheduler switch */
+      for (int spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != local; spins++) {
+        if (spins > 2000) sched_yield();
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif

@@ -1,6 +1,6 @@
 /* Execution-unit classes and issue width. Two op classes compete for a unit when a kernel
  * running both (6 chains each) takes as long as running them one after the other rather
- * than side by side; competing classes are merged (union-find) into one unit. The issue
+ * than side by side; groups whose classes all compete pairwise are merged into one unit. The issue
  * width is the most instructions per cycle seen in kernels mixing one class per unit. */
 #include <math.h>
 #include <stdlib.h>
@@ -35,8 +35,10 @@ static int representatives(pmb_ctx *c, rep *out, int cap) {
   for (int i = 0; i < m && n < cap; i++) {
     const ptg_inst *row = ptg_target_find_inst(c->t, all[i].op, all[i].elem, all[i].bits);
     if (!row || isnan(row->recip_throughput.value)) continue;
-    out[n] = (rep){.op = all[i], .rtp = row->recip_throughput.value, .parent = n};
-    out[n].lat = isnan(row->latency.value) ? row->recip_throughput.value : row->latency.value;
+    /* per step of the kernel: a conversion step is two instructions (there and back) */
+    double per_step = all[i].op == PTG_OP_CONVERT ? 2 : 1;
+    out[n] = (rep){.op = all[i], .rtp = per_step * row->recip_throughput.value, .parent = n};
+    out[n].lat = per_step * (isnan(row->latency.value) ? row->recip_throughput.value : row->latency.value);
     n++;
   }
   return n;
@@ -64,7 +66,10 @@ static const char *unit_of(const ptg_target *t, const rep *r, int n, const ptg_i
     if (best < 0 && !fl && scalar && r[i].op.op == PTG_OP_ADD) best = i;
   }
   (void)t;
-  return best >= 0 ? names[find((rep *)r, best)] : NULL;
+  if (best >= 0) return names[find((rep *)r, best)];
+  for (int i = 0; i < n; i++) /* e.g. integer dot products: the FMA unit */
+    if (r[i].op.op == row->op) return names[find((rep *)r, i)];
+  return NULL;
 }
 
 int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
@@ -88,6 +93,9 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
   if ((err = pmb_jit_add(c->jit, m, d)) < 0) return err;
   void *in = aligned_alloc(64, PMB_REGION * PMB_MAX_CHAINS), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
   double cyc = c->ghz * 1e9;
+  double share[32][32]; /* 0: side by side, 1: one after the other, NaN: not measured */
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++) share[a][b] = NAN;
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++, p++) {
       char name[32];
@@ -101,8 +109,26 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
       bounds(&r[a], &r[b], &apart, &together);
       /* undecidable when one class is so cheap that sharing would hardly show */
       if (together - apart < 0.15 * apart) continue;
-      if ((t - apart) / (together - apart) > 0.5) r[find(r, a)].parent = find(r, b);
+      share[a][b] = share[b][a] = (t - apart) / (together - apart);
     }
+  /* Complete linkage: two groups merge only if every pair across them competes, so a class
+   * that shares pipes with two otherwise separate units (integer vector adds run on all four
+   * FP pipes of Zen) does not chain them into one. Most sharing pair first. */
+  for (;;) {
+    int best_a = -1, best_b = -1;
+    double best_share = 0.6;
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) {
+        if (find(r, a) != a || find(r, b) != b || a >= b) continue;
+        double worst = INFINITY;
+        for (int i = 0; i < n; i++)
+          for (int j = 0; j < n; j++)
+            if (find(r, i) == a && find(r, j) == b && !isnan(share[i][j])) worst = fmin(worst, share[i][j]);
+        if (worst != INFINITY && worst > best_share) best_share = worst, best_a = a, best_b = b;
+      }
+    if (best_a < 0) break;
+    r[best_b].parent = best_a;
+  }
   /* name units after their members */
   const char *names[32];
   c->t->units = pt_alloc(c->t->arena, sizeof(ptg_unit) * (size_t)n);
