@@ -1,6 +1,8 @@
 /* The expression parser (docs/expressions.md): one row per program, with either the program
  * pc_program_print should show (and its flop count) or the error and position expected;
- * then every truncation and thousands of byte mutations of the valid rows, none may crash. */
+ * every truncation and thousands of byte mutations of the valid rows, none may crash; and
+ * a few programs lowered, run and compared with a direct evaluation of their expressions. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "compiler/compiler.h"
@@ -198,6 +200,122 @@ static bool parse_any(const char *text, int *parsed) {
   return ok;
 }
 
+/* ---- parsed programs compute what the syntax says: lowered, run, compared with a direct
+ * evaluation of the expressions (floor division and modulo of negatives included). */
+
+static double eval(const pc_program *p, float *const *data, const pc_expr *e, const int64_t *ax) {
+  if (e->kind == PC_E_SELECT) return eval(p, data, e->args[eval(p, data, e->args[0], ax) != 0 ? 1 : 2], ax);
+  if (e->kind == PC_E_LOAD) {
+    const pc_op *t = &p->ops[e->tensor];
+    int64_t off = 0;
+    for (int k = 0; k < t->ndim; k++) {
+      int64_t v = (int64_t)eval(p, data, e->args[k], ax);
+      if (v < 0 || v >= t->shape[k]) return NAN; /* the parser let an out-of-bounds load through */
+      off = off * t->shape[k] + v;
+    }
+    return data[e->tensor][off];
+  }
+  double a = e->n_args > 0 ? eval(p, data, e->args[0], ax) : 0, b = e->n_args > 1 ? eval(p, data, e->args[1], ax) : 0;
+  switch (e->kind) {
+  case PC_E_CONST_F: return e->fval;
+  case PC_E_CONST_I: return (double)e->ival;
+  case PC_E_AXIS: return (double)ax[e->axis];
+  case PC_E_ADD: return a + b;
+  case PC_E_SUB: return a - b;
+  case PC_E_MUL: return a * b;
+  case PC_E_DIV: return e->is_int ? floor(a / b) : a / b;
+  case PC_E_MOD: return a - floor(a / b) * b;
+  case PC_E_MAX: return a > b ? a : b;
+  case PC_E_MIN: return a < b ? a : b;
+  case PC_E_EXP: return exp(a);
+  case PC_E_SQRT: return sqrt(a);
+  case PC_E_NEG: return -a;
+  case PC_E_LT: return a < b;
+  case PC_E_LE: return a <= b;
+  case PC_E_GT: return a > b;
+  case PC_E_GE: return a >= b;
+  case PC_E_EQ: return a == b;
+  case PC_E_NE: return a != b;
+  case PC_E_AND: return a != 0 && b != 0;
+  case PC_E_OR: return a != 0 || b != 0;
+  case PC_E_CAST_F: return a;
+  default: return NAN;
+  }
+}
+
+/* Evaluates op o of p into data[o], point by point. */
+static void eval_op(const pc_program *p, float **data, int o) {
+  const pc_op *op = &p->ops[o];
+  int64_t n_red = 1, ax[PC_MAX_AXES];
+  for (int k = 0; k < op->n_reduce; k++) n_red *= op->reduce_extent[k];
+  for (int64_t i = 0; i < pc_op_numel(op); i++) {
+    for (int64_t k = op->ndim - 1, r = i; k >= 0; r /= op->shape[k], k--) ax[k] = r % op->shape[k];
+    double acc = op->reduce == PC_REDUCE_MAX ? -INFINITY : 0;
+    for (int64_t j = 0; j < n_red; j++) {
+      for (int64_t k = op->n_reduce - 1, r = j; k >= 0; r /= op->reduce_extent[k], k--)
+        ax[op->ndim + k] = r % op->reduce_extent[k];
+      double v = eval(p, data, op->body, ax);
+      acc = op->reduce == PC_REDUCE_SUM ? acc + v : op->reduce == PC_REDUCE_MAX ? fmax(acc, v) : v;
+    }
+    data[o][i] = (float)acc;
+  }
+}
+
+/* Returns the largest relative difference between the kernel's outputs and eval's. */
+static double run_and_compare(const char *src) {
+  pt_diag d = {0};
+  pc_program *p = pc_expr_parse(src, "run.expr", &d);
+  CHECK_MSG(p != NULL, "%s", d.msg);
+  if (!p) return INFINITY;
+  float *ref[PC_MAX_STAGES] = {0}, *buf[PC_MAX_STAGES] = {0};
+  pt_rng rng = {42};
+  for (int o = 0; o < p->n_ops; o++) {
+    int64_t n = pc_op_numel(&p->ops[o]);
+    ref[o] = calloc((size_t)n, sizeof(float));
+    buf[o] = calloc((size_t)n, sizeof(float));
+    if (p->ops[o].is_placeholder)
+      for (int64_t i = 0; i < n; i++) buf[o][i] = ref[o][i] = (float)(pt_rng_uniform(&rng) * 2 - 1);
+    else
+      eval_op(p, ref, o);
+  }
+  double worst = INFINITY;
+  pc_state *s = pc_state_new(p);
+  pc_lower_opts lo = {0};
+  pc_kernel *k = s ? pc_lower(s, &lo, &d) : NULL;
+  if (k && pc_kernel_jit(k, &d) == 0) {
+    float *args[PC_MAX_STAGES];
+    for (int i = 0; i < pc_kernel_n_buffers(k); i++) args[i] = buf[pc_kernel_buffer_op(k, i)];
+    pc_kernel_entry(k)(args, NULL);
+    worst = 0;
+    for (int o = 0; o < p->n_ops; o++)
+      for (int64_t i = 0; p->ops[o].is_output && i < pc_op_numel(&p->ops[o]); i++) {
+        if (isnan(buf[o][i]) && isnan(ref[o][i])) continue; /* sqrt of a negative input, both sides */
+        double err = fabs(buf[o][i] - ref[o][i]) / (1e-3 + fabs(ref[o][i]));
+        worst = err > worst || isnan(err) ? err : worst;
+      }
+  } else {
+    fprintf(stderr, "lowering failed: %s\n", d.msg);
+  }
+  pc_kernel_free(k);
+  pc_state_free(s);
+  for (int o = 0; o < p->n_ops; o++) free(ref[o]), free(buf[o]);
+  pc_program_free(p);
+  return worst;
+}
+
+static const char *const runnable[] = {
+    INDEXING,
+    "input X[1, 3, 6, 6]\ninput K[4, 3, 3, 3]\ninput bias[4]\n"
+    "P[n, c, h:8, w:8] = select(h >= 1 && h < 7 && w >= 1 && w < 7, X[n, c, h-1, w-1], 0.0)\n"
+    "Y[n, f, y:6, x:6] = sum(c, r, s) P[n, c, y + r, x + s] * K[f, c, r, s]\n"
+    "Z[n, f, y, x] = relu(Y[n, f, y, x] + bias[f])\n",
+    "input X[4, 10]\nM[i] = max(j) X[i, j]\nE[i, j] = exp(X[i, j] - M[i])\nS[i] = sum(j) E[i, j]\n"
+    "Y[i, j] = E[i, j] / S[i]\n",
+    /* floor semantics on negative operands, conditions as numbers, if-then-else */
+    "input A[4]\nB[i:8] = A[(i - 3) % 4] + A[(i - 4) / 2 + 2] * 10\n"
+    "C[i:8] = if A[i % 4] > 0 || i == 5 then exp(A[i / 2]) else -A[i % 4] / 3 + (i >= 6) - float(i % 3)\n",
+};
+
 int main(void) {
   for (size_t i = 0; i < PT_ARRAY_LEN(rows); i++) CHECK_MSG(check_row(&rows[i]), "row %zu", i);
 
@@ -290,6 +408,10 @@ int main(void) {
   CHECK_MSG(bad == 0, "%d of %d inputs gave neither a program nor a positioned error", bad, runs);
   CHECK_MSG(parsed > 100, "only %d mutated programs parsed: the mutations are too destructive to test much", parsed);
   printf("%d inputs, %d parsed to programs\n", runs, parsed);
+  for (size_t i = 0; i < PT_ARRAY_LEN(runnable); i++) {
+    double err = run_and_compare(runnable[i]);
+    CHECK_MSG(err < 1e-4, "program %zu: kernel and evaluation differ by %g (relative)", i, err);
+  }
   free(big);
   TEST_DONE();
 }
