@@ -59,8 +59,11 @@ void pa_tracker_free(pa_tracker *t);
 /* Records an access to `line` by `group`; returns the (scaled) distance, -1 for a cold miss,
  * -2 if the line is not in the sample. */
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
-/* Raw sampled counts: PA_REUSE_BINS bins then cold, for one group. */
+/* Counts of one group, PA_TRACKER_WORDS of them: PA_REUSE_BINS bins then cold counted
+ * exactly (weight 1), then the same for sampled accesses (weight 1/rate). */
+#define PA_TRACKER_WORDS (2 * (PA_REUSE_BINS + 1))
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
+int64_t pa_tracker_window(const pa_tracker *t); /* exact-window lines; 0 at rate 1 */
 int pa_reuse_bin(int64_t distance);
 
 /* runtime.c: the hooks the instrumented code calls, and their per-run state. */
@@ -78,7 +81,7 @@ typedef struct {
   int n_functions, n_blocks_total;
   uint64_t *counts;      /* per block, functions in order */
   uint64_t *thread_mask; /* per function */
-  uint64_t *hist;        /* [thread][function][PA_REUSE_BINS + 1], raw sampled counts */
+  uint64_t *hist;        /* [thread][function][PA_TRACKER_WORDS] tracker counts */
   int threads;
   double seconds;
 } pa_run_result;

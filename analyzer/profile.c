@@ -55,14 +55,16 @@ pa_profile *pa_profile_static(const pa_module *m, pt_diag *d) {
   return p;
 }
 
+/* Exact counts weigh 1, sampled ones 1/rate (SHARDS). */
 static void hist_from_counts(pa_reuse_hist *h, const uint64_t *c, double rate) {
+  const uint64_t *sampled = c + PA_REUSE_BINS + 1;
   h->accesses = 0;
-  for (int k = 0; k < PA_REUSE_BINS; k++) {
-    h->bins[k] = (double)c[k] / rate;
-    h->accesses += h->bins[k];
+  for (int k = 0; k <= PA_REUSE_BINS; k++) {
+    double v = (double)c[k] + (double)sampled[k] / rate;
+    if (k < PA_REUSE_BINS) h->bins[k] = v;
+    else h->cold = v;
+    h->accesses += v;
   }
-  h->cold = (double)c[PA_REUSE_BINS] / rate;
-  h->accesses += h->cold;
 }
 
 static void hist_add(pa_reuse_hist *sum, const pa_reuse_hist *x) {
@@ -78,7 +80,7 @@ typedef struct {
 
 static int cmp_threads(const void *pa, const void *pb) {
   const thread_key *a = pa, *b = pb;
-  size_t n = (size_t)a->nf * (PA_REUSE_BINS + 1);
+  size_t n = (size_t)a->nf * PA_TRACKER_WORDS;
   for (size_t i = 0; i < n; i++)
     if (a->hist[i] != b->hist[i]) return a->hist[i] > b->hist[i] ? -1 : 1;
   return a->slot - b->slot;
@@ -124,13 +126,13 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
     int nf = p->n_functions, nt = r.threads;
     thread_key *keys = malloc(sizeof *keys * (size_t)nt);
     for (int s = 0; s < nt; s++)
-      keys[s] = (thread_key){s, nf, r.hist + (size_t)s * (size_t)nf * (PA_REUSE_BINS + 1)};
+      keys[s] = (thread_key){s, nf, r.hist + (size_t)s * (size_t)nf * PA_TRACKER_WORDS};
     qsort(keys, (size_t)nt, sizeof *keys, cmp_threads);
     p->reuse = pt_alloc(a, sizeof *p->reuse * (size_t)nt * (size_t)nf + 1);
     for (int f = 0; f < nf; f++)
       for (int t = 0; t < nt; t++) {
         pa_reuse_hist h;
-        hist_from_counts(&h, keys[t].hist + (size_t)f * (PA_REUSE_BINS + 1), rate);
+        hist_from_counts(&h, keys[t].hist + (size_t)f * PA_TRACKER_WORDS, rate);
         if (h.accesses == 0) continue;
         p->reuse[p->n_reuse++] = (pa_reuse_entry){f, t, h};
         hist_add(&p->reuse_by_function[f], &h);

@@ -2,8 +2,12 @@
  * access to the same line) in O(log n) per access, after Bennett & Kruskal (1975) / Almasi et
  * al. (2002): a hash map from line to its last access time and a Fenwick tree over times with
  * a 1 at each line's latest access, so the distance is a range count. Times are renumbered
- * when the tree fills (amortised O(1)). SHARDS (Waldspurger et al., FAST 2015) spatial
- * sampling keeps a line iff hash(line) mod P < R*P and scales its distances by 1/R. */
+ * when the tree fills (amortised O(1)).
+ * Sampling: SHARDS (Waldspurger et al., FAST 2015) keeps a line iff hash(line) mod P < R*P and
+ * scales its distances and counts by 1/R. Spatial sampling cannot resolve distances of a few
+ * 1/R lines (the lines in between are mostly unsampled), so every access also goes through an
+ * exact LRU window of the W most recent lines: distances below W are exact and counted with
+ * weight 1, and only accesses that miss the window use the sampled estimate (clamped to >= W). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,18 +15,25 @@
 
 #define SHARDS_P (1u << 24) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
+/* One LRU stack: unbounded (cap_lines 0) or keeping only the cap_lines most recent lines. */
+typedef struct {
+  uint64_t *keys; /* line + 1; 0 = empty */
+  int64_t *times;
+  size_t cap, n;
+  int32_t *fen;      /* Fenwick tree over times 1..tcap: 1 at each live line's last access */
+  uint64_t *line_at; /* time -> key, to find the line to evict */
+  int64_t tcap, now;
+  int64_t cap_lines;
+} lru;
+
 struct pa_tracker {
   double rate;
   uint64_t threshold; /* keep a line iff hash mod P < threshold */
-  /* line -> last time (0 = empty slot; keys stored as line + 1) */
-  uint64_t *keys;
-  int64_t *times;
-  size_t cap, n;
-  /* Fenwick tree over times 1..tcap */
-  int32_t *fen;
-  int64_t tcap, now;
+  int64_t window;     /* lines in the exact window (sampled mode only) */
+  lru far;            /* every line (rate 1) or the sampled lines */
+  lru near;           /* the exact window (rate < 1) */
   int n_groups;
-  uint64_t *counts; /* [group][PA_REUSE_BINS + 1] */
+  uint64_t *counts; /* [group][PA_TRACKER_WORDS]: exact bins + cold, then sampled bins + cold */
 };
 
 static uint64_t mix(uint64_t x) { /* splitmix64 finaliser: a well-spread hash of the line */
@@ -38,119 +49,197 @@ int pa_reuse_bin(int64_t d) {
   return b < PA_REUSE_BINS ? b : PA_REUSE_BINS - 1;
 }
 
-pa_tracker *pa_tracker_new(int n_groups, double rate) {
-  pa_tracker *t = calloc(1, sizeof *t);
-  if (rate <= 0 || rate > 1) rate = 1;
-  t->rate = rate;
-  t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
-  t->cap = 1024;
-  t->keys = calloc(t->cap, sizeof *t->keys);
-  t->times = calloc(t->cap, sizeof *t->times);
-  t->tcap = 4096;
-  t->fen = calloc((size_t)t->tcap + 1, sizeof *t->fen);
-  t->n_groups = n_groups;
-  t->counts = calloc((size_t)n_groups * (PA_REUSE_BINS + 1), sizeof *t->counts);
-  return t;
+static void lru_init(lru *u, int64_t cap_lines) {
+  memset(u, 0, sizeof *u);
+  u->cap_lines = cap_lines;
+  u->cap = 1024;
+  while (cap_lines && u->cap < (size_t)cap_lines * 2 + 2) u->cap *= 2;
+  u->keys = calloc(u->cap, sizeof *u->keys);
+  u->times = calloc(u->cap, sizeof *u->times);
+  u->tcap = cap_lines ? 4 * cap_lines : 4096;
+  u->fen = calloc((size_t)u->tcap + 1, sizeof *u->fen);
+  u->line_at = calloc((size_t)u->tcap + 1, sizeof *u->line_at);
 }
 
-void pa_tracker_free(pa_tracker *t) {
-  if (!t) return;
-  free(t->keys);
-  free(t->times);
-  free(t->fen);
-  free(t->counts);
-  free(t);
+static void lru_free(lru *u) {
+  free(u->keys);
+  free(u->times);
+  free(u->fen);
+  free(u->line_at);
 }
 
-const uint64_t *pa_tracker_counts(const pa_tracker *t, int group) {
-  return t->counts + (size_t)group * (PA_REUSE_BINS + 1);
+static void fen_add(lru *u, int64_t i, int32_t v) {
+  for (; i <= u->tcap; i += i & -i) u->fen[i] += v;
 }
 
-static void fen_add(pa_tracker *t, int64_t i, int32_t v) {
-  for (; i <= t->tcap; i += i & -i) t->fen[i] += v;
-}
-
-static int64_t fen_sum(const pa_tracker *t, int64_t i) { /* marks at times 1..i */
+static int64_t fen_sum(const lru *u, int64_t i) { /* marks at times 1..i */
   int64_t s = 0;
-  for (; i > 0; i -= i & -i) s += t->fen[i];
+  for (; i > 0; i -= i & -i) s += u->fen[i];
   return s;
 }
 
-static size_t slot_of(const pa_tracker *t, uint64_t key) {
-  size_t i = (size_t)mix(key) & (t->cap - 1);
-  while (t->keys[i] && t->keys[i] != key) i = (i + 1) & (t->cap - 1);
+static int64_t fen_first(const lru *u) { /* the earliest marked time */
+  int64_t pos = 0, step = 1;
+  while (step * 2 <= u->tcap) step *= 2;
+  for (; step; step /= 2)
+    if (pos + step <= u->tcap && u->fen[pos + step] < 1) pos += step;
+  return pos + 1;
+}
+
+static size_t slot_of(const lru *u, uint64_t key) {
+  size_t i = (size_t)mix(key) & (u->cap - 1);
+  while (u->keys[i] && u->keys[i] != key) i = (i + 1) & (u->cap - 1);
   return i;
 }
 
-static void grow_map(pa_tracker *t) {
-  uint64_t *ok = t->keys;
-  int64_t *ot = t->times;
-  size_t oc = t->cap;
-  t->cap *= 2;
-  t->keys = calloc(t->cap, sizeof *t->keys);
-  t->times = calloc(t->cap, sizeof *t->times);
+static void grow_map(lru *u) {
+  uint64_t *ok = u->keys;
+  int64_t *ot = u->times;
+  size_t oc = u->cap;
+  u->cap *= 2;
+  u->keys = calloc(u->cap, sizeof *u->keys);
+  u->times = calloc(u->cap, sizeof *u->times);
   for (size_t i = 0; i < oc; i++)
     if (ok[i]) {
-      size_t j = slot_of(t, ok[i]);
-      t->keys[j] = ok[i];
-      t->times[j] = ot[i];
+      size_t j = slot_of(u, ok[i]);
+      u->keys[j] = ok[i];
+      u->times[j] = ot[i];
     }
   free(ok);
   free(ot);
 }
 
-/* Renumbers the live last-access times 1..n (order kept) and rebuilds the tree, sized so at
- * least n more accesses fit before the next renumbering. */
-static void compact(pa_tracker *t) {
-  int64_t *rank = calloc((size_t)t->tcap + 1, sizeof *rank);
-  for (size_t i = 0; i < t->cap; i++)
-    if (t->keys[i]) rank[t->times[i]] = 1;
-  int64_t r = 0;
-  for (int64_t i = 1; i <= t->tcap; i++)
-    if (rank[i]) rank[i] = ++r;
-  for (size_t i = 0; i < t->cap; i++)
-    if (t->keys[i]) t->times[i] = rank[t->times[i]];
-  free(rank);
-  int64_t need = 2 * r + 4096;
-  if (need > t->tcap) {
-    t->tcap = need;
-    t->fen = realloc(t->fen, sizeof *t->fen * ((size_t)t->tcap + 1));
+/* Linear-probing delete by backward shift (Knuth 6.4, Algorithm R): no tombstones. */
+static void map_delete(lru *u, size_t i) {
+  size_t mask = u->cap - 1, j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!u->keys[j]) break;
+    size_t home = (size_t)mix(u->keys[j]) & mask;
+    /* move j into the hole at i unless its home lies cyclically in (i, j] */
+    bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (stays) continue;
+    u->keys[i] = u->keys[j];
+    u->times[i] = u->times[j];
+    i = j;
   }
-  /* O(tcap) build: each node adds itself to its parent. */
-  memset(t->fen, 0, sizeof *t->fen * ((size_t)t->tcap + 1));
-  for (int64_t i = 1; i <= r; i++) t->fen[i] = 1;
-  for (int64_t i = 1; i <= t->tcap; i++) {
-    int64_t p = i + (i & -i);
-    if (p <= t->tcap) t->fen[p] += t->fen[i];
-  }
-  t->now = r;
+  u->keys[i] = 0;
+  u->n--;
 }
 
-int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
-  uint64_t key = line + 1;
-  if (t->threshold < SHARDS_P && (mix(line) & (SHARDS_P - 1)) >= t->threshold) return -2;
-  if (t->now == t->tcap) compact(t);
-  int64_t now = ++t->now;
-  uint64_t *c = t->counts + (size_t)group * (PA_REUSE_BINS + 1);
-  size_t s = slot_of(t, key);
-  int64_t dist;
-  if (t->keys[s]) {
-    int64_t last = t->times[s];
-    dist = fen_sum(t, now - 1) - fen_sum(t, last); /* distinct lines touched in between */
-    fen_add(t, last, -1);
-    if (t->rate < 1) dist = (int64_t)((double)dist / t->rate + 0.5);
-    c[pa_reuse_bin(dist)]++;
-  } else {
-    if ((t->n + 1) * 2 > t->cap) {
-      grow_map(t);
-      s = slot_of(t, key);
+/* Renumbers the live last-access times 1..n (order kept) and rebuilds the tree, sized so at
+ * least n more accesses fit before the next renumbering. */
+static void compact(lru *u) {
+  int64_t *rank = calloc((size_t)u->tcap + 1, sizeof *rank);
+  for (size_t i = 0; i < u->cap; i++)
+    if (u->keys[i]) rank[u->times[i]] = 1;
+  int64_t r = 0;
+  for (int64_t i = 1; i <= u->tcap; i++)
+    if (rank[i]) {
+      rank[i] = ++r;
+      u->line_at[r] = u->line_at[i]; /* r <= i: moving down in place is safe */
     }
-    t->keys[s] = key;
-    t->n++;
-    dist = -1;
-    c[PA_REUSE_BINS]++;
+  for (size_t i = 0; i < u->cap; i++)
+    if (u->keys[i]) u->times[i] = rank[u->times[i]];
+  free(rank);
+  int64_t need = 2 * r + 4096;
+  if (need > u->tcap) {
+    u->tcap = need;
+    u->fen = realloc(u->fen, sizeof *u->fen * ((size_t)u->tcap + 1));
+    u->line_at = realloc(u->line_at, sizeof *u->line_at * ((size_t)u->tcap + 1));
   }
-  t->times[s] = now;
-  fen_add(t, now, 1);
+  /* O(tcap) build: each node adds itself to its parent. */
+  memset(u->fen, 0, sizeof *u->fen * ((size_t)u->tcap + 1));
+  for (int64_t i = 1; i <= r; i++) u->fen[i] = 1;
+  for (int64_t i = 1; i <= u->tcap; i++) {
+    int64_t p = i + (i & -i);
+    if (p <= u->tcap) u->fen[p] += u->fen[i];
+  }
+  u->now = r;
+}
+
+/* Distance of this access, or -1 if the line is not in the stack (first touch, or for a
+ * bounded stack evicted: distance >= cap_lines). */
+static int64_t lru_access(lru *u, uint64_t line) {
+  uint64_t key = line + 1;
+  if (u->now == u->tcap) compact(u);
+  int64_t now = ++u->now, dist = -1;
+  size_t s = slot_of(u, key);
+  if (u->keys[s]) {
+    int64_t last = u->times[s];
+    dist = fen_sum(u, now - 1) - fen_sum(u, last); /* distinct lines touched in between */
+    fen_add(u, last, -1);
+  } else {
+    if ((u->n + 1) * 2 > u->cap) {
+      grow_map(u);
+      s = slot_of(u, key);
+    }
+    u->keys[s] = key;
+    u->n++;
+  }
+  u->times[s] = now;
+  u->line_at[now] = key;
+  fen_add(u, now, 1);
+  if (u->cap_lines && (int64_t)u->n > u->cap_lines) { /* evict the least recently used line */
+    int64_t t = fen_first(u);
+    fen_add(u, t, -1);
+    map_delete(u, slot_of(u, u->line_at[t]));
+  }
   return dist;
+}
+
+pa_tracker *pa_tracker_new(int n_groups, double rate) {
+  pa_tracker *t = calloc(1, sizeof *t);
+  if (rate <= 0 || rate > 1) rate = 1;
+  t->rate = rate;
+  t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
+  lru_init(&t->far, 0);
+  if (rate < 1) {
+    /* W >= 16/R: then even the window's largest distances hold ~16 sampled lines. */
+    t->window = 64;
+    while ((double)t->window < 16 / rate) t->window *= 2;
+    lru_init(&t->near, t->window);
+  }
+  t->n_groups = n_groups;
+  t->counts = calloc((size_t)n_groups * PA_TRACKER_WORDS, sizeof *t->counts);
+  return t;
+}
+
+void pa_tracker_free(pa_tracker *t) {
+  if (!t) return;
+  lru_free(&t->far);
+  if (t->rate < 1) lru_free(&t->near);
+  free(t->counts);
+  free(t);
+}
+
+const uint64_t *pa_tracker_counts(const pa_tracker *t, int group) {
+  return t->counts + (size_t)group * PA_TRACKER_WORDS;
+}
+
+int64_t pa_tracker_window(const pa_tracker *t) { return t->window; }
+
+int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
+  uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS, *sampled = exact + PA_REUSE_BINS + 1;
+  if (t->rate >= 1) {
+    int64_t d = lru_access(&t->far, line);
+    exact[d < 0 ? PA_REUSE_BINS : pa_reuse_bin(d)]++;
+    return d;
+  }
+  int64_t near = lru_access(&t->near, line);
+  bool in_sample = (mix(line) & (SHARDS_P - 1)) < t->threshold;
+  int64_t far = in_sample ? lru_access(&t->far, line) : -2;
+  if (near >= 0) {
+    exact[pa_reuse_bin(near)]++;
+    return near;
+  }
+  if (!in_sample) return -2;
+  if (far < 0) {
+    sampled[PA_REUSE_BINS]++;
+    return -1;
+  }
+  int64_t est = (int64_t)((double)far / t->rate + 0.5);
+  if (est < t->window) est = t->window; /* it missed the window, so it is at least W away */
+  sampled[pa_reuse_bin(est)]++;
+  return est;
 }

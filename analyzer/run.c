@@ -272,8 +272,8 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (reuse)
     for (int s = 0; s < nt; s++)
       for (int f = 0; f < nf; f++)
-        memcpy(sh->hist + ((size_t)s * (size_t)nf + (size_t)f) * (PA_REUSE_BINS + 1),
-               pa_tracker_counts(pa_runtime_tracker(rt, s), f), sizeof(uint64_t) * (PA_REUSE_BINS + 1));
+        memcpy(sh->hist + ((size_t)s * (size_t)nf + (size_t)f) * PA_TRACKER_WORDS,
+               pa_tracker_counts(pa_runtime_tracker(rt, s), f), sizeof(uint64_t) * PA_TRACKER_WORDS);
   if (pool) pt_pool_free(pool);
   h->status = 1;
   return 0;
@@ -286,7 +286,7 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
   if (err) return err;
   int nf = p->n_functions, nblocks = 0;
   for (int i = 0; i < nf; i++) nblocks += p->functions[i].n_blocks;
-  size_t hist_words = (size_t)PA_MAX_THREADS * (size_t)nf * (PA_REUSE_BINS + 1);
+  size_t hist_words = (size_t)PA_MAX_THREADS * (size_t)nf * PA_TRACKER_WORDS;
   shared_region sh = {0};
   sh.bytes = round_up(sizeof(shared_hdr), 64) + sizeof(uint64_t) * ((size_t)nblocks + (size_t)nf + hist_words + 1);
   void *mem = mmap(NULL, sh.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -347,7 +347,7 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
     memcpy(out->counts, sh.counts, sizeof(uint64_t) * (size_t)nblocks);
     out->thread_mask = malloc(sizeof(uint64_t) * ((size_t)nf + 1));
     memcpy(out->thread_mask, sh.masks, sizeof(uint64_t) * (size_t)nf);
-    size_t used = (size_t)out->threads * (size_t)nf * (PA_REUSE_BINS + 1);
+    size_t used = (size_t)out->threads * (size_t)nf * PA_TRACKER_WORDS;
     out->hist = malloc(sizeof(uint64_t) * (used + 1));
     memcpy(out->hist, sh.hist, sizeof(uint64_t) * used);
   }

@@ -1,6 +1,7 @@
 /* The reuse tracker against a brute-force LRU stack on random traces (exact distances, and
- * misses of a fully associative LRU cache of S lines), and SHARDS sampling at 1% against the
- * full miss-ratio curve (within 5% absolute). Links the library's internal tracker. */
+ * misses of a fully associative LRU cache of S lines), its exact window in sampled mode, and
+ * sampling at 1% against the full miss-ratio curve (within 5% absolute) on a random trace, a
+ * gemm loop nest and a cyclic sweep. Links the library's internal tracker. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -71,6 +72,91 @@ static void test_exact(void) {
   }
 }
 
+/* In sampled mode, distances below the window are exact; beyond it the answer is "not
+ * sampled" (-2) or an estimate of at least the window. */
+static void test_window(void) {
+  pa_tracker *t = pa_tracker_new(1, 0.01);
+  int64_t w = pa_tracker_window(t);
+  CHECK(w >= 1600 && w <= 4096);
+  lru_stack s = {calloc(20001, sizeof(uint64_t)), 0};
+  pt_rng r = {77};
+  int64_t cursor = 0, bad = 0;
+  for (int i = 0; i < 60000; i++) {
+    uint64_t line = next_line(&r, 20000, &cursor);
+    int64_t want = lru_access(&s, line), got = pa_tracker_access(t, line, 0);
+    if (want >= 0 && want < w) bad += got != want;
+    else bad += !(got == -2 || got == -1 || got >= w) || (want < 0 && got >= 0);
+  }
+  CHECK_MSG(bad == 0, "%lld window answers wrong", (long long)bad);
+  free(s.stack);
+  pa_tracker_free(t);
+}
+
+static void hist_of(const pa_tracker *t, double rate, pa_reuse_hist *h) {
+  const uint64_t *c = pa_tracker_counts(t, 0), *sampled = c + PA_REUSE_BINS + 1;
+  memset(h, 0, sizeof *h);
+  for (int k = 0; k <= PA_REUSE_BINS; k++) {
+    double v = (double)c[k] + (double)sampled[k] / rate;
+    if (k < PA_REUSE_BINS) h->bins[k] = v;
+    else h->cold = v;
+    h->accesses += v;
+  }
+}
+
+/* Largest |miss ratio (full) - miss ratio (sampled)| over S = 1, 2, 4, ..., 2^20 lines. */
+static double mrc_error(const pa_tracker *full, const pa_tracker *sampled, double rate) {
+  pa_reuse_hist hf, hs;
+  hist_of(full, 1, &hf);
+  hist_of(sampled, rate, &hs);
+  double worst = 0;
+  for (int64_t size = 1; size <= 1 << 20; size *= 2) {
+    double mf = pa_reuse_misses(&hf, size) / hf.accesses, ms = pa_reuse_misses(&hs, size) / hs.accesses;
+    if (fabs(mf - ms) > worst) worst = fabs(mf - ms);
+  }
+  return worst;
+}
+
+/* gemm's (i, j, k) nest at line granularity: A[i][k], B[k][j] per k, C[i][j] per (i, j). */
+static void test_gemm_trace(void) {
+  const int64_t n = 128, per_line = 16;
+  pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      for (int64_t k = 0; k < n; k++) {
+        uint64_t a = (uint64_t)((i * n + k) / per_line), b = (uint64_t)(n * n + (k * n + j) / per_line);
+        pa_tracker_access(full, a, 0);
+        pa_tracker_access(sampled, a, 0);
+        pa_tracker_access(full, b, 0);
+        pa_tracker_access(sampled, b, 0);
+      }
+      uint64_t c = (uint64_t)(2 * n * n + (i * n + j) / per_line);
+      pa_tracker_access(full, c, 0);
+      pa_tracker_access(sampled, c, 0);
+    }
+  double e = mrc_error(full, sampled, 0.01);
+  fprintf(stderr, "sampling 1%%, gemm 128 trace: max |miss ratio error| %.4f\n", e);
+  CHECK_MSG(e <= 0.05, "gemm trace error %.4f", e);
+  pa_tracker_free(full);
+  pa_tracker_free(sampled);
+}
+
+/* Cyclic sweeps over 6000 lines (every reuse at distance 5999: a cliff beyond the window)
+ * mixed with a hot set of 64 lines. */
+static void test_cyclic_trace(void) {
+  pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
+  pt_rng r = {5};
+  for (int i = 0; i < 3000000; i++) {
+    uint64_t line = pt_rng_uniform(&r) < 0.5 ? (uint64_t)(i / 2 % 6000) : (uint64_t)(100000 + pt_rng_range(&r, 64));
+    pa_tracker_access(full, line, 0);
+    pa_tracker_access(sampled, line, 0);
+  }
+  double e = mrc_error(full, sampled, 0.01);
+  fprintf(stderr, "sampling 1%%, cyclic trace: max |miss ratio error| %.4f\n", e);
+  CHECK_MSG(e <= 0.05, "cyclic trace error %.4f", e);
+  pa_tracker_free(full);
+  pa_tracker_free(sampled);
+}
+
 static void test_shards(void) {
   int64_t lines = 400000;
   int n = 4000000;
@@ -82,22 +168,8 @@ static void test_shards(void) {
     pa_tracker_access(full, line, 0);
     pa_tracker_access(sampled, line, 0);
   }
-  pa_reuse_hist hf = {0}, hs = {0};
-  const uint64_t *cf = pa_tracker_counts(full, 0), *cs = pa_tracker_counts(sampled, 0);
-  for (int k = 0; k <= PA_REUSE_BINS; k++) {
-    double *f = k < PA_REUSE_BINS ? &hf.bins[k] : &hf.cold, *s = k < PA_REUSE_BINS ? &hs.bins[k] : &hs.cold;
-    *f = (double)cf[k];
-    *s = (double)cs[k] / 0.01;
-    hf.accesses += *f;
-    hs.accesses += *s;
-  }
-  CHECK(hf.accesses == n);
-  double worst = 0;
-  for (int64_t size = 1; size <= 1 << 20; size *= 2) {
-    double mf = pa_reuse_misses(&hf, size) / hf.accesses, ms = pa_reuse_misses(&hs, size) / hs.accesses;
-    if (fabs(mf - ms) > worst) worst = fabs(mf - ms);
-  }
-  fprintf(stderr, "SHARDS 1%%: max |miss ratio error| over S = 1..2^20 lines: %.4f\n", worst);
+  double worst = mrc_error(full, sampled, 0.01);
+  fprintf(stderr, "sampling 1%%, random trace: max |miss ratio error| over S = 1..2^20 lines: %.4f\n", worst);
   CHECK_MSG(worst <= 0.05, "SHARDS error %.4f", worst);
   pa_tracker_free(full);
   pa_tracker_free(sampled);
@@ -105,6 +177,9 @@ static void test_shards(void) {
 
 int main(void) {
   test_exact();
+  test_window();
   test_shards();
+  test_gemm_trace();
+  test_cyclic_trace();
   TEST_DONE();
 }
