@@ -137,8 +137,6 @@ static int64_t trip_count(LLVMBasicBlockRef *bbs, const pa_function *f, const pa
     if (bbs[i] == t_succ) t_idx = i;
   if (!loop_has(l, t_idx)) pred = negate(pred);
   /* x is the phi itself or its increment. */
-  LLVMValueRef header = LLVMBasicBlockAsValue(bbs[l->header]);
-  (void)header;
   int64_t step = 0, offset = 0;
   LLVMValueRef phi = NULL;
   if (LLVMIsAPHINode(x) && LLVMGetInstructionParent(x) == bbs[l->header]) {

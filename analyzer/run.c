@@ -95,11 +95,15 @@ typedef struct {
 
 static void *run_kernel(void *arg) {
   kernel_call *c = arg;
-  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16}; /* the crash handler's own stack */
-  sigaltstack(&ss, NULL);
+  /* The crash handler's own stack (a stack overflow must still be reported); the previous
+   * one is put back, as a sanitizer runtime frees its own at thread exit. */
+  stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16}, old;
+  sigaltstack(&ss, &old);
   double t0 = pt_now();
   c->fn(c->slots);
   c->seconds = pt_now() - t0;
+  sigaltstack(&old, NULL);
+  free(ss.ss_sp);
   return NULL;
 }
 

@@ -145,7 +145,7 @@ static void test_gemm_trace(void) {
 static void test_cyclic_trace(void) {
   pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
   pt_rng r = {5};
-  for (int i = 0; i < 3000000; i++) {
+  for (int i = 0; i < 1500000; i++) {
     uint64_t line = pt_rng_uniform(&r) < 0.5 ? (uint64_t)(i / 2 % 6000) : (uint64_t)(100000 + pt_rng_range(&r, 64));
     pa_tracker_access(full, line, 0);
     pa_tracker_access(sampled, line, 0);
@@ -158,8 +158,8 @@ static void test_cyclic_trace(void) {
 }
 
 static void test_shards(void) {
-  int64_t lines = 400000;
-  int n = 4000000;
+  int64_t lines = 200000;
+  int n = 2000000;
   pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
   pt_rng r = {99};
   int64_t cursor = 0;
