@@ -27,7 +27,12 @@ static int open_event(const char *name, char *why, size_t n) {
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-  if (fd < 0) snprintf(why, n, "perf_event_open(%s): %s", name, strerror(errno));
+  if (fd < 0) {
+    int e = errno;
+    const char *hint = e == ENOENT || e == EOPNOTSUPP || e == ENODEV ? ": the kernel exposes no hardware PMU here (usual in VMs)"
+                       : e == EACCES || e == EPERM ? ": not permitted (see /proc/sys/kernel/perf_event_paranoid)" : "";
+    snprintf(why, n, "not available: perf_event_open(%s): %s%s", name, strerror(e), hint);
+  }
   return fd;
 }
 

@@ -33,7 +33,8 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
     for (int i = 0; i < t->n_features; i++) fprintf(f, " %s", t->features[i]);
     fputc('\n', f);
   }
-  if (t->tool) fprintf(f, "  tool       %s, %d repetitions per figure\n", t->tool, t->repetitions);
+  if (t->tool && t->repetitions) fprintf(f, "  tool       %s, %d repetitions per figure\n", t->tool, t->repetitions);
+  else if (t->tool) fprintf(f, "  tool       %s\n", t->tool);
   for (int i = 0; i < t->n_sources; i++) fprintf(f, "  source     %s\n", t->sources[i]);
   if (t->counters) fprintf(f, "  counters   %s\n", t->counters);
   fprintf(f, "\n  %-8s %-5s %5s %9s %9s %7s  %-8s %s\n", "op", "type", "bits", "latency", "rthroughput", "spread", "unit",
@@ -89,7 +90,8 @@ static void diff_line(FILE *f, const char *label, double a, double b, double tol
 }
 
 void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, double tol) {
-  fprintf(f, "  %-26s %10.10s %10.10s %9s   (* = differs by more than %.0f%%)\n", "figure", a->name, b->name, "diff", 100 * tol);
+  fprintf(f, "  A = %s (%s), B = %s (%s); diff = (B - A) / A\n", a->name, a->provenance, b->name, b->provenance);
+  fprintf(f, "  %-26s %10s %10s %9s   (* = differs by more than %.0f%%)\n", "figure", "A", "B", "diff", 100 * tol);
   diff_line(f, "clock GHz", a->frequency_ghz.value, b->frequency_ghz.value, tol);
   diff_line(f, "issue width", a->issue_width.value, b->issue_width.value, tol);
   /* rows of a, then rows only b has */

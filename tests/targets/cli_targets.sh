@@ -1,0 +1,41 @@
+#!/bin/sh
+# The target commands end to end: show/diff/validate on shipped files, errors that name the
+# JSON path, characterize --quick writing a valid file, an unwritable path and --gpu without a
+# GPU failing with exit 1 and a clear message (and no partial file).
+set -u
+portent="$1"; src="$2"; tmp=$(mktemp -d); fails=0
+trap 'rm -rf "$tmp"' EXIT
+check() { if ! eval "$2"; then echo "FAILED: $1"; fails=$((fails + 1)); fi; }
+
+"$portent" targets show "$src/targets/amd-zen4.json" > "$tmp/show.txt"; rc=$?
+check "targets show exits 0" '[ $rc -eq 0 ]'
+check "targets show prints the L2 row" 'grep -q "^  L2 " "$tmp/show.txt"'
+check "targets show prints fma rows" 'grep -q "fma  *f32  *512" "$tmp/show.txt"'
+"$portent" targets diff "$src/targets/amd-zen4.json" "$src/targets/amd-zen2.json" > "$tmp/diff.txt"; rc=$?
+check "targets diff exits 0" '[ $rc -eq 0 ]'
+check "targets diff flags the FMA latency" 'grep -q "fma f32 256 lat .*4.00 .*5.00 .*+25.0%  \*" "$tmp/diff.txt"'
+sed 's/"latency_cycles": 14/"latency_cycles": -14/' "$src/targets/amd-zen4.json" > "$tmp/bad.json"
+"$portent" targets validate "$tmp/bad.json" 2> "$tmp/bad.txt"; rc=$?
+check "validate of a bad file exits 2" '[ $rc -eq 2 ]'
+check "the error names the JSON path" 'grep -q "caches\[1\].latency_cycles: -14 is out of range" "$tmp/bad.txt"'
+head -c 300 "$src/targets/amd-zen4.json" > "$tmp/cut.json"
+"$portent" targets show "$tmp/cut.json" 2> "$tmp/cut.txt"; rc=$?
+check "a truncated file is refused" '[ $rc -eq 2 ] && grep -q "not valid JSON" "$tmp/cut.txt"'
+
+"$portent" characterize -o /nonexistent-dir/t.json --quick 2> "$tmp/nowrite.txt"; rc=$?
+check "unwritable path exits 1" '[ $rc -eq 1 ]'
+check "unwritable path is named" 'grep -q "/nonexistent-dir/t.json: cannot write" "$tmp/nowrite.txt"'
+"$portent" characterize --gpu -o "$tmp/gpu.json" 2> "$tmp/gpu.txt"; rc=$?
+if grep -q "GPU found" "$tmp/gpu.txt"; then echo "(a GPU is present: --gpu check skipped)"; else
+  check "--gpu without a GPU exits 1" '[ $rc -eq 1 ]'
+  check "--gpu says there is no GPU" 'grep -q "no GPU" "$tmp/gpu.txt"'
+  check "--gpu leaves no file" '[ ! -e "$tmp/gpu.json" ]'
+fi
+"$portent" characterize --quick --reps 2 --only add:f32,fma:f64 -o "$tmp/q.json" 2> "$tmp/q.txt"; rc=$?
+check "characterize --quick exits 0" '[ $rc -eq 0 ]'
+check "progress goes to stderr" 'grep -q "core clock" "$tmp/q.txt"'
+check "the written file validates" '"$portent" targets validate "$tmp/q.json" > /dev/null'
+check "no temporary file is left" '[ -z "$(ls "$tmp" | grep tmp)" ]'
+"$portent" characterize --bogus 2> /dev/null; rc=$?
+check "an unknown option exits 2" '[ $rc -eq 2 ]'
+exit $fails
