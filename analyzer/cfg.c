@@ -26,12 +26,14 @@ static void name_blocks(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   }
 }
 
-static void postorder(const pa_function *f, int b, bool *seen, int *order, int *n) {
-  /* Iterative DFS: deep CFGs from unrolled IR must not overflow the stack. */
-  int *stack = malloc(sizeof *stack * (size_t)f->n_blocks * 2 + 2), sp = 0;
-  int *next_succ = calloc((size_t)f->n_blocks, sizeof *next_succ);
-  stack[sp++] = b;
-  seen[b] = true;
+/* Iterative DFS from the entry (deep CFGs from unrolled IR must not overflow the stack);
+ * fills order with the reachable blocks in postorder and returns how many there are. */
+static int postorder(const pa_function *f, int *order) {
+  int n = f->n_blocks, cnt = 0, sp = 0;
+  bool *seen = calloc((size_t)n, 1);
+  int *stack = malloc(sizeof *stack * (size_t)n), *next_succ = calloc((size_t)n, sizeof *next_succ);
+  stack[sp++] = 0;
+  seen[0] = true;
   while (sp) {
     int x = stack[sp - 1];
     if (next_succ[x] < f->blocks[x].n_succs) {
@@ -41,20 +43,30 @@ static void postorder(const pa_function *f, int b, bool *seen, int *order, int *
         stack[sp++] = s;
       }
     } else {
-      order[(*n)++] = x;
+      order[cnt++] = x;
       sp--;
     }
   }
+  free(seen);
   free(stack);
   free(next_succ);
+  return cnt;
+}
+
+int pa_reverse_postorder(const pa_function *f, int *order) {
+  int cnt = postorder(f, order);
+  for (int i = 0, j = cnt - 1; i < j; i++, j--) {
+    int t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  return cnt;
 }
 
 static void dominators(pa_function *f) {
   int n = f->n_blocks;
-  bool *seen = calloc((size_t)n, 1);
   int *order = malloc(sizeof *order * (size_t)n), *rpo_num = malloc(sizeof *rpo_num * (size_t)n);
-  int cnt = 0;
-  postorder(f, 0, seen, order, &cnt);
+  int cnt = postorder(f, order);
   for (int i = 0; i < n; i++) rpo_num[i] = -1;
   for (int i = 0; i < cnt; i++) rpo_num[order[i]] = i; /* postorder number: entry is highest */
   int *idom = malloc(sizeof *idom * (size_t)n);
@@ -85,7 +97,6 @@ static void dominators(pa_function *f) {
     }
   }
   for (int i = 0; i < n; i++) f->blocks[i].idom = i == 0 ? -1 : idom[i];
-  free(seen);
   free(order);
   free(rpo_num);
   free(idom);

@@ -7,34 +7,6 @@
 
 #include "internal.h"
 
-static int rpo(const pa_function *f, int *order) {
-  int n = f->n_blocks, cnt = 0, sp = 0;
-  bool *seen = calloc((size_t)n, 1);
-  int *stack = malloc(sizeof *stack * (size_t)n), *next = calloc((size_t)n, sizeof *next);
-  int *post = malloc(sizeof *post * (size_t)n);
-  stack[sp++] = 0;
-  seen[0] = true;
-  while (sp) {
-    int b = stack[sp - 1];
-    if (next[b] < f->blocks[b].n_succs) {
-      int s = f->blocks[b].succs[next[b]++];
-      if (!seen[s]) {
-        seen[s] = true;
-        stack[sp++] = s;
-      }
-    } else {
-      post[cnt++] = b;
-      sp--;
-    }
-  }
-  for (int i = 0; i < cnt; i++) order[i] = post[cnt - 1 - i];
-  free(seen);
-  free(stack);
-  free(next);
-  free(post);
-  return cnt;
-}
-
 static bool in_loop(const pa_loop *l, int b) {
   for (int i = 0; i < l->n_blocks; i++)
     if (l->blocks[i] == b) return true;
@@ -54,7 +26,7 @@ int pa_static_counts(pa_function *f) {
   int n = f->n_blocks;
   double *count = calloc((size_t)n, sizeof *count), *entries = calloc((size_t)f->n_loops + 1, sizeof *entries);
   int *order = malloc(sizeof *order * (size_t)n);
-  int cnt = rpo(f, order), err = 0;
+  int cnt = pa_reverse_postorder(f, order), err = 0;
   /* edge count p -> s once count[p] is known */
   for (int k = 0; k < cnt && !err; k++) {
     int b = order[k];

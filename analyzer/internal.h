@@ -28,10 +28,14 @@ void pa_ptrmap_free(pa_ptrmap *m);
 /* Functions with a body, in module order: the indices every pass and the runtime share. */
 int pa_defined_functions(LLVMModuleRef mod, LLVMValueRef **out); /* caller frees *out */
 const char *pa_value_name(pt_arena *a, LLVMValueRef v);
+/* 1-based line of the position cJSON's parser stopped at, for "file:line: malformed JSON". */
+int pa_json_error_line(const char *text);
 
 /* cfg.c: blocks, edges, slot-numbered names, dominators. bbmap: block -> index. */
 int pa_cfg_build(pt_arena *a, LLVMValueRef fn, pa_function *f, pa_ptrmap *bbmap);
 bool pa_dominates(const pa_function *f, int a, int b);
+/* The blocks reachable from the entry in reverse postorder; returns how many. */
+int pa_reverse_postorder(const pa_function *f, int *order);
 /* loops.c: natural loops with nesting and static trip counts. */
 void pa_loops_build(pt_arena *a, LLVMValueRef fn, pa_function *f, const pa_ptrmap *bbmap);
 /* counts.c: static_count_per_call of every block, or -1 everywhere (returns < 0). */

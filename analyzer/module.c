@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/IRReader.h>
 
@@ -90,6 +91,13 @@ const char *pa_value_name(pt_arena *a, LLVMValueRef v) {
   size_t len;
   const char *s = LLVMGetValueName2(v, &len);
   return pt_strdup(a, s ? s : "");
+}
+
+int pa_json_error_line(const char *text) {
+  const char *at = cJSON_GetErrorPtr();
+  int line = 1;
+  for (const char *p = text; at && p < at && *p; p++) line += *p == '\n';
+  return line;
 }
 
 /* ------------------------------------------------------------- pointer map */

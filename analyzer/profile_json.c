@@ -349,10 +349,7 @@ pa_profile *pa_profile_load(const char *path, pt_diag *d) {
   if (!text) return NULL;
   cJSON *o = cJSON_Parse(text);
   if (!o) {
-    const char *at = cJSON_GetErrorPtr();
-    int line = 1;
-    for (const char *q = text; at && q < at; q++) line += *q == '\n';
-    pt_fail(d, PT_ERR_INPUT, "%s:%d: malformed JSON", path, line);
+    pt_fail(d, PT_ERR_INPUT, "%s:%d: malformed JSON", path, pa_json_error_line(text));
     free(text);
     return NULL;
   }

@@ -85,10 +85,7 @@ static int parse_arg(pt_arena *a, const cJSON *o, const char *name, int i, pa_ar
 pa_run_spec *pa_run_spec_parse(const char *json, const char *name, pt_diag *d) {
   cJSON *root = cJSON_Parse(json);
   if (!root) {
-    const char *at = cJSON_GetErrorPtr();
-    int line = 1;
-    for (const char *p = json; at && p < at; p++) line += *p == '\n';
-    pt_fail(d, PT_ERR_INPUT, "%s:%d: malformed JSON", name, line);
+    pt_fail(d, PT_ERR_INPUT, "%s:%d: malformed JSON", name, pa_json_error_line(json));
     return NULL;
   }
   pt_arena *a = pt_arena_new();
