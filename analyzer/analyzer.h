@@ -200,6 +200,9 @@ pa_profile *pa_profile_static(const pa_module *m, pt_diag *d);
 /* Static analysis plus one instrumented run of spec->entry in a child process. */
 pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt,
                              pt_diag *d);
+/* The same for a module the caller owns, e.g. a lowered portent kernel with
+ * pa_run_spec_portent(): pa_profile_llvm(mod, spec, NULL, &d). */
+pa_profile *pa_profile_llvm(LLVMModuleRef mod, const pa_run_spec *spec, const pa_options *opt, pt_diag *d);
 int pa_profile_save(const pa_profile *p, const char *path, pt_diag *d);
 char *pa_profile_to_json(const pa_profile *p); /* caller frees */
 pa_profile *pa_profile_load(const char *path, pt_diag *d);

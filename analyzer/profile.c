@@ -144,6 +144,13 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
   return p;
 }
 
+pa_profile *pa_profile_llvm(LLVMModuleRef mod, const pa_run_spec *spec, const pa_options *opt, pt_diag *d) {
+  pa_module *m = pa_module_from_llvm(mod);
+  pa_profile *p = pa_profile_build(m, spec, opt, d);
+  pa_module_free(m);
+  return p;
+}
+
 void pa_profile_free(pa_profile *p) {
   if (p) pt_arena_free(p->arena);
 }
