@@ -2,6 +2,7 @@
  * for the host (ORC LLJIT, hooks as absolute symbols), calls the entry on seeded random
  * arguments held between guard pages, and leaves counts and reuse histograms in shared
  * memory. The parent enforces the time limit, so a crash or hang is an error, not our death. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -152,6 +153,15 @@ static int child_llvm_fail(shared_hdr *h, const char *what, LLVMErrorRef e) {
   return 2;
 }
 
+/* ORC reports lookup failures (e.g. "Symbols not found: [ f ]") here rather than in the
+ * error lookup returns: keep the first, it names the cause. */
+static void report_session_error(void *ctx, LLVMErrorRef e) {
+  shared_hdr *h = ctx;
+  char *m = LLVMGetErrorMessage(e);
+  if (!h->error[0]) snprintf(h->error, sizeof h->error, "%s", m);
+  LLVMDisposeErrorMessage(m);
+}
+
 static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
                       shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
@@ -170,6 +180,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   LLVMOrcLLJITRef jit;
   LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, NULL);
   if (err) return child_llvm_fail(h, "cannot create the JIT", err);
+  LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), report_session_error, h);
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
   LLVMOrcDefinitionGeneratorRef gen;
   err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
@@ -199,7 +210,11 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (err) return child_llvm_fail(h, "cannot add the module to the JIT", err);
   LLVMOrcExecutorAddress main_addr;
   err = LLVMOrcLLJITLookup(jit, &main_addr, PA_SYM_MAIN);
-  if (err) return child_llvm_fail(h, "cannot compile the module", err);
+  if (err) {
+    if (!h->error[0]) return child_llvm_fail(h, "cannot compile the module", err);
+    LLVMConsumeError(err); /* the session reporter already kept the cause */
+    return 2;
+  }
 
   /* Arguments: one 8-byte slot each, read by __pa_main. */
   int n_bufs = 0;
@@ -283,10 +298,31 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   return 0;
 }
 
+/* Every function or global the module declares must exist in this process (libc, libm) or be
+ * one the run defines; checked before forking so the error is plain. */
+static int check_symbols(const pa_module *m, pt_diag *d) {
+  static const char *const ours[] = {"pt_parallel_for", "pt_pool_threads"};
+  LLVMValueRef first_fn = LLVMGetFirstFunction(m->mod), first_gv = LLVMGetFirstGlobal(m->mod);
+  for (int pass = 0; pass < 2; pass++)
+    for (LLVMValueRef v = pass ? first_gv : first_fn; v; v = pass ? LLVMGetNextGlobal(v) : LLVMGetNextFunction(v)) {
+      if (!LLVMIsDeclaration(v)) continue;
+      size_t len;
+      const char *name = LLVMGetValueName2(v, &len);
+      if (strncmp(name, "llvm.", 5) == 0) continue;
+      bool known = dlsym(RTLD_DEFAULT, name) != NULL;
+      for (size_t i = 0; i < PT_ARRAY_LEN(ours); i++) known |= strcmp(name, ours[i]) == 0;
+      if (!known)
+        return pt_fail(d, PT_ERR_INPUT, "%s: '%s' is declared but defined neither in the module nor in portent's "
+                                        "process, so the module cannot run here", m->source, name);
+    }
+  return PT_OK;
+}
+
 int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
            pa_run_result *out, pt_diag *d) {
   memset(out, 0, sizeof *out);
   int err = pa_spec_check(m->mod, m->source, spec, d);
+  if (!err) err = check_symbols(m, d);
   if (err) return err;
   int nf = p->n_functions, nblocks = 0;
   for (int i = 0; i < nf; i++) nblocks += p->functions[i].n_blocks;

@@ -118,6 +118,14 @@ int main(void) {
   pa_module_free(crash);
 
   pt_diag_clear(&d);
+  pa_module *undef = pa_module_load(PA_FIXTURE_DIR "/undefined.ll", &d);
+  if (undef) {
+    const char *msg = try_build(undef, "{\"entry\":\"f\",\"args\":[{\"kind\":\"null\"}]}", out, &d);
+    CHECK_MSG(strstr(msg, "'nonexistent_fn' is declared but defined neither"), "%s", msg);
+  }
+  pa_module_free(undef);
+
+  pt_diag_clear(&d);
   pa_module *hang = pa_module_load(PA_FIXTURE_DIR "/hang.ll", &d);
   if (hang) {
     double t0 = pt_now();
