@@ -203,8 +203,14 @@ int lw_infer_region(lw *L, int sid, LLVMValueRef *origin, int64_t *extent, bool 
   node_ctx nc = {.L = L, .sid = tid};
   ienv env = {.op = L->s->stages[tid].op};
   const pc_stage *T = &L->eff[tid];
-  for (int n = 0; n < T->n_nodes; n++)
-    if (T->nodes[n].rel == PC_REL_ROOT) env.axis[T->nodes[n].root_axis] = node_interval(&nc, n);
+  for (int n = 0; n < T->n_nodes; n++) {
+    if (T->nodes[n].rel != PC_REL_ROOT) continue;
+    int a = T->nodes[n].root_axis;
+    env.axis[a] = node_interval(&nc, n);
+    /* A target that is itself attached iterates its region: add the region's origin. */
+    LLVMValueRef o = a < top->ndim ? L->buf[L->s->stages[tid].op].origin[a] : NULL;
+    if (o && env.axis[a].ok) env.axis[a].ok = lin_add_term(&env.axis[a].lo, o, 1, -1);
+  }
   accesses acc = {0};
   bool overflow = false;
   collect(L, top->body, &env, S->op, &acc, &overflow);

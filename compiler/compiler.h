@@ -340,6 +340,8 @@ typedef struct pc_measure_result {
 typedef struct pc_reference pc_reference;
 pc_reference *pc_reference_new(const pc_program *p, const pc_measure_opts *o, pt_diag *d);
 void pc_reference_free(pc_reference *r);
+/* The seeded input, or the reference output, of op `op` (NULL for other ops). */
+const float *pc_reference_data(const pc_reference *r, int op);
 /* Lowers, JITs and measures a state in a child process. */
 int pc_measure(const pc_state *s, const pc_reference *ref, const pc_measure_opts *o,
                pc_measure_result *res, pt_diag *d);

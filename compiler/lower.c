@@ -344,7 +344,14 @@ static void emit_stage(lw *L, int sid) {
   }
   nest N = {.sid = sid};
   N.inner_steps[st->n_leaves] = 1;
-  for (int l = st->n_leaves - 1; l >= 0; l--) N.inner_steps[l] = N.inner_steps[l + 1] * st->nodes[st->leaves[l]].extent;
+  /* auto_unroll_max_step counts the statements a loop runs; a loop holding an attached
+   * stage runs that stage's whole nest, so it is never unrolled automatically. */
+  bool holds_attached = false;
+  for (int l = st->n_leaves - 1; l >= 0; l--) {
+    holds_attached = holds_attached || has_attached(L, sid, st->leaves[l]);
+    int64_t steps = N.inner_steps[l + 1] * st->nodes[st->leaves[l]].extent;
+    N.inner_steps[l] = holds_attached || steps > (1 << 20) ? (1 << 20) : steps;
+  }
   emit_level(L, &N, 0);
 }
 

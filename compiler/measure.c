@@ -104,6 +104,10 @@ fail:
   return NULL;
 }
 
+const float *pc_reference_data(const pc_reference *r, int op) {
+  return op >= 0 && op < PC_MAX_STAGES ? r->data[op] : NULL;
+}
+
 void pc_reference_free(pc_reference *r) {
   if (!r) return;
   for (int i = 0; i < PC_MAX_STAGES; i++) free(r->data[i]);

@@ -206,6 +206,7 @@ int pc_schedule_random(pc_state *s, pt_rng *r, pt_diag *d) {
     }
     if (pt_rng_range(r, 3) == 0 && st->n_leaves >= 2) {
       an.iter_id = (int)pt_rng_range(r, st->n_leaves);
+      if (st->nodes[st->leaves[an.iter_id]].extent > 16) continue; /* as Ansor: unroll short loops only */
       an.annotation = PC_ANN_UNROLL;
       apply(s, an, &ignore);
       pt_diag_clear(&ignore);

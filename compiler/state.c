@@ -202,6 +202,10 @@ static int apply_fuse(pc_state *s, const pc_step *step, pt_diag *d) {
     move_attach(s, step->stage_id, node, f);
   }
   fn->kind = kinds == (1 << PC_ITER_SPATIAL) ? PC_ITER_SPATIAL : kinds == (1 << PC_ITER_REDUCE) ? PC_ITER_REDUCE : PC_ITER_MIXED;
+  if (fn->kind == PC_ITER_MIXED) {
+    st->n_nodes--; /* the state is restored by the caller; keep the message precise */
+    return pt_fail(d, PT_ERR_UNSUPPORTED, "FU: fusing spatial and reduction iterators (%s) is not supported", fn->name);
+  }
   int first = step->ids[0];
   st->leaves[first] = f;
   memmove(&st->leaves[first + 1], &st->leaves[first + n], sizeof(int) * (size_t)(st->n_leaves - first - n));
