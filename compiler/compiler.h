@@ -287,6 +287,10 @@ typedef struct pc_lower_opts {
  * in kernel argument order (pc_kernel_buffers). Runs the target-neutral O3 pipeline. */
 pc_kernel *pc_lower(const pc_state *s, const pc_lower_opts *opts, pt_diag *d);
 void pc_kernel_free(pc_kernel *k);
+/* A kernel from IR text (e.g. a hand-edited .ll of `portent compile`) for the buffers the
+ * state's lowering uses: the module must define the same entry function. `name` names the
+ * input in errors. */
+pc_kernel *pc_kernel_from_ir(const pc_state *s, const char *ir, const char *name, pt_diag *d);
 /* Buffers the caller passes: inputs, outputs, then intermediates computed at root. */
 int pc_kernel_n_buffers(const pc_kernel *k);
 int pc_kernel_buffer_op(const pc_kernel *k, int i);

@@ -3,6 +3,7 @@
  * or to .o/.s files; .ll is the neutral module itself. */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -103,6 +104,37 @@ pc_kernel *pc_lower(const pc_state *s, const pc_lower_opts *opts, pt_diag *d) {
 fail:
   pc_kernel_free(k);
   return NULL;
+}
+
+pc_kernel *pc_kernel_from_ir(const pc_state *s, const char *ir, const char *name, pt_diag *d) {
+  pc_lower_opts lo = {.no_opt = true};
+  pc_kernel *k = pc_lower(s, &lo, d);
+  if (!k) return NULL;
+  LLVMDisposeModule(k->mod);
+  k->mod = NULL;
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, strlen(ir), name);
+  char *msg = NULL;
+  if (LLVMParseIRInContext(k->ctx, buf, &k->mod, &msg)) {
+    pt_fail(d, PT_ERR_INPUT, "%s: %s", name, msg ? msg : "cannot parse IR");
+    LLVMDisposeMessage(msg);
+    k->mod = NULL;
+    pc_kernel_free(k);
+    return NULL;
+  }
+  LLVMValueRef fn = LLVMGetNamedFunction(k->mod, k->name);
+  if (!fn || LLVMIsDeclaration(fn) || LLVMCountParams(fn) != 2) {
+    pt_fail(d, PT_ERR_INPUT, "%s: no definition of `void %s(ptr buffers, ptr pool)`", name, k->name);
+    pc_kernel_free(k);
+    return NULL;
+  }
+  if (LLVMVerifyModule(k->mod, LLVMReturnStatusAction, &msg)) {
+    pt_fail(d, PT_ERR_INPUT, "%s: invalid IR: %.400s", name, msg ? msg : "");
+    LLVMDisposeMessage(msg);
+    pc_kernel_free(k);
+    return NULL;
+  }
+  LLVMDisposeMessage(msg);
+  return k;
 }
 
 void pc_kernel_free(pc_kernel *k) {
