@@ -39,6 +39,7 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
   if (!o->skip_memory && pmb_measure_memory(&c, d) < 0) goto fail;
   if (!o->skip_runtime && pmb_measure_runtime(&c, d) < 0) goto fail;
 
+  pmb_clock_summary(&c);
   char why[256];
   pmb_counters_probe(why, sizeof why);
   t->counters = pt_strdup(t->arena, why);
@@ -58,7 +59,7 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
                              t->host ? t->host : "?", pmb_jit_cpu(c.jit));
   t->notes = pt_sprintf(t->arena,
                         "cycles = seconds x the calibrated core clock; convert rows: one of the two conversions "
-                        "of a round trip; vector load latency includes moving lane 0 to an integer register; "
+                        "of a round trip; vector and floating-point load latency includes moving lane 0 to an integer register; "
                         "characterization took %.1f s",
                         pt_now() - t0);
   pmb_jit_free(c.jit);

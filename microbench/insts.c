@@ -108,6 +108,7 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
     if (e->op.op != PTG_OP_STORE && !(e->lat = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->lat_name, d))) break;
     if (!(e->tp = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->tp_name, d))) break;
     ptg_inst *r = ptg_target_add_inst(c->t, e->op.op, e->op.elem, e->op.bits);
+    pmb_recalibrate(c);
     if (e->lat) {
       pmb_kernel k = pmb_kernel_latency(e->op);
       r->latency = pmb_figure(time_cycles(c, &k, e->lat, in, out));

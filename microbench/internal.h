@@ -78,7 +78,10 @@ typedef struct {
   const pmb_options *o;
   int reps;
   double min_seconds;
-  double ghz; /* calibrated core clock */
+  double ghz; /* calibrated core clock, latest sample */
+  pmb_kernel_fn clock; /* the calibration kernel */
+  double clock_ghz[512];
+  int n_clock;
   pmb_jit *jit;
   ptg_target *t;
 } pmb_ctx;
@@ -86,6 +89,8 @@ void pmb_progress(const pmb_ctx *c, const char *fmt, ...) __attribute__((format(
 
 /* --- the parts, in the order characterize.c runs them --- */
 int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d);
+double pmb_recalibrate(pmb_ctx *c); /* a fresh clock sample; also sets c->ghz */
+void pmb_clock_summary(pmb_ctx *c); /* fills t->frequency_ghz from all samples */
 int pmb_measure_instructions(pmb_ctx *c, pt_diag *d);
 int pmb_measure_units(pmb_ctx *c, pt_diag *d);
 int pmb_measure_memory(pmb_ctx *c, pt_diag *d);

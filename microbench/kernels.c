@@ -204,8 +204,11 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
   }
   case PTG_OP_LOAD: {
     if (!g->latency) return load(g, t, at(g, region, 64 * (k % 3)), true);
-    /* chase: the loaded value (zero) is the next offset, so each load waits for the last */
-    LLVMValueRef off = as_int(g, o, acc);
+    /* chase: the loaded value (zero) is the next offset, so each load waits for the last;
+     * the opaque copy keeps the whole vector load (extracting lane 0 of a loaded vector
+     * would otherwise become a scalar load) */
+    bool vector_reg = o.bits > ptg_elem_bits(o.elem) || ptg_elem_is_float(o.elem);
+    LLVMValueRef off = as_int(g, o, vector_reg ? opaque(g, acc) : acc);
     if (LLVMGetTypeKind(LLVMTypeOf(off)) == LLVMVectorTypeKind) off = LLVMBuildExtractElement(g->b, off, LLVMConstInt(g->i32, 0, 0), "");
     off = LLVMBuildZExtOrBitCast(g->b, off, g->i64, "");
     return load(g, t, LLVMBuildGEP2(g->b, g->i8, region, &off, 1, ""), false);

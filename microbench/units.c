@@ -104,6 +104,7 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
       if (!fn) goto done;
       pmb_kernel k = pmb_kernel_pair(r[a].op, r[b].op);
       pmb_kernel_fill(&k, in);
+      cyc = pmb_recalibrate(c) * 1e9;
       double t = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps).value * cyc;
       double apart, together;
       bounds(&r[a], &r[b], &apart, &together);
@@ -164,7 +165,7 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
         if (find(r, j) == i && r[j].lat <= 6 && (best < 0 || r[j].rtp < r[best].rtp)) best = j;
       if (best >= 0) picks[n_picks++] = best;
     }
-    if (n_picks == 0) goto done;
+    if (n_picks == 0) picks[n_picks++] = 0; /* only slow classes measured: the first */
     for (int i = 0; i < 12; i++) mix.ops[i] = r[picks[i % n_picks]].op;
     LLVMModuleRef mm = pmb_jit_module(c->jit, "issue");
     if (pmb_kernel_build(c->jit, mm, &mix, "issue_mix", d) < 0) {
@@ -175,6 +176,7 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
     pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "issue_mix", d);
     if (!fn) goto done;
     pmb_kernel_fill(&mix, in);
+    cyc = pmb_recalibrate(c) * 1e9;
     pmb_stats s = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps);
     int insns = 12 * 4 + 2; /* plus the loop's increment and fused compare-and-branch */
     double ipc = insns / (s.value * cyc);

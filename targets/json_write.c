@@ -15,7 +15,10 @@ static double round4(double v) {
 }
 
 static void add_fig(cJSON *obj, const char *key, ptg_figure f) {
-  if (isnan(f.value) && !f.source) return;
+  if (isnan(f.value) && !f.source) { /* unknown: null, so required keys stay present */
+    cJSON_AddNullToObject(obj, key);
+    return;
+  }
   if (f.reps == 0 && f.spread == 0 && !f.source) {
     cJSON_AddNumberToObject(obj, key, round4(f.value));
     return;
