@@ -33,6 +33,7 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
   pmb_progress(&c, "%s: %s %s family %d model %d (%s), %d cores, %d-bit vectors", t->name, t->vendor ? t->vendor : "?",
                t->model_name ? t->model_name : "", t->family, t->model, t->microarchitecture, t->cores, t->max_vector_bits);
   if (!(c.jit = pmb_jit_new(d))) goto fail;
+  c.counters = pmb_counters_open(); /* NULL is fine: figures are timed either way */
   if (pmb_calibrate_clock(&c, d) < 0) goto fail;
   if (pmb_measure_instructions(&c, d) < 0) goto fail;
   if (!o->skip_units && pmb_measure_units(&c, d) < 0) goto fail;
@@ -63,6 +64,7 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
                         "characterization took %.1f s",
                         pt_now() - t0);
   pmb_jit_free(c.jit);
+  pmb_counters_close(c.counters);
   if (ptg_target_validate(t, t->name, d) < 0) {
     ptg_target_free(t);
     return NULL;
@@ -70,6 +72,7 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
   return t;
 fail:
   pmb_jit_free(c.jit);
+  pmb_counters_close(c.counters);
   ptg_target_free(t);
   return NULL;
 }

@@ -115,6 +115,17 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
     }
     pmb_kernel k = pmb_kernel_throughput(e->op);
     r->recip_throughput = pmb_figure(time_cycles(c, &k, e->tp, in, out));
+    if (c->counters) { /* beside the timings: what the core itself counted */
+      const int64_t iters = 20000;
+      double cyc, ins;
+      pmb_kernel lk = pmb_kernel_latency(e->op);
+      pmb_kernel_fill(&lk, in);
+      if (e->lat && pmb_counters_measure(c->counters, e->lat, iters, in, out, &cyc, &ins) == 0)
+        r->counter_cycles = cyc / ((double)iters * lk.unroll * insns_per_step(e->op));
+      pmb_kernel_fill(&k, in);
+      if (pmb_counters_measure(c->counters, e->tp, iters, in, out, &cyc, &ins) == 0)
+        r->counter_instructions = ins / ((double)iters * k.chains * k.unroll * insns_per_step(e->op));
+    }
     char insn[64];
     pmb_asm_main_instruction(text, e->tp_name, insn, sizeof insn);
     r->instruction = pt_strdup(c->t->arena, insn);

@@ -8,6 +8,8 @@
 
 #include "microbench.h"
 
+typedef struct pmb_counters pmb_counters; /* counters.c */
+
 /* --- jit.c: one LLVM context, a host target machine, LLJIT for running kernels. --- */
 typedef struct pmb_jit pmb_jit;
 pmb_jit *pmb_jit_new(pt_diag *d);
@@ -82,10 +84,17 @@ typedef struct {
   pmb_kernel_fn clock; /* the calibration kernel */
   double clock_ghz[512];
   int n_clock;
+  pmb_counters *counters; /* NULL when the machine exposes none */
   pmb_jit *jit;
   ptg_target *t;
 } pmb_ctx;
 void pmb_progress(const pmb_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- counters.c: cycles and instructions around one call (NULL handle: none exposed). --- */
+pmb_counters *pmb_counters_open(void);
+void pmb_counters_close(pmb_counters *k);
+int pmb_counters_measure(pmb_counters *k, void (*fn)(int64_t, void *, void *), int64_t iters, void *in, void *out,
+                         double *cycles, double *instructions);
 
 /* --- the parts, in the order characterize.c runs them --- */
 int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d);

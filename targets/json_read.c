@@ -200,6 +200,8 @@ static void read_insts(reader *r, ptg_target *t, const cJSON *root) {
     in->latency = fig(r, e, p, "latency", true);
     in->recip_throughput = fig(r, e, p, "recip_throughput", true);
     in->unit = str(r, e, p, "unit", false);
+    in->counter_cycles = num(r, e, p, "counter_cycles", false, NAN);
+    in->counter_instructions = num(r, e, p, "counter_instructions", false, NAN);
     in->instruction = str(r, e, p, "instruction", false);
     in->source = str(r, e, p, "source", false);
   }

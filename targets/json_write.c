@@ -93,6 +93,8 @@ static cJSON *inst_json(const ptg_inst *in) {
   else
     add_fig(e, "recip_throughput", in->recip_throughput);
   add_str(e, "unit", in->unit);
+  if (!isnan(in->counter_cycles)) cJSON_AddNumberToObject(e, "counter_cycles", round4(in->counter_cycles));
+  if (!isnan(in->counter_instructions)) cJSON_AddNumberToObject(e, "counter_instructions", round4(in->counter_instructions));
   add_str(e, "instruction", in->instruction);
   add_str(e, "source", in->source);
   return e;

@@ -76,6 +76,7 @@ ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vecto
   r->elem = elem;
   r->vector_bits = vector_bits;
   r->latency = r->recip_throughput = ptg_fig(NAN);
+  r->counter_cycles = r->counter_instructions = NAN;
   return r;
 }
 

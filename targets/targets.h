@@ -83,6 +83,10 @@ typedef struct {
   ptg_figure latency;          /* cycles, dependent chain */
   ptg_figure recip_throughput; /* cycles per instruction, independent chains */
   const char *unit;            /* execution-unit class; rows sharing a unit compete */
+  /* Hardware counters read around one run of the kernels, per operation (NaN when the
+   * machine exposes no counters): core cycles of the latency chain, instructions retired
+   * by the throughput kernel (1 + loop overhead when the kernel is what it claims). */
+  double counter_cycles, counter_instructions;
   const char *instruction;     /* the machine instruction measured, e.g. "vfmadd231ps zmm" */
   const char *source;
 } ptg_inst;

@@ -66,6 +66,8 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
       bad(&c, "%s.bits: %d is not a whole number of %s lanes (at most 2048 bits)", p, in->vector_bits, ptg_elem_name(in->elem));
     range(&c, p, "latency", in->latency, 0, 1000);
     range(&c, p, "recip_throughput", in->recip_throughput, 1e-3, 1000);
+    range(&c, p, "counter_cycles", ptg_fig(in->counter_cycles), 0, 1e6);
+    range(&c, p, "counter_instructions", ptg_fig(in->counter_instructions), 0, 1e6);
     if (isnan(in->recip_throughput.value) && isnan(in->latency.value))
       bad(&c, "%s: neither latency nor recip_throughput is known", p);
     for (int j = 0; j < i && !c.err; j++)

@@ -25,6 +25,8 @@ static ptg_target *sample(void) {
   r->latency.value = 4;
   r->recip_throughput = (ptg_figure){.value = 0.5, .spread = 0.02, .reps = 5};
   r->unit = "fma";
+  r->counter_cycles = 4.02;
+  r->counter_instructions = 1.04;
   r = ptg_target_add_inst(t, PTG_OP_FMA, PTG_ELEM_F32, 128);
   r->latency.value = 4;
   r->recip_throughput.value = 0.5;
@@ -71,6 +73,8 @@ int main(void) {
     CHECK(u->n_insts == 4 && u->n_caches == 2);
     const ptg_inst *fma = ptg_target_find_inst(u, PTG_OP_FMA, PTG_ELEM_F32, 256);
     CHECK(fma && fma->recip_throughput.reps == 5 && fabs(fma->recip_throughput.spread - 0.02) < 1e-9);
+    CHECK(fma && fma->counter_cycles == 4.02 && fma->counter_instructions == 1.04);
+    CHECK(isnan(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->counter_cycles));
     CHECK(u->caches[1].size_bytes == 32768 << 4);
     CHECK(strcmp(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->source, "Agner Fog, instruction tables") == 0);
     /* rule 1 */
