@@ -206,6 +206,7 @@ pa_profile *pa_profile_llvm(LLVMModuleRef mod, const pa_run_spec *spec, const pa
 int pa_profile_save(const pa_profile *p, const char *path, pt_diag *d);
 char *pa_profile_to_json(const pa_profile *p); /* caller frees */
 pa_profile *pa_profile_load(const char *path, pt_diag *d);
+pa_profile *pa_profile_parse(const char *json, const char *name, pt_diag *d); /* name: for messages */
 void pa_profile_free(pa_profile *p);
 
 /* Typed accessors (the structs above may also be read directly). */

@@ -1,5 +1,7 @@
 /* The program-profile file (docs/formats.md, "Program profile"): writing it (deterministic,
  * atomically) and reading it back into the typed structs the predictor uses. */
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +190,25 @@ static double num(reader *r, const cJSON *o, const char *key, const char *ctx) {
   return x->valuedouble;
 }
 
+/* Integers: whole numbers in the C type's range (casting anything else is undefined). */
+static double whole(reader *r, const cJSON *o, const char *key, const char *ctx, double lo, double hi) {
+  double v = num(r, o, key, ctx);
+  if (!(v >= lo && v <= hi && v == floor(v))) return bad(r, "an integer in range"), 0;
+  return v;
+}
+
+static int inum(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  return (int)whole(r, o, key, ctx, INT_MIN, INT_MAX);
+}
+
+static int64_t lnum(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  return (int64_t)whole(r, o, key, ctx, -9.2e18, 9.2e18);
+}
+
+static uint64_t unum(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  return (uint64_t)whole(r, o, key, ctx, 0, 1.8e19);
+}
+
 static const char *str(reader *r, const cJSON *o, const char *key, const char *ctx) {
   const cJSON *x = field(r, o, key, ctx);
   if (!cJSON_IsString(x)) return bad(r, "a string"), "";
@@ -217,12 +238,12 @@ static void read_features(reader *r, const cJSON *o, const char *ctx, pa_feature
     bad(r, "an object");
     return;
   }
-  f->instructions = (int64_t)num(r, x, "instructions", c);
-  f->loads = (int64_t)num(r, x, "loads", c);
-  f->stores = (int64_t)num(r, x, "stores", c);
-  f->load_bytes = (int64_t)num(r, x, "load_bytes", c);
-  f->store_bytes = (int64_t)num(r, x, "store_bytes", c);
-  f->vector_instructions = (int64_t)num(r, x, "vector_instructions", c);
+  f->instructions = lnum(r, x, "instructions", c);
+  f->loads = lnum(r, x, "loads", c);
+  f->stores = lnum(r, x, "stores", c);
+  f->load_bytes = lnum(r, x, "load_bytes", c);
+  f->store_bytes = lnum(r, x, "store_bytes", c);
+  f->vector_instructions = lnum(r, x, "vector_instructions", c);
   const cJSON *ops = field(r, x, "by_op", c), *e;
   if (!cJSON_IsObject(ops)) {
     bad(r, "an object");
@@ -230,7 +251,7 @@ static void read_features(reader *r, const cJSON *o, const char *ctx, pa_feature
   }
   cJSON_ArrayForEach(e, ops) {
     int k = pa_opclass_from_name(e->string);
-    if (k < 0 || !cJSON_IsNumber(e)) {
+    if (k < 0 || !cJSON_IsNumber(e) || !(fabs(e->valuedouble) <= 9.2e18)) {
       path_fmt(r->path, sizeof r->path, "%s.by_op.%s", c, e->string);
       bad(r, "a known operation class with a count");
       return;
@@ -254,10 +275,10 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
   b->name = str(r, o, "name", ctx);
   b->preds = ints(r, o, "preds", ctx, &b->n_preds, n_blocks);
   b->succs = ints(r, o, "succs", ctx, &b->n_succs, n_blocks);
-  b->idom = (int)num(r, o, "idom", ctx);
-  b->loop = (int)num(r, o, "loop", ctx);
+  b->idom = inum(r, o, "idom", ctx);
+  b->loop = inum(r, o, "loop", ctx);
   if (b->idom < -1 || b->idom >= n_blocks || b->loop < -1 || b->loop >= n_loops) bad(r, "an index in range");
-  b->count = (uint64_t)num(r, o, "count", ctx);
+  b->count = unum(r, o, "count", ctx);
   b->count_per_call = num(r, o, "count_per_call", ctx);
   b->static_count_per_call = num(r, o, "static_count_per_call", ctx);
   read_features(r, o, ctx, &b->features);
@@ -278,10 +299,10 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
     n->op = op < 0 ? PA_OP_OTHER : (pa_opclass)op;
     n->opcode = str(r, x, "opcode", c);
     n->elem = str(r, x, "type", c);
-    n->lanes = (int)num(r, x, "lanes", c);
-    n->bits = (int)num(r, x, "bits", c);
+    n->lanes = inum(r, x, "lanes", c);
+    n->bits = inum(r, x, "bits", c);
     n->is_memory = cJSON_IsTrue(field(r, x, "memory", c));
-    n->bytes = n->is_memory ? (int)num(r, x, "bytes", c) : 0;
+    n->bytes = n->is_memory ? inum(r, x, "bytes", c) : 0;
   }
   edges = field(r, o, "edges", ctx);
   if (!cJSON_IsArray(edges)) {
@@ -310,9 +331,9 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
 
 static void read_function(reader *r, const cJSON *o, const char *ctx, pa_function *f) {
   f->name = str(r, o, "name", ctx);
-  f->calls = (uint64_t)num(r, o, "calls", ctx);
+  f->calls = unum(r, o, "calls", ctx);
   f->parallel = cJSON_IsTrue(field(r, o, "parallel", ctx));
-  f->threads = (int)num(r, o, "threads", ctx);
+  f->threads = inum(r, o, "threads", ctx);
   read_features(r, o, ctx, &f->features);
   const cJSON *blocks = field(r, o, "blocks", ctx), *loops = field(r, o, "loops", ctx);
   if (!cJSON_IsArray(blocks) || !cJSON_IsArray(loops)) {
@@ -328,13 +349,13 @@ static void read_function(reader *r, const cJSON *o, const char *ctx, pa_functio
     const cJSON *x = cJSON_GetArrayItem(loops, i);
     pa_loop *l = &f->loops[i];
     path_fmt(c, sizeof c, "%s.loops[%d]", ctx, i);
-    l->header = (int)num(r, x, "header", c);
-    l->parent = (int)num(r, x, "parent", c);
-    l->depth = (int)num(r, x, "depth", c);
-    l->preheader = (int)num(r, x, "preheader", c);
+    l->header = inum(r, x, "header", c);
+    l->parent = inum(r, x, "parent", c);
+    l->depth = inum(r, x, "depth", c);
+    l->preheader = inum(r, x, "preheader", c);
     l->blocks = ints(r, x, "blocks", c, &l->n_blocks, f->n_blocks);
     l->latches = ints(r, x, "latches", c, &l->n_latches, f->n_blocks);
-    l->trip_count = (int64_t)num(r, x, "trip_count", c);
+    l->trip_count = lnum(r, x, "trip_count", c);
     if (l->header < 0 || l->header >= f->n_blocks || l->parent < -1 || l->parent >= f->n_loops)
       bad(r, "header and parent indices in range");
   }
@@ -347,18 +368,22 @@ static void read_function(reader *r, const cJSON *o, const char *ctx, pa_functio
 pa_profile *pa_profile_load(const char *path, pt_diag *d) {
   char *text = pt_read_file(path, NULL, d);
   if (!text) return NULL;
+  pa_profile *p = pa_profile_parse(text, path, d);
+  free(text);
+  return p;
+}
+
+pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
   cJSON *o = cJSON_Parse(text);
   if (!o) {
     pt_fail(d, PT_ERR_INPUT, "%s:%d: malformed JSON", path, pa_json_error_line(text));
-    free(text);
     return NULL;
   }
-  free(text);
   pt_arena *a = pt_arena_new();
   pa_profile *p = pt_alloc(a, sizeof *p);
   p->arena = a;
   reader r = {a, path, d, 0, ""};
-  p->version = (int)num(&r, o, "version", "$");
+  p->version = inum(&r, o, "version", "$");
   if (!r.err && p->version != PA_PROFILE_VERSION) {
     r.err = pt_fail(d, PT_ERR_INPUT, "%s: $.version: %d is not a profile version this portent reads (%d)", path,
                     p->version, PA_PROFILE_VERSION);
@@ -369,8 +394,8 @@ pa_profile *pa_profile_load(const char *path, pt_diag *d) {
   p->counts_source = str(&r, o, "counts_source", "$");
   const cJSON *entry = cJSON_GetObjectItemCaseSensitive(o, "entry");
   p->entry = cJSON_IsString(entry) ? pt_strdup(a, entry->valuestring) : NULL;
-  p->seed = (uint64_t)num(&r, o, "seed", "$");
-  p->threads = (int)num(&r, o, "threads", "$");
+  p->seed = unum(&r, o, "seed", "$");
+  p->threads = inum(&r, o, "threads", "$");
   read_features(&r, o, "$", &p->features);
   const cJSON *dyn = field(&r, o, "dynamic_by_op", "$"), *e;
   if (cJSON_IsObject(dyn))
@@ -402,7 +427,7 @@ pa_profile *pa_profile_load(const char *path, pt_diag *d) {
   const cJSON *byf = field(&r, reuse, "functions", "$.reuse"), *x;
   if (cJSON_IsArray(byf))
     cJSON_ArrayForEach(x, byf) {
-      int f = (int)num(&r, x, "function", "$.reuse.functions[]");
+      int f = inum(&r, x, "function", "$.reuse.functions[]");
       if (f < 0 || f >= p->n_functions) {
         bad(&r, "a function index in range");
         break;
@@ -414,8 +439,8 @@ pa_profile *pa_profile_load(const char *path, pt_diag *d) {
     p->reuse = pt_alloc(a, sizeof *p->reuse * (size_t)(cJSON_GetArraySize(byt) + 1));
     cJSON_ArrayForEach(x, byt) {
       pa_reuse_entry *en = &p->reuse[p->n_reuse++];
-      en->function = (int)num(&r, x, "function", "$.reuse.threads[]");
-      en->thread = (int)num(&r, x, "thread", "$.reuse.threads[]");
+      en->function = inum(&r, x, "function", "$.reuse.threads[]");
+      en->thread = inum(&r, x, "thread", "$.reuse.threads[]");
       if (en->function < 0 || en->function >= p->n_functions) {
         bad(&r, "a function index in range");
         break;

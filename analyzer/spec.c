@@ -63,16 +63,23 @@ static int parse_arg(pt_arena *a, const cJSON *o, const char *name, int i, pa_ar
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "value");
     if (!cJSON_IsNumber(v)) return pt_fail(d, PT_ERR_INPUT, "%s: args[%d].value: expected a number", name, i);
     arg->value = v->valuedouble;
-    if (arg->type <= PA_T_I64 && arg->value != floor(arg->value))
-      return pt_fail(d, PT_ERR_INPUT, "%s: args[%d].value: expected an integer for %s", name, i, type_names[arg->type]);
+    if (arg->type <= PA_T_I64) {
+      static const int bits[] = {8, 16, 32, 64};
+      double lo = -ldexp(1, bits[arg->type] - 1), hi = ldexp(1, bits[arg->type]) - 1; /* signed or unsigned */
+      if (arg->type == PA_T_I64) hi = ldexp(1, 63) - 1024; /* the largest double below 2^63 */
+      if (arg->value != floor(arg->value) || arg->value < lo || arg->value > hi)
+        return pt_fail(d, PT_ERR_INPUT, "%s: args[%d].value: expected an integer that fits %s", name, i,
+                       type_names[arg->type]);
+    }
     return PT_OK;
   }
   if (strcmp(k, "pool") == 0) {
     arg->kind = PA_ARG_POOL;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "threads");
-    arg->threads = cJSON_IsNumber(t) ? (int)t->valuedouble : 1;
-    if (arg->threads < 1 || arg->threads > PA_MAX_THREADS)
+    double n = cJSON_IsNumber(t) ? t->valuedouble : 1;
+    if (!(n >= 1 && n <= PA_MAX_THREADS) || n != floor(n))
       return pt_fail(d, PT_ERR_INPUT, "%s: args[%d].threads: expected 1..%d", name, i, PA_MAX_THREADS);
+    arg->threads = (int)n;
     return PT_OK;
   }
   if (strcmp(k, "null") == 0) {
@@ -107,8 +114,9 @@ pa_run_spec *pa_run_spec_parse(const char *json, const char *name, pt_diag *d) {
   s->entry = pt_strdup(a, entry->valuestring);
   const cJSON *seed = cJSON_GetObjectItemCaseSensitive(root, "seed");
   if (seed) {
-    if (!cJSON_IsNumber(seed) || seed->valuedouble < 0) {
-      pt_fail(d, PT_ERR_INPUT, "%s: seed: expected a non-negative integer", name);
+    if (!cJSON_IsNumber(seed) || !(seed->valuedouble >= 0 && seed->valuedouble <= 9007199254740992.0) ||
+        seed->valuedouble != floor(seed->valuedouble)) {
+      pt_fail(d, PT_ERR_INPUT, "%s: seed: expected an integer in [0, 2^53]", name);
       goto fail;
     }
     s->seed = (uint64_t)seed->valuedouble;
