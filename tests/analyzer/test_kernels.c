@@ -54,7 +54,26 @@ static void test_gemm(void) {
   const pa_function *f = pa_profile_function(p, "gemm");
   CHECK(f && f->n_blocks == 7 && f->n_loops == 3);
   if (!f) return;
-  /* CFG, by hand from the IR's branches. */
+  /* CFG, by hand from the IR's branches: every block's successors. */
+  static const char *const succs[][3] = {
+      {"entry", "for.cond1.preheader", NULL},
+      {"for.cond1.preheader", "for.cond5.preheader", NULL},
+      {"for.cond.cleanup", NULL, NULL},
+      {"for.cond5.preheader", "for.body8", NULL},
+      {"for.cond.cleanup3", "for.cond.cleanup", "for.cond1.preheader"},
+      {"for.cond.cleanup7", "for.cond.cleanup3", "for.cond5.preheader"},
+      {"for.body8", "for.cond.cleanup7", "for.body8"},
+  };
+  for (size_t i = 0; i < PT_ARRAY_LEN(succs); i++) {
+    const pa_block *b = block_named(f, succs[i][0]);
+    CHECK_MSG(b && same_blocks(f, b->succs, b->n_succs, succs[i][1], succs[i][2], NULL), "%s", succs[i][0]);
+  }
+  int n_edges = 0, n_pred_edges = 0;
+  for (int i = 0; i < f->n_blocks; i++) {
+    n_edges += f->blocks[i].n_succs;
+    n_pred_edges += f->blocks[i].n_preds;
+  }
+  CHECK(n_edges == 9 && n_pred_edges == 9);
   const pa_block *body = block_named(f, "for.body8");
   CHECK(body && same_blocks(f, body->succs, body->n_succs, "for.cond.cleanup7", "for.body8", NULL));
   CHECK(body && same_blocks(f, body->preds, body->n_preds, "for.cond5.preheader", "for.body8", NULL));
