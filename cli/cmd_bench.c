@@ -12,6 +12,7 @@ typedef struct {
 
 /* One line per suite. */
 static const bench_suite suites[] = {
+    {"compile", cmd_bench_compile, "compile time per candidate; GFLOP/s vs OpenBLAS and oneDNN"},
     {"characterize", cmd_bench_characterize, "characterize twice: run-to-run differences, measured vs published"},
 };
 

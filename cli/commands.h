@@ -8,6 +8,7 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 int cmd_workloads(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench_compile(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_characterize(int argc, char **argv);
 int cmd_targets(int argc, char **argv);

@@ -353,4 +353,16 @@ int pc_measure(const pc_state *s, const pc_reference *ref, const pc_measure_opts
 int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref,
                       const pc_measure_opts *o, pc_measure_result *res, pt_diag *d);
 
+/* ---------------------------------------------------------------- reference libraries */
+
+/* Median seconds of OpenBLAS (cblas_sgemm; conv2d NCHW as im2col + sgemm) on the workload's
+ * shapes; matmul family and ungrouped conv2d_nchw only. Unset OPENBLAS_CORETYPE before the
+ * process starts: OpenBLAS reads it when it loads. */
+int pc_baseline_openblas(const pc_program *p, int threads, double min_time, double *seconds, pt_diag *d);
+const char *pc_baseline_openblas_core(void);
+/* oneDNN's primitive with layouts of its choosing: time with the reorders from and to the
+ * plain layouts, and without them (native). */
+int pc_baseline_onednn(const pc_program *p, int threads, double min_time, double *with_reorders, double *native,
+                       pt_diag *d);
+
 #endif
