@@ -108,7 +108,9 @@ typedef struct {
 
 /* Reuse (LRU stack) distances in lines since the previous access to the same line. */
 typedef struct {
-  double bins[PA_REUSE_BINS]; /* estimated accesses per log2 bin (sampled counts / rate) */
+  /* Accesses per log2 bin. Exact at rate 1; when sampling, exact below the exact window
+   * (16/rate lines) and SHARDS estimates (sampled counts / rate) beyond it. */
+  double bins[PA_REUSE_BINS];
   double cold;                /* first touches of a line */
   double accesses;            /* sum of bins and cold */
 } pa_reuse_hist;
@@ -127,7 +129,7 @@ typedef struct pa_profile {
   const char *counts_source; /* "instrumented" or "none" (static profile only) */
   const char *entry;         /* function that was run, or NULL */
   uint64_t seed;
-  double sample_rate;        /* 1 = every line; SHARDS rate otherwise; 0 = reuse not measured */
+  double sample_rate;        /* 1 = every line; SHARDS rate (with an exact window) otherwise; 0 = not measured */
   int threads;               /* distinct threads seen in the run */
   int n_functions;
   pa_function *functions;
