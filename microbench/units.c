@@ -63,11 +63,12 @@ static const char *unit_of(const ptg_target *t, const rep *r, int n, const ptg_i
     if (!fl && rscalar != scalar) continue; /* integer scalar ops run on the ALUs */
     if (r[i].op.op == row->op) return names[find((rep *)r, i)];
     if (row->op == PTG_OP_SUB && r[i].op.op == PTG_OP_ADD) best = i;
-    if (best < 0 && !fl && scalar && r[i].op.op == PTG_OP_ADD) best = i;
+    bool alu_op = row->op == PTG_OP_SUB || row->op == PTG_OP_LOGIC || row->op == PTG_OP_SHIFT;
+    if (best < 0 && !fl && scalar && alu_op && r[i].op.op == PTG_OP_ADD) best = i; /* simple ALU ops */
   }
   (void)t;
   if (best >= 0) return names[find((rep *)r, best)];
-  for (int i = 0; i < n; i++) /* e.g. integer dot products: the FMA unit */
+  for (int i = 0; i < n && row->op == PTG_OP_FMA; i++) /* integer dot products: the FMA unit */
     if (r[i].op.op == row->op) return names[find((rep *)r, i)];
   return NULL;
 }
