@@ -109,7 +109,7 @@ typedef struct {
 /* Reuse (LRU stack) distances in lines since the previous access to the same line. */
 typedef struct {
   /* Accesses per log2 bin. Exact at rate 1; when sampling, exact below the exact window
-   * (16/rate lines) and SHARDS estimates (sampled counts / rate) beyond it. */
+   * and SHARDS estimates (sampled counts / rate) beyond it. */
   double bins[PA_REUSE_BINS];
   double cold;                /* first touches of a line */
   double accesses;            /* sum of bins and cold */
@@ -129,7 +129,8 @@ typedef struct pa_profile {
   const char *counts_source; /* "instrumented" or "none" (static profile only) */
   const char *entry;         /* function that was run, or NULL */
   uint64_t seed;
-  double sample_rate;        /* 1 = every line; SHARDS rate (with an exact window) otherwise; 0 = not measured */
+  double sample_rate;        /* 1 = every line; SHARDS rate otherwise; 0 = not measured */
+  int64_t exact_window;      /* lines tracked exactly under sampling; 0 at rate 1 or plain SHARDS */
   int threads;               /* distinct threads seen in the run */
   int n_functions;
   pa_function *functions;
@@ -195,6 +196,9 @@ void pa_run_spec_free(pa_run_spec *s);
 typedef struct {
   double sample_rate; /* 0 -> 1 (every line); SHARDS spatial sampling when < 1 */
   bool no_reuse;      /* block counts only (faster) */
+  /* Sampling only: lines whose distances are tracked exactly (every access, weight 1);
+   * 0 = the power of two >= max(64, 16/rate); -1 = none, plain SHARDS (fastest). */
+  int64_t exact_window;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

@@ -58,7 +58,9 @@ int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
 
 /* reuse.c: LRU stack distances with a Fenwick tree over last-access times. */
 typedef struct pa_tracker pa_tracker;
-pa_tracker *pa_tracker_new(int n_groups, double sample_rate);
+/* window (sampling only): lines tracked exactly; 0 = the power of two >= max(64, 16/rate),
+ * < 0 = none (plain SHARDS). */
+pa_tracker *pa_tracker_new(int n_groups, double sample_rate, int64_t window);
 void pa_tracker_free(pa_tracker *t);
 /* Records an access to `line` by `group`; returns the (scaled) distance, -1 for a cold miss,
  * -2 if the line is not in the sample. */
@@ -72,7 +74,7 @@ int pa_reuse_bin(int64_t distance);
 
 /* runtime.c: the hooks the instrumented code calls, and their per-run state. */
 typedef struct pa_runtime pa_runtime;
-pa_runtime *pa_runtime_new(int n_functions, double sample_rate, bool track_reuse);
+pa_runtime *pa_runtime_new(int n_functions, double sample_rate, int64_t window, bool track_reuse);
 void pa_runtime_free(pa_runtime *rt);
 void pa_rt_enter(pa_runtime *rt, int32_t fid);
 void pa_rt_access(pa_runtime *rt, const void *addr, int64_t bytes, int32_t fid);

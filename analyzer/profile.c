@@ -108,6 +108,11 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
   p->run_seconds = r.seconds;
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
   p->sample_rate = opt->no_reuse ? 0 : rate;
+  if (!opt->no_reuse && rate < 1 && opt->exact_window >= 0) {
+    pa_tracker *probe = pa_tracker_new(1, rate, opt->exact_window); /* the window the run used */
+    p->exact_window = pa_tracker_window(probe);
+    pa_tracker_free(probe);
+  }
   int base = 0;
   for (int i = 0; i < p->n_functions; i++) {
     pa_function *f = &p->functions[i];

@@ -123,6 +123,7 @@ char *pa_profile_to_json(const pa_profile *p) {
   cJSON *reuse = cJSON_AddObjectToObject(o, "reuse");
   cJSON_AddNumberToObject(reuse, "line_bytes", PA_LINE_BYTES);
   cJSON_AddNumberToObject(reuse, "sample_rate", p->sample_rate);
+  cJSON_AddNumberToObject(reuse, "exact_window", (double)p->exact_window);
   cJSON_AddItemToObject(reuse, "total", hist_json(&p->reuse_total));
   cJSON *byf = cJSON_AddArrayToObject(reuse, "functions");
   for (int i = 0; i < p->n_functions; i++) {
@@ -422,6 +423,7 @@ pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
     goto done;
   }
   p->sample_rate = num(&r, reuse, "sample_rate", "$.reuse");
+  p->exact_window = lnum(&r, reuse, "exact_window", "$.reuse");
   const cJSON *total = field(&r, reuse, "total", "$.reuse");
   if (cJSON_IsObject(total)) read_hist(&r, total, "$.reuse.total", &p->reuse_total);
   const cJSON *byf = field(&r, reuse, "functions", "$.reuse"), *x;

@@ -188,16 +188,17 @@ static int64_t lru_access(lru *u, uint64_t line) {
   return dist;
 }
 
-pa_tracker *pa_tracker_new(int n_groups, double rate) {
+pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
   pa_tracker *t = calloc(1, sizeof *t);
   if (rate <= 0 || rate > 1) rate = 1;
   t->rate = rate;
   t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
   lru_init(&t->far, 0);
-  if (rate < 1) {
-    /* W >= 16/R: then even the window's largest distances hold ~16 sampled lines. */
-    t->window = 64;
-    while ((double)t->window < 16 / rate) t->window *= 2;
+  if (rate < 1 && window >= 0) {
+    /* W >= 16/R: then distances just beyond the window hold ~16 sampled lines. */
+    t->window = window;
+    if (!t->window)
+      for (t->window = 64; (double)t->window < 16 / rate;) t->window *= 2;
     lru_init(&t->near, t->window);
   }
   t->n_groups = n_groups;
@@ -208,7 +209,7 @@ pa_tracker *pa_tracker_new(int n_groups, double rate) {
 void pa_tracker_free(pa_tracker *t) {
   if (!t) return;
   lru_free(&t->far);
-  if (t->rate < 1) lru_free(&t->near);
+  if (t->window) lru_free(&t->near);
   free(t->counts);
   free(t);
 }
@@ -226,7 +227,7 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
     exact[d < 0 ? PA_REUSE_BINS : pa_reuse_bin(d)]++;
     return d;
   }
-  int64_t near = lru_access(&t->near, line);
+  int64_t near = t->window ? lru_access(&t->near, line) : -1;
   bool in_sample = (mix(line) & (SHARDS_P - 1)) < t->threshold;
   int64_t far = in_sample ? lru_access(&t->far, line) : -2;
   if (near >= 0) {

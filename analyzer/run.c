@@ -110,13 +110,34 @@ static void *run_kernel(void *arg) {
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17 */
+#endif
+/* Buffers and the kernel's stack are mapped at the same addresses in every run (from a base
+ * far from where Linux puts the heap, libraries and thread stacks), so SHARDS, which samples
+ * by a hash of the line address, picks the same lines each time and sampled profiles are
+ * reproducible too. Where the range is taken, any address will do (and only that is lost). */
+#define FIXED_BASE ((uintptr_t)0x200000000000ULL)
+
+static void *map_at(uintptr_t *cursor, size_t len, int flags) {
+  void *want = (void *)*cursor;
+  void *p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | flags, -1, 0);
+  if (p != MAP_FAILED && p != want) { /* a kernel that ignores the flag treats it as a hint */
+    munmap(p, len);
+    p = MAP_FAILED;
+  }
+  if (p == MAP_FAILED) p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+  *cursor += round_up(len, (size_t)1 << 21) + ((size_t)1 << 21); /* 2 MiB apart */
+  return p;
+}
+
 static const size_t elem_bytes[] = {1, 2, 4, 8, 4, 8}; /* pa_scalar_type order */
 
-static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *rng) {
+static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *rng, uintptr_t *cursor) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)count * elem_bytes[t];
   size_t body = round_up(bytes, page);
   g->map_len = body + 2 * page;
-  g->map = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g->map = map_at(cursor, g->map_len, 0);
   if (g->map == MAP_FAILED) return NULL;
   mprotect(g->map, page, PROT_NONE);
   mprotect(g->map + page + body, page, PROT_NONE);
@@ -175,7 +196,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode");
   pt_diag d = {0};
   if (pa_instrument(mod, reuse, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
-  pa_runtime *rt = pa_runtime_new(nf, opt->sample_rate > 0 ? opt->sample_rate : 1, reuse);
+  pa_runtime *rt = pa_runtime_new(nf, opt->sample_rate > 0 ? opt->sample_rate : 1, opt->exact_window, reuse);
 
   LLVMOrcLLJITRef jit;
   LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, NULL);
@@ -224,23 +245,24 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   uint64_t *slots = calloc((size_t)spec->n_args + 1, sizeof *slots);
   pt_pool *pool = NULL;
   int nb = 0;
+  uintptr_t cursor = FIXED_BASE;
   for (int i = 0; i < spec->n_args; i++) {
     const pa_arg *a = &spec->args[i];
     pt_rng rng = {spec->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)i + 1};
     switch (a->kind) {
     case PA_ARG_BUFFER:
       bufs[nb] = (guarded){.arg = i, .sub = -1};
-      if (!guarded_alloc(&bufs[nb], a->type, a->count, &rng)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
+      if (!guarded_alloc(&bufs[nb], a->type, a->count, &rng, &cursor)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
       slots[i] = (uint64_t)(uintptr_t)bufs[nb++].lo;
       break;
     case PA_ARG_BUFFER_ARRAY: {
       /* line-aligned, so the kernel's loads of the pointers touch the same lines every run */
       size_t bytes = round_up(sizeof(void *) * (size_t)a->n_counts, 64);
-      void **ptrs = aligned_alloc(64, bytes);
-      memset(ptrs, 0, bytes);
+      void **ptrs = map_at(&cursor, bytes, 0);
+      if (ptrs == MAP_FAILED) return child_fail(h, "cannot allocate the pointer array of args[%d]", i);
       for (int j = 0; j < a->n_counts; j++) {
         bufs[nb] = (guarded){.arg = i, .sub = j};
-        if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
+        if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng, &cursor)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
         ptrs[j] = bufs[nb++].lo;
       }
       slots[i] = (uint64_t)(uintptr_t)ptrs;
@@ -276,7 +298,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
    * which would move line boundaries and make reuse profiles differ between runs). */
   kernel_call call = {(void (*)(uint64_t *))(uintptr_t)main_addr, slots, 0};
   size_t stack_bytes = (size_t)64 << 20;
-  void *stack = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *stack = map_at(&cursor, stack_bytes, MAP_NORESERVE);
   pthread_attr_t attr;
   pthread_t runner;
   if (stack == MAP_FAILED || pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, stack_bytes) ||

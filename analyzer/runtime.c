@@ -10,6 +10,7 @@
 struct pa_runtime {
   int n_functions;
   double rate;
+  int64_t window;
   bool track_reuse;
   pthread_mutex_t lock; /* taken only when a thread is seen for the first time */
   _Atomic int n_threads;
@@ -19,10 +20,11 @@ struct pa_runtime {
   _Atomic int overflow;    /* accesses from threads beyond PA_MAX_THREADS were dropped */
 };
 
-pa_runtime *pa_runtime_new(int n_functions, double rate, bool track_reuse) {
+pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool track_reuse) {
   pa_runtime *rt = calloc(1, sizeof *rt);
   rt->n_functions = n_functions;
   rt->rate = rate;
+  rt->window = window;
   rt->track_reuse = track_reuse;
   pthread_mutex_init(&rt->lock, NULL);
   rt->masks = calloc((size_t)n_functions + 1, sizeof *rt->masks);
@@ -50,7 +52,7 @@ static int thread_slot(pa_runtime *rt) {
   if (s < 0 && n < PA_MAX_THREADS) {
     s = n;
     rt->tids[s] = self;
-    if (rt->track_reuse) rt->trackers[s] = pa_tracker_new(rt->n_functions, rt->rate);
+    if (rt->track_reuse) rt->trackers[s] = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
     atomic_store_explicit(&rt->n_threads, n + 1, memory_order_release);
   }
   pthread_mutex_unlock(&rt->lock);

@@ -11,11 +11,13 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--seed S] [--timeout SEC] [--no-reuse] [--json]\n\n"
+          "       [--window LINES] [--seed S] [--timeout SEC] [--no-reuse] [--json]\n\n"
           "  --spec RUN.json   entry function and arguments to run it on (docs/formats.md, \"Run spec\");\n"
           "                    without it the profile is static (no counts, no reuse)\n"
           "  -o PROFILE.json   write the profile there (atomically); without -o it goes to stdout\n"
           "  --sample RATE     SHARDS spatial sampling of cache lines, 0 < RATE <= 1 (default 1)\n"
+          "  --window LINES    with --sample: distances below LINES are measured exactly on every access\n"
+          "                    (default: the power of two >= 16/RATE); 0 = plain SHARDS (fastest)\n"
           "  --seed S          seed of the random argument data (overrides the spec's)\n"
           "  --timeout SEC     kill the instrumented run after SEC seconds (overrides the spec's)\n"
           "  --no-reuse        block counts only (no memory-access hooks: faster)\n"
@@ -26,9 +28,10 @@ static void usage(FILE *f) {
 static void summary(const pa_profile *p, const char *out, bool json) {
   if (json) {
     printf("{\"profile\": \"%s\", \"module_id\": \"%s\", \"counts_source\": \"%s\", \"functions\": %d, "
-           "\"threads\": %d, \"run_seconds\": %.6f, \"accesses\": %.0f, \"cold\": %.0f, \"sample_rate\": %g}\n",
+           "\"threads\": %d, \"run_seconds\": %.6f, \"accesses\": %.0f, \"cold\": %.0f, \"sample_rate\": %g, "
+           "\"exact_window\": %lld}\n",
            out, p->module_id, p->counts_source, p->n_functions, p->threads, p->run_seconds,
-           p->reuse_total.accesses, p->reuse_total.cold, p->sample_rate);
+           p->reuse_total.accesses, p->reuse_total.cold, p->sample_rate, (long long)p->exact_window);
     return;
   }
   printf("%s: module %s, %d function(s), counts %s", out, p->module_id, p->n_functions, p->counts_source);
@@ -70,6 +73,14 @@ int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "portent analyze: --sample must be a rate in (0, 1], got '%s'\n", argv[i]);
         return EXIT_USAGE;
       }
+    } else if (strcmp(arg, "--window") == 0 && has_val) {
+      char *end;
+      long long w = strtoll(argv[++i], &end, 10);
+      if (*end || w < 0 || w > (1LL << 30)) {
+        fprintf(stderr, "portent analyze: --window must be a line count in [0, 2^30], got '%s'\n", argv[i]);
+        return EXIT_USAGE;
+      }
+      opt.exact_window = w ? w : -1;
     } else if (strcmp(arg, "--seed") == 0 && has_val) {
       seed = strtoull(argv[++i], NULL, 10);
       have_seed = true;

@@ -20,6 +20,10 @@ done
 cmp -s "$T/l1.json" "$T/l2.json" && cmp -s "$T/l1.json" "$T/l3.json" || fail "local.ll profiles differ between runs"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/s.json" --sample 0.5 --json > "$T/s.txt" || fail "sampled"
 grep -q '"sample_rate": 0.5' "$T/s.txt" || fail "sampled summary: $(cat "$T/s.txt")"
+# Sampling hashes line addresses: buffers sit at the same addresses in every process.
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/s2.json" --sample 0.5 --window 0 > /dev/null || fail "plain SHARDS"
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/s3.json" --sample 0.5 --window 0 > /dev/null || fail "plain SHARDS"
+cmp -s "$T/s2.json" "$T/s3.json" || fail "two sampled runs with one seed differ"
 "$P" analyze "$K/gemm.ll" > "$T/static.json" || fail "static profile"
 grep -q '"counts_source":"none"' "$T/static.json" || fail "static profile counts_source"
 

@@ -41,7 +41,7 @@ static void test_exact(void) {
     int64_t lines = trial == 0 ? 7 : trial == 1 ? 300 : 2000;
     int n = trial == 3 ? 200000 : 50000; /* trial 3 forces several renumberings of the tree */
     lru_stack s = {calloc((size_t)lines + 1, sizeof(uint64_t)), 0};
-    pa_tracker *t = pa_tracker_new(2, 1.0);
+    pa_tracker *t = pa_tracker_new(2, 1.0, 0);
     int64_t cursor = 0, mismatches = 0;
     uint64_t cold = 0, hist[PA_REUSE_BINS] = {0};
     int64_t sizes[] = {1, 2, 4, 8, 16, 64, 256, 1024};
@@ -75,7 +75,7 @@ static void test_exact(void) {
 /* In sampled mode, distances below the window are exact; beyond it the answer is "not
  * sampled" (-2) or an estimate of at least the window. */
 static void test_window(void) {
-  pa_tracker *t = pa_tracker_new(1, 0.01);
+  pa_tracker *t = pa_tracker_new(1, 0.01, 0);
   int64_t w = pa_tracker_window(t);
   CHECK(w >= 1600 && w <= 4096);
   lru_stack s = {calloc(20001, sizeof(uint64_t)), 0};
@@ -133,7 +133,7 @@ static void check_mrc(const char *trace, pa_tracker *full, pa_tracker *sampled) 
 
 static void test_gemm_trace(void) {
   const int64_t n = 128, per_line = 16;
-  pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
+  pa_tracker *full = pa_tracker_new(1, 1.0, 0), *sampled = pa_tracker_new(1, 0.01, 0);
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < n; j++) {
       for (int64_t k = 0; k < n; k++) {
@@ -148,7 +148,7 @@ static void test_gemm_trace(void) {
 /* Cyclic sweeps over 6000 lines (every reuse at distance 5999: a cliff beyond the window)
  * mixed with a hot set of 64 lines. */
 static void test_cyclic_trace(void) {
-  pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
+  pa_tracker *full = pa_tracker_new(1, 1.0, 0), *sampled = pa_tracker_new(1, 0.01, 0);
   pt_rng r = {5};
   for (int i = 0; i < 1500000; i++)
     feed(full, sampled, pt_rng_uniform(&r) < 0.5 ? (uint64_t)(i / 2 % 6000) : (uint64_t)(100000 + pt_rng_range(&r, 64)));
@@ -156,11 +156,14 @@ static void test_cyclic_trace(void) {
 }
 
 static void test_random_trace(void) {
-  pa_tracker *full = pa_tracker_new(1, 1.0), *sampled = pa_tracker_new(1, 0.01);
-  pt_rng r = {99};
-  int64_t cursor = 0;
-  for (int i = 0; i < 2000000; i++) feed(full, sampled, next_line(&r, 200000, &cursor));
-  check_mrc("random trace", full, sampled);
+  for (int plain = 0; plain < 2; plain++) { /* with the exact window, and plain SHARDS */
+    pa_tracker *full = pa_tracker_new(1, 1.0, 0), *sampled = pa_tracker_new(1, 0.01, plain ? -1 : 0);
+    CHECK(pa_tracker_window(sampled) == (plain ? 0 : 2048));
+    pt_rng r = {99};
+    int64_t cursor = 0;
+    for (int i = 0; i < 2000000; i++) feed(full, sampled, next_line(&r, 200000, &cursor));
+    check_mrc(plain ? "random trace, plain SHARDS" : "random trace", full, sampled);
+  }
 }
 
 int main(void) {
