@@ -14,6 +14,24 @@ static const char *default_name(ptg_target *t) {
   return pt_sprintf(t->arena, "%s-%s-%dc", t->microarchitecture, v, t->cores);
 }
 
+static bool no_units(const pmb_options *o) { return o->skip_units; }
+static bool no_memory(const pmb_options *o) { return o->skip_memory; }
+static bool no_runtime(const pmb_options *o) { return o->skip_runtime; }
+
+/* The CPU probes in the order they run: each fills its part of the target (the clock first:
+ * every cycle figure depends on it). A GPU probe would be one more entry. */
+static const struct {
+  const char *name;
+  int (*run)(pmb_ctx *c, pt_diag *d);
+  bool (*skipped)(const pmb_options *o);
+} probes[] = {
+    {"the core clock", pmb_calibrate_clock, NULL},
+    {"instruction costs", pmb_measure_instructions, NULL},
+    {"execution units", pmb_measure_units, no_units},
+    {"the memory hierarchy", pmb_measure_memory, no_memory},
+    {"the thread pool", pmb_measure_runtime, no_runtime},
+};
+
 ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
   pmb_options defaults = {0};
   if (!o) o = &defaults;
@@ -34,11 +52,13 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
                t->model_name ? t->model_name : "", t->family, t->model, t->microarchitecture, t->cores, t->max_vector_bits);
   if (!(c.jit = pmb_jit_new(d))) goto fail;
   c.counters = pmb_counters_open(); /* NULL is fine: figures are timed either way */
-  if (pmb_calibrate_clock(&c, d) < 0) goto fail;
-  if (pmb_measure_instructions(&c, d) < 0) goto fail;
-  if (!o->skip_units && pmb_measure_units(&c, d) < 0) goto fail;
-  if (!o->skip_memory && pmb_measure_memory(&c, d) < 0) goto fail;
-  if (!o->skip_runtime && pmb_measure_runtime(&c, d) < 0) goto fail;
+  for (size_t i = 0; i < PT_ARRAY_LEN(probes); i++) {
+    if (probes[i].skipped && probes[i].skipped(o)) continue;
+    if (probes[i].run(&c, d) < 0) {
+      pt_fail(d, d->err, "while measuring %s", probes[i].name);
+      goto fail;
+    }
+  }
 
   pmb_clock_summary(&c);
   char why[256];
