@@ -79,6 +79,7 @@ void pa_runtime_free(pa_runtime *rt);
 void pa_rt_enter(pa_runtime *rt, int32_t fid);
 void pa_rt_access(pa_runtime *rt, const void *addr, int64_t bytes, int32_t fid);
 int pa_runtime_threads(const pa_runtime *rt);
+bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);
 const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot);
 

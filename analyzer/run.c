@@ -307,6 +307,9 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   pthread_join(runner, NULL);
   h->seconds = call.seconds;
 
+  if (pa_runtime_overflowed(rt))
+    return child_fail(h, "the kernel ran on more than %d threads; their counts and accesses cannot be kept apart",
+                      PA_MAX_THREADS);
   int nt = pa_runtime_threads(rt);
   h->threads = nt;
   for (int f = 0; f < nf; f++) sh->masks[f] = pa_runtime_thread_mask(rt, f);

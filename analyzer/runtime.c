@@ -74,6 +74,8 @@ void pa_rt_access(pa_runtime *rt, const void *addr, int64_t bytes, int32_t fid) 
   for (uint64_t line = first; line <= last; line++) pa_tracker_access(rt->trackers[s], line, fid);
 }
 
+bool pa_runtime_overflowed(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->overflow) != 0; }
+
 int pa_runtime_threads(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->n_threads); }
 
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid) { return atomic_load(&rt->masks[fid]); }
