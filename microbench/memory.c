@@ -175,6 +175,7 @@ typedef struct {
   int64_t vectors; /* per array per thread */
   int vbytes;
   int passes;
+  double cpu_seconds[64]; /* per thread, of the last run */
 } bw_job;
 
 static void bw_worker(void *ctx, int64_t begin, int64_t end) {
@@ -182,8 +183,12 @@ static void bw_worker(void *ctx, int64_t begin, int64_t end) {
   for (int64_t t = begin; t < end; t++) {
     char *base = j->bufs[t];
     int64_t bytes = j->vectors * j->vbytes; /* the arrays lie back to back */
-    char *b = j->kind >= 2 ? base + bytes : base, *c = j->kind == 3 ? base + 2 * bytes : base;
+    /* staggered by 17 and 34 lines so a[i], b[i], c[i] never share an address modulo 4 KiB
+     * (4K aliasing would stall loads behind unrelated stores) */
+    char *b = j->kind >= 2 ? base + bytes + 17 * 64 : base, *c = j->kind == 3 ? base + 2 * bytes + 34 * 64 : base;
+    double t0 = pmb_thread_seconds();
     for (int p = 0; p < j->passes; p++) j->fn(j->vectors, base, b, c);
+    j->cpu_seconds[t] = pmb_thread_seconds() - t0;
   }
 }
 
@@ -198,22 +203,22 @@ static pmb_stats bandwidth(pmb_ctx *c, pt_pool *pool, pmb_bw_fn fn, int kind, in
   if (j.vectors < pmb_bandwidth_unroll()) j.vectors = pmb_bandwidth_unroll();
   for (int t = 0; t < threads; t++) j.bufs[t] = bufs[t];
   pt_parallel_for(pool, bw_worker, &j, threads); /* warm: caches filled, pages touched */
-  /* one thread runs in this thread: its CPU time excludes other processes' time slices */
-  double (*now)(void) = threads == 1 ? pmb_thread_seconds : pt_now;
   for (;;) {
-    double t0 = now();
+    double t0 = pt_now();
     pt_parallel_for(pool, bw_worker, &j, threads);
-    double dt = now() - t0;
+    double dt = pt_now() - t0;
     if (dt >= c->min_seconds || j.passes > (1 << 24)) break;
     j.passes *= dt > 0 && c->min_seconds / dt < 16 ? (int)ceil(1.2 * c->min_seconds / dt) + 1 : 16;
   }
   double v[64];
   int reps = c->reps < 64 ? c->reps : 64;
-  double bytes = (double)traffic[kind] * (double)j.vectors * vbytes * j.passes * threads;
+  /* Each thread's rate over its own CPU time, summed: time other processes take from a
+   * shared machine is not the kernel's (the same reason single-threaded kernels use CPU time). */
+  double bytes = (double)traffic[kind] * (double)j.vectors * vbytes * j.passes;
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
     pt_parallel_for(pool, bw_worker, &j, threads);
-    v[r] = bytes / (now() - t0) / 1e9;
+    v[r] = 0;
+    for (int t = 0; t < threads; t++) v[r] += bytes / j.cpu_seconds[t] / 1e9;
   }
   pmb_stats s = pmb_stats_of(v, reps);
   s.value = s.max; /* a rate: the best repetition is the fastest */
@@ -234,13 +239,20 @@ static int bandwidths(pmb_ctx *c, int64_t mem_bytes, pt_diag *d) {
   counts[n_counts++] = max_threads;
   /* per thread: room for the largest working set (memory with one thread) */
   char *bufs[64];
-  size_t per_thread = (size_t)mem_bytes + 3 * 4096;
+  /* Thread i only ever runs in groups of more than i threads, each thread over at most
+   * mem_bytes / threads (or half a cache), so it needs mem_bytes / (i + 1): the total stays
+   * near mem_bytes x ln(threads) instead of mem_bytes x threads. */
+  size_t per_thread[64];
+  int64_t biggest_cache = 0;
+  for (int k = 0; k < t->n_caches; k++) biggest_cache = t->caches[k].size_bytes > biggest_cache ? t->caches[k].size_bytes : biggest_cache;
   for (int i = 0; i < max_threads; i++) {
-    if (!(bufs[i] = big_alloc(per_thread))) {
-      for (int k = 0; k < i; k++) munmap(bufs[k], per_thread);
+    int64_t need = mem_bytes / (i + 1) > biggest_cache / 2 ? mem_bytes / (i + 1) : biggest_cache / 2;
+    per_thread[i] = (size_t)need + 3 * 4096;
+    if (!(bufs[i] = big_alloc(per_thread[i]))) {
+      for (int k = 0; k < i; k++) munmap(bufs[k], per_thread[k]);
       return pt_fail(d, PT_ERR_NOMEM, "cannot map bandwidth buffers");
     }
-    memset(bufs[i], 1, per_thread);
+    memset(bufs[i], 0x3f, per_thread[i]); /* floats of 0.747: triad products stay normal (denormals trap to microcode) */
   }
   pt_pool *pool = pt_pool_new(max_threads);
   for (int level = 1; level <= t->n_caches + 1; level++) {
@@ -277,7 +289,7 @@ static int bandwidths(pmb_ctx *c, int64_t mem_bytes, pt_diag *d) {
     }
   }
   pt_pool_free(pool);
-  for (int i = 0; i < max_threads; i++) munmap(bufs[i], per_thread);
+  for (int i = 0; i < max_threads; i++) munmap(bufs[i], per_thread[i]);
   return PT_OK;
 }
 
