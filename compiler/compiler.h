@@ -202,7 +202,8 @@ typedef struct pc_step {
 /* A schedule state: the program (owned: cache_write and rfactor add ops), its stages in
  * Ansor's numbering and the steps applied so far. */
 typedef struct pc_state {
-  pc_program *prog;
+  pc_program *prog;   /* the workload's program, or the state's own after a DAG step */
+  bool owns_prog;
   int n_stages;
   pc_stage stages[PC_MAX_STAGES];
   int n_steps;

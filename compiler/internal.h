@@ -12,6 +12,11 @@ void pc_expr_remap_tensors(pc_expr *e, const int *new_id);
 int64_t pc_ceil_div(int64_t a, int64_t b);
 void pc_stage_propagate_extents(pc_stage *st);
 int pc_apply_attach(pc_state *s, const pc_step *step, pt_diag *d);
+void pc_stage_init(pc_stage *st, const pc_program *p, int op_id);
+
+/* dag_steps.c */
+pc_program *pc_program_copy(const pc_program *p);
+int pc_apply_dag_step(pc_state *s, const pc_step *step, pt_diag *d);
 int pc_stage_of_op(const pc_state *s, int op);
 bool pc_stage_consumes(const pc_state *s, int consumer, int producer);
 

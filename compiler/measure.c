@@ -46,12 +46,16 @@ static float *alloc_floats(int64_t n) {
 }
 
 /* Sets up buffer pointers in kernel order; intermediates are allocated here. */
-static int bind_buffers(pc_kernel *k, const pc_reference *ref, float **outs, float **bufs, float **owned, pt_diag *d) {
+static int bind_buffers(pc_kernel *k, const pc_program *p, const pc_reference *ref, float **outs, float **bufs, float **owned,
+                        pt_diag *d) {
   for (int i = 0; i < pc_kernel_n_buffers(k); i++) {
-    int op = pc_kernel_buffer_op(k, i);
+    /* The kernel's program may have more ops than the reference's (cache_write, rfactor):
+     * inputs and outputs are matched by name. */
+    const pc_op *kop = &p->ops[pc_kernel_buffer_op(k, i)];
+    int op = pc_program_find(ref->p, kop->name);
     owned[i] = NULL;
-    if (ref->p->ops[op].is_placeholder) bufs[i] = ref->data[op];
-    else if (ref->p->ops[op].is_output) bufs[i] = outs[op];
+    if (op >= 0 && kop->is_placeholder && ref->p->ops[op].is_placeholder) bufs[i] = ref->data[op];
+    else if (op >= 0 && kop->is_output && ref->p->ops[op].is_output) bufs[i] = outs[op];
     else {
       owned[i] = bufs[i] = alloc_floats(pc_kernel_buffer_numel(k, i));
       if (!bufs[i]) return pt_fail(d, PT_ERR_NOMEM, "cannot allocate %lld floats", (long long)pc_kernel_buffer_numel(k, i));
@@ -84,7 +88,7 @@ pc_reference *pc_reference_new(const pc_program *p, const pc_measure_opts *o, pt
   pc_lower_opts lo = {0};
   k = pc_lower(s, &lo, d);
   if (!k || pc_kernel_jit(k, d)) goto fail;
-  if (bind_buffers(k, ref, ref->data, bufs, owned, d)) goto fail;
+  if (bind_buffers(k, p, ref, ref->data, bufs, owned, d)) goto fail;
   pc_kernel_entry(k)(bufs, NULL);
   for (int op = 0; op < p->n_ops; op++) {
     if (!p->ops[op].is_output) continue;
@@ -127,10 +131,14 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void child_run(pc_kernel *k, const pc_reference *ref, const pc_measure_opts *o, float **outs, shared_result *sr) {
+static void child_run(pc_kernel *k, const pc_program *p, const pc_reference *ref, const pc_measure_opts *o, float **outs, shared_result *sr) {
   float *bufs[PC_MAX_STAGES], *owned[PC_MAX_STAGES];
   pt_diag d = {0};
-  if (bind_buffers(k, ref, outs, bufs, owned, &d)) {
+  /* A faulting kernel must die by its signal (sanitizer runtimes would turn it into an
+   * exit status), so the parent can name it. */
+  static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < PT_ARRAY_LEN(fatal); i++) signal(fatal[i], SIG_DFL);
+  if (bind_buffers(k, p, ref, outs, bufs, owned, &d)) {
     snprintf(sr->message, sizeof sr->message, "%.190s", d.msg);
     _exit(3);
   }
@@ -185,9 +193,9 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
   res->compile_s = pc_kernel_compile_seconds(k);
   /* Outputs and the result live in one shared mapping the child writes and we read. */
   size_t out_bytes[PC_MAX_STAGES] = {0}, total = sizeof(shared_result);
-  for (int op = 0; op < p->n_ops; op++)
-    if (p->ops[op].is_output) {
-      out_bytes[op] = ((size_t)pc_op_numel(&p->ops[op]) * sizeof(float) + 63) & ~(size_t)63;
+  for (int op = 0; op < ref->p->n_ops; op++)
+    if (ref->p->ops[op].is_output) {
+      out_bytes[op] = ((size_t)pc_op_numel(&ref->p->ops[op]) * sizeof(float) + 63) & ~(size_t)63;
       total += out_bytes[op];
     }
   total = (total + 63) & ~(size_t)63;
@@ -196,16 +204,16 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
   shared_result *sr = mem;
   float *outs[PC_MAX_STAGES] = {0};
   char *cursor = (char *)mem + ((sizeof(shared_result) + 63) & ~(size_t)63);
-  for (int op = 0; op < p->n_ops; op++)
+  for (int op = 0; op < ref->p->n_ops; op++)
     if (out_bytes[op]) {
       outs[op] = (float *)cursor;
       /* A kernel that forgets a point must not pass by luck: poison with NaN. */
-      for (int64_t i = 0; i < pc_op_numel(&p->ops[op]); i++) outs[op][i] = NAN;
+      for (int64_t i = 0; i < pc_op_numel(&ref->p->ops[op]); i++) outs[op][i] = NAN;
       cursor += out_bytes[op];
     }
   if (o->in_process) {
     float *bufs[PC_MAX_STAGES], *owned[PC_MAX_STAGES];
-    int rc = bind_buffers(k, ref, outs, bufs, owned, d);
+    int rc = bind_buffers(k, p, ref, outs, bufs, owned, d);
     if (rc) {
       munmap(mem, total + 64);
       return rc;
@@ -231,7 +239,7 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
       munmap(mem, total + 64);
       return pt_fail(d, PT_ERR_RUNTIME, "fork failed");
     }
-    if (pid == 0) child_run(k, ref, o, outs, sr);
+    if (pid == 0) child_run(k, p, ref, o, outs, sr);
     double t0 = pt_now();
     int status = 0;
     bool done = false;
@@ -258,7 +266,7 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
       snprintf(res->message, sizeof res->message, "child failed: %s", sr->message[0] ? sr->message : "exit status");
     }
   }
-  if (res->error == PC_MEASURE_OK && check_outputs(p, ref, outs, o, res) == 0 && sr->n_times > 0) {
+  if (res->error == PC_MEASURE_OK && check_outputs(ref->p, ref, outs, o, res) == 0 && sr->n_times > 0) {
     qsort(sr->times, (size_t)sr->n_times, sizeof(double), cmp_double);
     res->repeats = sr->n_times;
     res->min_s = sr->times[0];

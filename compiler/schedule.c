@@ -140,7 +140,7 @@ int pc_schedule_default(pc_state *s, int vector_lanes, pt_diag *d) {
 static int64_t random_factor(pt_rng *r, int64_t extent) {
   /* Mostly divisors (as Ansor samples), sometimes any value to exercise guards. */
   if (pt_rng_range(r, 4) == 0) return 1 + pt_rng_range(r, extent < 8 ? extent : 8);
-  int64_t divs[64];
+  int64_t divs[64] = {1};
   int n = 0;
   for (int64_t f = 1; f <= extent && n < 64; f++)
     if (extent % f == 0) divs[n++] = f;
@@ -157,6 +157,27 @@ int pc_schedule_random(pc_state *s, pt_rng *r, pt_diag *d) {
       pc_step ci = step_of(PC_STEP_CI, sid);
       if (apply(s, ci, &ignore) == 0) continue;
       pt_diag_clear(&ignore);
+    }
+    /* DAG steps as Ansor's sketches use them: cache_write of a reduction (its copy stage is
+     * scheduled next iteration), rfactor of a split reduction. */
+    if (op->n_reduce > 0 && pt_rng_range(r, 5) == 0) {
+      pc_step chw = step_of(PC_STEP_CHW, sid);
+      snprintf(chw.scope, sizeof chw.scope, "local");
+      if (apply(s, chw, &ignore) == 0) continue;
+      pt_diag_clear(&ignore);
+    }
+    if (op->n_reduce > 0 && pt_rng_range(r, 5) == 0) {
+      int rl = s->stages[sid].n_leaves - 1; /* the last reduction axis */
+      int64_t ext = s->stages[sid].nodes[s->stages[sid].leaves[rl]].extent;
+      int64_t f = random_factor(r, ext);
+      if (ext > 1 && split(s, sid, rl, 1, &f, &ignore) == 0) {
+        pc_step rf = step_of(PC_STEP_RF, sid);
+        rf.iter_id = rl + (int)pt_rng_range(r, 2);
+        rf.factor_iter_id = (int)pt_rng_range(r, op->ndim + 1);
+        apply(s, rf, &ignore);
+      }
+      pt_diag_clear(&ignore);
+      op = &s->prog->ops[s->stages[sid].op];
     }
     int n_splits = (int)pt_rng_range(r, 4);
     for (int k = 0; k < n_splits; k++) {
@@ -218,6 +239,21 @@ int pc_schedule_random(pc_state *s, pt_rng *r, pt_diag *d) {
       apply(s, pr, &ignore);
       pt_diag_clear(&ignore);
     }
+  }
+  /* cache_read of an input for one of its readers. */
+  if (pt_rng_range(r, 4) == 0) {
+    int reader = (int)pt_rng_range(r, s->n_stages);
+    const pc_op *rop = &s->prog->ops[s->stages[reader].op];
+    for (int i = 0; i < rop->n_inputs; i++)
+      if (s->prog->ops[rop->inputs[i]].is_placeholder && s->stages[reader].at != PC_AT_INLINE) {
+        pc_step chr = step_of(PC_STEP_CHR, rop->inputs[i]);
+        snprintf(chr.scope, sizeof chr.scope, "shared");
+        chr.n_ids = 1;
+        chr.ids[0] = reader;
+        apply(s, chr, &ignore);
+        pt_diag_clear(&ignore);
+        break;
+      }
   }
   /* compute_at of single-consumer producers at a random loop of their consumer. */
   for (int sid = 0; sid < s->n_stages; sid++) {

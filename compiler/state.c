@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-static void init_stage(pc_stage *st, const pc_program *p, int op_id) {
+void pc_stage_init(pc_stage *st, const pc_program *p, int op_id) {
   memset(st, 0, sizeof *st);
   const pc_op *op = &p->ops[op_id];
   st->op = op_id;
@@ -35,17 +35,21 @@ pc_state *pc_state_new(const pc_program *p) {
   pc_state *s = calloc(1, sizeof *s);
   s->prog = (pc_program *)p;
   s->n_stages = p->n_ops;
-  for (int i = 0; i < p->n_ops; i++) init_stage(&s->stages[i], p, i);
+  for (int i = 0; i < p->n_ops; i++) pc_stage_init(&s->stages[i], p, i);
   return s;
 }
 
 pc_state *pc_state_copy(const pc_state *s) {
   pc_state *c = malloc(sizeof *c);
   memcpy(c, s, sizeof *c);
+  if (s->owns_prog) c->prog = pc_program_copy(s->prog);
   return c;
 }
 
-void pc_state_free(pc_state *s) { free(s); }
+void pc_state_free(pc_state *s) {
+  if (s && s->owns_prog) pc_program_free(s->prog);
+  free(s);
+}
 
 static int check_stage(const pc_state *s, int stage_id, const char *step, pt_diag *d) {
   if (stage_id < 0 || stage_id >= s->n_stages)
@@ -342,6 +346,9 @@ int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d) {
   case PC_STEP_CA:
   case PC_STEP_CI:
   case PC_STEP_CR: rc = pc_apply_attach(s, step, d); break;
+  case PC_STEP_CHW:
+  case PC_STEP_CHR:
+  case PC_STEP_RF: rc = pc_apply_dag_step(s, step, d); break;
   default:
     rc = pt_fail(d, PT_ERR_UNSUPPORTED, "%s: step not supported yet", pc_step_code(step->kind));
     break;

@@ -34,7 +34,10 @@ static const struct {
     {"[[\"CI\", 2]]", "is a reduction"},
     {"[[\"CI\", 4]]", "is an output"},
     {"[[\"SA\", 2, 0, 0, 0]]", "factor > 0"},
-    {"[[\"CHW\", 2, \"local\"]]", "not supported yet"},
+    {"[[\"CHW\", 0, \"local\"]]", "placeholder"},
+    {"[[\"RF\", 4, 0, 0]]", "not a reduction"},
+    {"[[\"RF\", 2, 0, 0]]", "not a reduction iterator"},
+    {"[[\"CHR\", 0, \"shared\", [4]]]", "does not read stage 0"},
 };
 
 static const struct {

@@ -22,6 +22,7 @@ static const char *families[] = {
 };
 
 int main(void) {
+  int kinds[PC_STEP_COUNT] = {0};
   int per_family = getenv("PORTENT_TEST_QUICK") ? 10 : 50;
   pc_measure_opts o;
   pc_measure_opts_default(&o);
@@ -48,6 +49,7 @@ int main(void) {
       pt_diag_clear(&d);
       int rc = i < 0 ? pc_schedule_default(s, 16, &d) : pc_schedule_random(s, &rng, &d);
       CHECK_MSG(rc == 0, "%s: schedule %d: %s", families[f], i, d.msg);
+      for (int k = 0; k < s->n_steps; k++) kinds[s->steps[k].kind]++;
       pc_measure_result r;
       rc = pc_measure(s, ref, &o, &r, &d);
       bool good = rc == 0 && r.error == PC_MEASURE_OK;
@@ -65,5 +67,13 @@ int main(void) {
     pc_reference_free(ref);
     pc_program_free(p);
   }
+  /* Every step kind the random generator can emit was exercised (and so checked). */
+  static const pc_step_kind used[] = {PC_STEP_SP, PC_STEP_RE, PC_STEP_FU, PC_STEP_AN, PC_STEP_PR, PC_STEP_CA,
+                                      PC_STEP_CI, PC_STEP_CHW, PC_STEP_CHR, PC_STEP_RF};
+  for (size_t k = 0; k < PT_ARRAY_LEN(used); k++) {
+    printf("%s: %d ", pc_step_code(used[k]), kinds[used[k]]);
+    CHECK(kinds[used[k]] > 0);
+  }
+  printf("\n");
   TEST_DONE();
 }
