@@ -68,6 +68,11 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
     range(&c, p, "recip_throughput", in->recip_throughput, 1e-3, 1000);
     range(&c, p, "counter_cycles", ptg_fig(in->counter_cycles), 0, 1e6);
     range(&c, p, "counter_instructions", ptg_fig(in->counter_instructions), 0, 1e6);
+    if (in->unit && t->n_units) { /* a named unit must be one the file lists */
+      bool listed = false;
+      for (int u = 0; u < t->n_units; u++) listed |= t->units[u].name && strcmp(t->units[u].name, in->unit) == 0;
+      if (!listed) bad(&c, "%s.unit: \"%s\" is not one of the file's units", p, in->unit);
+    }
     if (isnan(in->recip_throughput.value) && isnan(in->latency.value))
       bad(&c, "%s: neither latency nor recip_throughput is known", p);
     for (int j = 0; j < i && !c.err; j++)

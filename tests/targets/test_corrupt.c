@@ -12,8 +12,9 @@ static const char base[] =
     " \"provenance\": {\"kind\": \"published\", \"sources\": [\"a\"]},\n"
     " \"cpu\": {\"isa\": \"x86_64\", \"microarchitecture\": \"x\", \"cores\": 2, \"frequency_ghz\": 3.0,\n"
     "         \"native_vector_bits\": 256, \"issue_width\": 4},\n"
+    " \"units\": [{\"name\": \"fp\", \"pipes\": 2}],\n"
     " \"instructions\": [\n"
-    "   {\"op\": \"add\", \"type\": \"f32\", \"bits\": 256, \"latency\": 3, \"recip_throughput\": 0.5},\n"
+    "   {\"op\": \"add\", \"type\": \"f32\", \"bits\": 256, \"latency\": 3, \"recip_throughput\": 0.5, \"unit\": \"fp\"},\n"
     "   {\"op\": \"fma\", \"type\": \"f32\", \"bits\": 256, \"latency\": {\"value\": 4, \"spread\": 0.01, \"reps\": 3}, \"recip_throughput\": 0.5}],\n"
     " \"caches\": [{\"level\": 1, \"size\": 32768, \"line\": 64, \"latency_cycles\": 4,\n"
     "              \"bandwidth_gbs\": [{\"threads\": 1, \"read\": 100}]}],\n"
@@ -50,6 +51,8 @@ static const row rows[] = {
     {"\"memory\": {\"latency_ns\": 80}", "\"memory\": 80", "memory: expected an object"},
     {"\"fork_join_ns\": 1000", "\"fork_join_ns\": -1", "runtime[0].fork_join_ns: -1 is out of range"},
     {"\"sources\": [\"a\"]", "\"sources\": [1]", "provenance.sources[0]: expected a string"},
+    {"\"unit\": \"fp\"", "\"unit\": \"fq\"", "instructions[0].unit: \"fq\" is not one of the file's units"},
+    {"\"pipes\": 2", "\"pipes\": \"two\"", "units[0].pipes: expected a number"},
     {NULL, "200", "not valid JSON"},
 };
 
