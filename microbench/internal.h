@@ -104,5 +104,6 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d);
 int pmb_measure_units(pmb_ctx *c, pt_diag *d);
 int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
 int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
+int pmb_measure_gpu(pmb_ctx *c, pt_diag *d); /* gpu.c: fills t->gpu */
 
 #endif

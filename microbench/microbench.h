@@ -52,5 +52,7 @@ int pmb_counters_probe(char *why, size_t n);
 /* GPU: 0 and a description when a CUDA device is usable, PT_ERR_UNSUPPORTED with the reason
  * in d otherwise. */
 int pmb_gpu_probe(char *desc, size_t n, pt_diag *d);
+/* The PTX of the GPU kernels (the driver compiles it for the device; tests run ptxas on it). */
+const char *pmb_gpu_ptx(void);
 
 #endif

@@ -290,6 +290,27 @@ static void read_curve(reader *r, ptg_target *t, const cJSON *root) {
   }
 }
 
+static void read_gpu(reader *r, ptg_target *t, const cJSON *root) {
+  const cJSON *g = object(r, root, "", "gpu", false);
+  if (!g) return;
+  ptg_gpu *u = &t->gpu;
+  u->present = true;
+  u->name = str(r, g, "gpu", "name", true);
+  u->compute_capability = str(r, g, "gpu", "compute_capability", false);
+  u->sms = integer(r, g, "gpu", "sms", true, 0);
+  u->clock_ghz = num(r, g, "gpu", "clock_ghz", false, NAN);
+  u->memory_clock_ghz = num(r, g, "gpu", "memory_clock_ghz", false, NAN);
+  u->memory_bytes = integer64(r, g, "gpu", "memory_bytes", false);
+  u->l2_bytes = integer64(r, g, "gpu", "l2_bytes", false);
+  u->memory_bus_bits = integer(r, g, "gpu", "memory_bus_bits", false, 0);
+  u->launch_us = fig(r, g, "gpu", "launch_us", false);
+  u->memory_bandwidth_gbs = fig(r, g, "gpu", "memory_bandwidth_gbs", false);
+  u->h2d_gbs = fig(r, g, "gpu", "h2d_gbs", false);
+  u->d2h_gbs = fig(r, g, "gpu", "d2h_gbs", false);
+  u->fp32_tflops = fig(r, g, "gpu", "fp32_tflops", false);
+  u->source = str(r, g, "gpu", "source", false);
+}
+
 ptg_target *ptg_target_parse(const char *json, const char *what, pt_diag *d) {
   cJSON *root = cJSON_Parse(json);
   if (!root) {
@@ -318,6 +339,7 @@ ptg_target *ptg_target_parse(const char *json, const char *what, pt_diag *d) {
   if (!r.err) read_memory(&r, t, root);
   if (!r.err) read_runtime(&r, t, root);
   if (!r.err) read_curve(&r, t, root);
+  if (!r.err) read_gpu(&r, t, root);
   cJSON_Delete(root);
   if (!r.err && ptg_target_validate(t, what, d) < 0) r.err = PT_ERR_INVALID;
   if (r.err) {

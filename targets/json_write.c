@@ -174,6 +174,24 @@ char *ptg_target_to_json(const ptg_target *t, pt_diag *d) {
       cJSON_AddItemToArray(lc, cJSON_CreateDoubleArray(row, 3));
     }
   }
+  if (t->gpu.present) {
+    const ptg_gpu *u = &t->gpu;
+    cJSON *g = cJSON_AddObjectToObject(root, "gpu");
+    add_str(g, "name", u->name);
+    add_str(g, "compute_capability", u->compute_capability);
+    cJSON_AddNumberToObject(g, "sms", u->sms);
+    if (!isnan(u->clock_ghz)) cJSON_AddNumberToObject(g, "clock_ghz", round4(u->clock_ghz));
+    if (!isnan(u->memory_clock_ghz)) cJSON_AddNumberToObject(g, "memory_clock_ghz", round4(u->memory_clock_ghz));
+    if (u->memory_bytes) cJSON_AddNumberToObject(g, "memory_bytes", (double)u->memory_bytes);
+    if (u->l2_bytes) cJSON_AddNumberToObject(g, "l2_bytes", (double)u->l2_bytes);
+    if (u->memory_bus_bits) cJSON_AddNumberToObject(g, "memory_bus_bits", u->memory_bus_bits);
+    add_fig(g, "launch_us", u->launch_us);
+    add_fig(g, "memory_bandwidth_gbs", u->memory_bandwidth_gbs);
+    add_fig(g, "h2d_gbs", u->h2d_gbs);
+    add_fig(g, "d2h_gbs", u->d2h_gbs);
+    add_fig(g, "fp32_tflops", u->fp32_tflops);
+    add_str(g, "source", u->source);
+  }
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) pt_fail(d, PT_ERR_NOMEM, "%s: cannot serialize", t->name);

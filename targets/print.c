@@ -73,6 +73,17 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
   for (int i = 0; i < t->n_runtime; i++)
     fprintf(f, "  pool     %d thread(s): fork/join %s ns, barrier %s ns\n", t->runtime[i].threads,
             fmt_fig(a, sizeof a, t->runtime[i].fork_join_ns.value), fmt_fig(b, sizeof b, t->runtime[i].barrier_ns.value));
+  if (t->gpu.present) {
+    const ptg_gpu *u = &t->gpu;
+    fprintf(f, "\n  gpu      %s (compute %s), %d SMs at %s GHz, %s memory, %s L2\n", u->name,
+            u->compute_capability ? u->compute_capability : "?", u->sms, fmt_fig(a, sizeof a, u->clock_ghz),
+            fmt_bytes(b, sizeof b, u->memory_bytes), fmt_bytes(c, sizeof c, u->l2_bytes));
+    fprintf(f, "  gpu      launch %s us, device copy %s GB/s", fmt_fig(a, sizeof a, u->launch_us.value),
+            fmt_fig(b, sizeof b, u->memory_bandwidth_gbs.value));
+    fprintf(f, ", host->device %s GB/s", fmt_fig(a, sizeof a, u->h2d_gbs.value));
+    fprintf(f, ", device->host %s GB/s", fmt_fig(a, sizeof a, u->d2h_gbs.value));
+    fprintf(f, ", fp32 %s TFLOP/s\n", fmt_fig(a, sizeof a, u->fp32_tflops.value));
+  }
 }
 
 double ptg_rel_diff(double a, double b) {

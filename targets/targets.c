@@ -53,6 +53,8 @@ ptg_target *ptg_target_new(const char *name) {
   t->frequency_ghz = ptg_fig(NAN);
   t->issue_width = ptg_fig(NAN);
   t->memory.latency_ns = t->memory.latency_cycles = t->memory.overlapping_misses = ptg_fig(NAN);
+  t->gpu.clock_ghz = t->gpu.memory_clock_ghz = NAN;
+  t->gpu.launch_us = t->gpu.memory_bandwidth_gbs = t->gpu.h2d_gbs = t->gpu.d2h_gbs = t->gpu.fp32_tflops = ptg_fig(NAN);
   return t;
 }
 

@@ -141,6 +141,22 @@ typedef struct {
   double cycles;
 } ptg_latency_point;
 
+/* An accelerator beside the CPU (`portent characterize --gpu`); present = false without one. */
+typedef struct {
+  bool present;
+  const char *name;
+  const char *compute_capability; /* "9.0" */
+  int sms;                        /* streaming multiprocessors */
+  double clock_ghz, memory_clock_ghz;
+  int64_t memory_bytes, l2_bytes;
+  int memory_bus_bits;
+  ptg_figure launch_us;            /* empty kernel launch + synchronize, round trip */
+  ptg_figure memory_bandwidth_gbs; /* device copy kernel, read + write */
+  ptg_figure h2d_gbs, d2h_gbs;     /* pinned host <-> device copies */
+  ptg_figure fp32_tflops;          /* FMA kernel, 2 flops per FMA */
+  const char *source;
+} ptg_gpu;
+
 typedef struct ptg_target {
   int version;
   const char *name;
@@ -179,6 +195,7 @@ typedef struct ptg_target {
   ptg_runtime *runtime;
   int n_latency_curve;
   ptg_latency_point *latency_curve;
+  ptg_gpu gpu;
   pt_arena *arena; /* owns every string and array above */
 } ptg_target;
 

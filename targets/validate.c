@@ -105,5 +105,17 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
     range(&c, p, "fork_join_ns", t->runtime[i].fork_join_ns, 0, 1e9);
     range(&c, p, "barrier_ns", t->runtime[i].barrier_ns, 0, 1e9);
   }
+  if (t->gpu.present) {
+    const ptg_gpu *u = &t->gpu;
+    if (!u->name || !*u->name) bad(&c, "gpu.name: must not be empty");
+    if (u->sms < 1) bad(&c, "gpu.sms: must be at least 1");
+    if (u->memory_bytes < 0 || u->l2_bytes < 0 || u->memory_bus_bits < 0) bad(&c, "gpu: negative memory size or width");
+    range(&c, "gpu", "clock_ghz", ptg_fig(u->clock_ghz), 0.05, 10);
+    range(&c, "gpu", "launch_us", u->launch_us, 0, 1e6);
+    range(&c, "gpu", "memory_bandwidth_gbs", u->memory_bandwidth_gbs, 0, 1e6);
+    range(&c, "gpu", "h2d_gbs", u->h2d_gbs, 0, 1e5);
+    range(&c, "gpu", "d2h_gbs", u->d2h_gbs, 0, 1e5);
+    range(&c, "gpu", "fp32_tflops", u->fp32_tflops, 0, 1e4);
+  }
   return c.err;
 }

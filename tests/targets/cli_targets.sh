@@ -25,8 +25,8 @@ check "a truncated file is refused" '[ $rc -eq 2 ] && grep -q "not valid JSON" "
 "$portent" characterize -o /nonexistent-dir/t.json --quick 2> "$tmp/nowrite.txt"; rc=$?
 check "unwritable path exits 1" '[ $rc -eq 1 ]'
 check "unwritable path is named" 'grep -q "/nonexistent-dir/t.json: cannot write" "$tmp/nowrite.txt"'
-"$portent" characterize --gpu -o "$tmp/gpu.json" 2> "$tmp/gpu.txt"; rc=$?
-if grep -q "GPU found" "$tmp/gpu.txt"; then echo "(a GPU is present: --gpu check skipped)"; else
+if [ -e /dev/nvidiactl ]; then echo "(a GPU is present: the no-GPU error is not checked here)"; else
+  "$portent" characterize --gpu -o "$tmp/gpu.json" 2> "$tmp/gpu.txt"; rc=$?
   check "--gpu without a GPU exits 1" '[ $rc -eq 1 ]'
   check "--gpu says there is no GPU" 'grep -q "no GPU" "$tmp/gpu.txt"'
   check "--gpu leaves no file" '[ ! -e "$tmp/gpu.json" ]'

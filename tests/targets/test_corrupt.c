@@ -53,6 +53,8 @@ static const row rows[] = {
     {"\"sources\": [\"a\"]", "\"sources\": [1]", "provenance.sources[0]: expected a string"},
     {"\"unit\": \"fp\"", "\"unit\": \"fq\"", "instructions[0].unit: \"fq\" is not one of the file's units"},
     {"\"pipes\": 2", "\"pipes\": \"two\"", "units[0].pipes: expected a number"},
+    {"\"memory\": {\"latency_ns\": 80}", "\"memory\": {\"latency_ns\": 80}, \"gpu\": {\"name\": \"x\", \"sms\": 0}", "gpu.sms: must be at least 1"},
+    {"\"memory\": {\"latency_ns\": 80}", "\"memory\": {\"latency_ns\": 80}, \"gpu\": {\"sms\": 2}", "gpu.name: missing"},
     {NULL, "200", "not valid JSON"},
 };
 

@@ -52,6 +52,11 @@ static ptg_target *sample(void) {
   t->runtime = pt_alloc(t->arena, 2 * sizeof(ptg_runtime));
   t->runtime[0] = (ptg_runtime){.threads = 1, .fork_join_ns = {.value = 20}, .barrier_ns = {.value = 10}};
   t->runtime[1] = (ptg_runtime){.threads = 2, .fork_join_ns = {.value = 2000}, .barrier_ns = {.value = 300}};
+  t->gpu = (ptg_gpu){.present = true, .name = "NVIDIA H100 80GB HBM3", .compute_capability = "9.0", .sms = 132,
+                     .clock_ghz = 1.98, .memory_clock_ghz = 2.619, .memory_bytes = 85e9, .l2_bytes = 52428800,
+                     .memory_bus_bits = 5120, .launch_us = {.value = 4.5, .spread = 0.1, .reps = 5},
+                     .memory_bandwidth_gbs = {.value = 2900}, .h2d_gbs = {.value = 25}, .d2h_gbs = {.value = 26},
+                     .fp32_tflops = {.value = NAN}, .source = "fixture"};
   return t;
 }
 
@@ -76,6 +81,8 @@ int main(void) {
     CHECK(fma && fma->counter_cycles == 4.02 && fma->counter_instructions == 1.04);
     CHECK(isnan(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->counter_cycles));
     CHECK(u->caches[1].size_bytes == 32768 << 4);
+    CHECK(u->gpu.present && u->gpu.sms == 132 && strcmp(u->gpu.name, "NVIDIA H100 80GB HBM3") == 0 &&
+          u->gpu.launch_us.reps == 5 && u->gpu.memory_bandwidth_gbs.value == 2900 && isnan(u->gpu.fp32_tflops.value));
     CHECK(strcmp(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->source, "Agner Fog, instruction tables") == 0);
     /* rule 1 */
     ptg_inst_cost c = ptg_target_inst(u, PTG_OP_FMA, PTG_ELEM_F32, 128);
