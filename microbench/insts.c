@@ -63,11 +63,15 @@ typedef struct {
 } entry;
 
 /* Times kernel k (already JIT'ed as fn) and returns cycles per instruction statistics. */
+/* The clock is sampled just before and just after the kernel and the two averaged, so a
+ * frequency change while it runs shows half, not whole, in its cycles. */
 static pmb_stats time_cycles(pmb_ctx *c, const pmb_kernel *k, pmb_kernel_fn fn, void *in, void *out) {
+  double before = pmb_recalibrate(c);
   pmb_kernel_fill(k, in);
   pmb_stats s = pmb_time_kernel(fn, in, out, c->min_seconds, c->reps);
+  double ghz = 0.5 * (before + pmb_recalibrate(c));
   int ops = k->chains * k->unroll * insns_per_step(k->ops[0]);
-  return pmb_stats_scale(s, c->ghz * 1e9 / ops);
+  return pmb_stats_scale(s, ghz * 1e9 / ops);
 }
 
 int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
@@ -108,7 +112,6 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
     if (e->op.op != PTG_OP_STORE && !(e->lat = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->lat_name, d))) break;
     if (!(e->tp = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->tp_name, d))) break;
     ptg_inst *r = ptg_target_add_inst(c->t, e->op.op, e->op.elem, e->op.bits);
-    pmb_recalibrate(c);
     if (e->lat) {
       pmb_kernel k = pmb_kernel_latency(e->op);
       r->latency = pmb_figure(time_cycles(c, &k, e->lat, in, out));
