@@ -172,7 +172,7 @@ static void emit_body(lw *L, nest *N) {
     if (op->reduce != PC_REDUCE_NONE) {
       lw_val acc = lw_load(L, st->op, flat);
       if (acc.vec != v.vec) acc = lw_splat(L, acc), v = lw_splat(L, v);
-      if (op->reduce == PC_REDUCE_SUM) v.x = LLVMBuildFAdd(L->b, acc.x, v.x, "");
+      if (op->reduce == PC_REDUCE_SUM) v.x = lw_contract(LLVMBuildFAdd(L->b, acc.x, v.x, ""));
       else {
         LLVMTypeRef ty = LLVMTypeOf(v.x);
         LLVMValueRef args[2] = {acc.x, v.x};
@@ -257,6 +257,19 @@ static void emit_level(lw *L, nest *N, int level) {
     L->leaf_set[sid][node] = true;
     if (!N->init) emit_attached(L, sid, node);
     emit_level(L, N, level + 1);
+    L->leaf_set[sid][node] = false;
+    return;
+  }
+  /* Unroll as TVM does, by replicating the body with the iterator as a constant, so the
+   * middle end sees the register tile from its first pass (CSE, store promotion); bodies
+   * too large for that keep a loop with full-unroll metadata. */
+  if (unroll && N->inner_steps[level] <= 4096) {
+    for (int64_t i = 0; i < it->extent && !L->err; i++) {
+      L->leafv[sid][node] = lw_const(L, i);
+      L->leaf_set[sid][node] = true;
+      if (!N->init) emit_attached(L, sid, node);
+      emit_level(L, N, level + 1);
+    }
     L->leaf_set[sid][node] = false;
     return;
   }

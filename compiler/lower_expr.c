@@ -8,12 +8,69 @@
 
 static bool varies(lw_ival a) { return a.v != NULL || a.step != 0; }
 
+/* Multiply-add pairs may fuse (fp-contract=fast, as TVM's LLVM targets set): a permission
+ * each backend uses if it has FMA, so the IR stays target-neutral. */
+LLVMValueRef lw_contract(LLVMValueRef inst) {
+  if (LLVMIsAInstruction(inst)) LLVMSetFastMathFlags(inst, LLVMFastMathAllowContract);
+  return inst;
+}
+
 LLVMValueRef lw_intrinsic(lw *L, const char *name, LLVMTypeRef *overloads, unsigned n_overloads,
                           LLVMValueRef *args, unsigned n) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(L->mod, id, overloads, n_overloads);
   LLVMTypeRef ty = LLVMIntrinsicGetType(L->ctx, id, overloads, n_overloads);
   return LLVMBuildCall2(L->b, ty, fn, args, n, "");
+}
+
+
+/* Constants are kept as the last addend of an index (x + c), so accesses that differ by a
+ * constant are visibly base + offset: alias analysis then separates the rows of a register
+ * tile and the middle end keeps them in registers across a reduction loop. */
+static void split_const(LLVMValueRef v, LLVMValueRef *rest, int64_t *c) {
+  *rest = v;
+  *c = 0;
+  if (LLVMIsAConstantInt(v)) {
+    *rest = NULL;
+    *c = LLVMConstIntGetSExtValue(v);
+    return;
+  }
+  if (LLVMIsAInstruction(v) && LLVMGetInstructionOpcode(v) == LLVMAdd && LLVMIsAConstantInt(LLVMGetOperand(v, 1))) {
+    *rest = LLVMGetOperand(v, 0);
+    *c = LLVMConstIntGetSExtValue(LLVMGetOperand(v, 1));
+  }
+}
+
+static LLVMValueRef with_const(lw *L, LLVMValueRef rest, int64_t c) {
+  LLVMValueRef k = LLVMConstInt(L->i64, (unsigned long long)c, true);
+  if (!rest) return k;
+  return c ? LLVMBuildAdd(L->b, rest, k, "") : rest;
+}
+
+/* a + sign * b with the constant parts of both summed into one trailing constant. */
+static LLVMValueRef add_const_last(lw *L, LLVMValueRef a, LLVMValueRef b, int sign) {
+  LLVMValueRef ra, rb;
+  int64_t ca, cb;
+  split_const(a, &ra, &ca);
+  split_const(b, &rb, &cb);
+  LLVMValueRef rest = ra;
+  if (rb) rest = ra ? (sign > 0 ? LLVMBuildAdd(L->b, ra, rb, "") : LLVMBuildSub(L->b, ra, rb, ""))
+                    : (sign > 0 ? rb : LLVMBuildNeg(L->b, rb, ""));
+  return with_const(L, rest, ca + sign * cb);
+}
+
+/* Address of element `idx` of a float buffer, as base + variable part + constant part. */
+static LLVMValueRef element_ptr(lw *L, LLVMValueRef base, LLVMValueRef idx) {
+  LLVMValueRef rest;
+  int64_t c;
+  split_const(idx, &rest, &c);
+  LLVMValueRef p = base;
+  if (rest) p = LLVMBuildGEP2(L->b, L->f32, p, &rest, 1, "");
+  if (c || !rest) {
+    LLVMValueRef k = LLVMConstInt(L->i64, (unsigned long long)c, true);
+    p = LLVMBuildGEP2(L->b, L->f32, p, &k, 1, "");
+  }
+  return p;
 }
 
 lw_ival lw_const(lw *L, int64_t v) {
@@ -43,7 +100,7 @@ lw_ival lw_add(lw *L, lw_ival a, lw_ival b) {
     r.v = LLVMBuildAdd(L->b, lw_ival_vector(L, a), lw_ival_vector(L, b), "");
     return r;
   }
-  r.s = LLVMBuildAdd(L->b, a.s, b.s, "");
+  r.s = add_const_last(L, a.s, b.s, 1);
   r.step = a.step + b.step;
   return r;
 }
@@ -54,7 +111,7 @@ static lw_ival lw_sub(lw *L, lw_ival a, lw_ival b) {
     r.v = LLVMBuildSub(L->b, lw_ival_vector(L, a), lw_ival_vector(L, b), "");
     return r;
   }
-  r.s = LLVMBuildSub(L->b, a.s, b.s, "");
+  r.s = add_const_last(L, a.s, b.s, -1);
   r.step = a.step - b.step;
   return r;
 }
@@ -67,7 +124,11 @@ lw_ival lw_mul_const(lw *L, lw_ival a, int64_t c) {
     r.v = LLVMBuildMul(L->b, a.v, splat_i64(L, k), "");
     return r;
   }
-  r.s = LLVMBuildMul(L->b, a.s, k, "");
+  LLVMValueRef rest;
+  int64_t off;
+  split_const(a.s, &rest, &off);
+  r.s = rest ? LLVMBuildMul(L->b, rest, k, "") : NULL;
+  r.s = with_const(L, r.s, off * c);
   r.step = a.step * c;
   return r;
 }
@@ -299,7 +360,7 @@ lw_val lw_load(lw *L, int op, lw_ival flat) {
   LLVMValueRef base = L->buf[op].base;
   lw_val r = {0};
   if (L->lanes == 1 || (!varies(flat) && !L->mask)) {
-    LLVMValueRef ptr = LLVMBuildGEP2(L->b, L->f32, base, &flat.s, 1, "");
+    LLVMValueRef ptr = element_ptr(L, base, flat.s);
     r.x = LLVMBuildLoad2(L->b, L->f32, ptr, "");
     LLVMSetAlignment(r.x, 4);
     lw_tag_access(L, op, r.x);
@@ -309,7 +370,7 @@ lw_val lw_load(lw *L, int op, lw_ival flat) {
   LLVMValueRef align = LLVMConstInt(LLVMInt32TypeInContext(L->ctx), 4, 0);
   r.vec = true;
   if (!flat.v && flat.step == 1) {
-    LLVMValueRef ptr = LLVMBuildGEP2(L->b, L->f32, base, &flat.s, 1, "");
+    LLVMValueRef ptr = element_ptr(L, base, flat.s);
     if (!L->mask) {
       r.x = LLVMBuildLoad2(L->b, vt, ptr, "");
       LLVMSetAlignment(r.x, 4);
@@ -334,7 +395,7 @@ lw_val lw_load(lw *L, int op, lw_ival flat) {
 void lw_store(lw *L, int op, lw_ival flat, lw_val v) {
   LLVMValueRef base = L->buf[op].base;
   if (L->lanes == 1) {
-    LLVMValueRef ptr = LLVMBuildGEP2(L->b, L->f32, base, &flat.s, 1, "");
+    LLVMValueRef ptr = element_ptr(L, base, flat.s);
     LLVMValueRef st = LLVMBuildStore(L->b, v.x, ptr);
     LLVMSetAlignment(st, 4);
     lw_tag_access(L, op, st);
@@ -348,7 +409,7 @@ void lw_store(lw *L, int op, lw_ival flat, lw_val v) {
   LLVMTypeRef vt = LLVMVectorType(L->f32, (unsigned)L->lanes);
   LLVMValueRef align = LLVMConstInt(LLVMInt32TypeInContext(L->ctx), 4, 0);
   if (!flat.v && flat.step == 1) {
-    LLVMValueRef ptr = LLVMBuildGEP2(L->b, L->f32, base, &flat.s, 1, "");
+    LLVMValueRef ptr = element_ptr(L, base, flat.s);
     if (!L->mask) {
       LLVMValueRef st = LLVMBuildStore(L->b, v.x, ptr);
       LLVMSetAlignment(st, 4);
@@ -453,9 +514,9 @@ lw_val lw_eval(lw *L, const pc_expr *e, const lw_env *env) {
     if (a.vec != b.vec) a = lw_splat(L, a), b = lw_splat(L, b);
     r.vec = a.vec;
     switch (e->kind) {
-    case PC_E_ADD: r.x = LLVMBuildFAdd(L->b, a.x, b.x, ""); break;
-    case PC_E_SUB: r.x = LLVMBuildFSub(L->b, a.x, b.x, ""); break;
-    case PC_E_MUL: r.x = LLVMBuildFMul(L->b, a.x, b.x, ""); break;
+    case PC_E_ADD: r.x = lw_contract(LLVMBuildFAdd(L->b, a.x, b.x, "")); break;
+    case PC_E_SUB: r.x = lw_contract(LLVMBuildFSub(L->b, a.x, b.x, "")); break;
+    case PC_E_MUL: r.x = lw_contract(LLVMBuildFMul(L->b, a.x, b.x, "")); break;
     case PC_E_DIV: r.x = LLVMBuildFDiv(L->b, a.x, b.x, ""); break;
     default: {
       LLVMTypeRef ty = LLVMTypeOf(a.x);

@@ -87,6 +87,7 @@ lw_val lw_splat(lw *L, lw_val v);
 LLVMValueRef lw_intrinsic(lw *L, const char *name, LLVMTypeRef *overloads, unsigned n_overloads,
                           LLVMValueRef *args, unsigned n);
 LLVMValueRef lw_and_mask(lw *L, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef lw_contract(LLVMValueRef inst);
 
 /* lower.c */
 void lw_tag_access(lw *L, int op, LLVMValueRef inst);
