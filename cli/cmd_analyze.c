@@ -5,13 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "analyzer.h"
 #include "commands.h"
+#include "schedule_args.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--seed S] [--timeout SEC] [--no-reuse] [--json]\n\n"
+          "       [--window LINES] [--seed S] [--timeout SEC] [--no-reuse] [--json]\n"
+          "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
+          "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
+          "                    seeded inputs (schedule options as for `portent compile --help`)\n"
+          "  --threads N       thread pool size for a WORKLOAD run (default: all online CPUs)\n"
           "  --spec RUN.json   entry function and arguments to run it on (docs/formats.md, \"Run spec\");\n"
           "                    without it the profile is static (no counts, no reuse)\n"
           "  -o PROFILE.json   write the profile there (atomically); without -o it goes to stdout\n"
@@ -56,7 +63,12 @@ int cmd_analyze(int argc, char **argv) {
   bool json = false, have_seed = false;
   unsigned long long seed = 0;
   double timeout = 0;
+  schedule_args sa = {0};
+  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   for (int i = 1; i < argc; i++) {
+    int t = schedule_args_take(&sa, argc, argv, &i);
+    if (t < 0) return EXIT_USAGE;
+    if (t) continue;
     const char *arg = argv[i];
     bool has_val = i + 1 < argc;
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -90,6 +102,12 @@ int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "portent analyze: --timeout must be > 0\n");
         return EXIT_USAGE;
       }
+    } else if (strcmp(arg, "--threads") == 0 && has_val) {
+      threads = atoi(argv[++i]);
+      if (threads < 1 || threads > 64) {
+        fprintf(stderr, "portent analyze: --threads must be 1..64\n");
+        return EXIT_USAGE;
+      }
     } else if (arg[0] != '-' && !input) input = arg;
     else {
       fprintf(stderr, "portent analyze: unexpected argument '%s'\n", arg);
@@ -97,17 +115,51 @@ int cmd_analyze(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (!input) {
+  if (!input && !sa.expr_file) {
     usage(stderr);
     return EXIT_USAGE;
   }
-  size_t n = strlen(input);
-  if (n < 3 || (strcmp(input + n - 3, ".ll") != 0 && strcmp(input + n - 3, ".bc") != 0)) {
-    fprintf(stderr, "portent analyze: '%s' is not an .ll or .bc file (analyzing a built-in WORKLOAD is not "
-                    "wired yet)\n", input);
-    return EXIT_USAGE;
-  }
+  size_t n = input ? strlen(input) : 0;
+  bool is_ir = n >= 3 && (strcmp(input + n - 3, ".ll") == 0 || strcmp(input + n - 3, ".bc") == 0);
   pt_diag d = {0};
+  if (!is_ir) {
+    /* A built-in workload: lower it and profile the very module that runs. */
+    sa.workload = input;
+    pc_program *prog = NULL;
+    pc_state *s = schedule_args_build(&sa, &prog);
+    if (!s) return EXIT_USAGE;
+    pc_lower_opts lo = {0};
+    pc_kernel *k = pc_lower(s, &lo, &d);
+    pa_profile *p = NULL;
+    if (k) {
+      int64_t sizes[PC_MAX_STAGES];
+      for (int b = 0; b < pc_kernel_n_buffers(k); b++) sizes[b] = pc_kernel_buffer_numel(k, b);
+      pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), pc_kernel_n_buffers(k), sizes, threads,
+                                              have_seed ? seed : 1);
+      if (timeout > 0) spec->timeout_s = timeout;
+      p = pa_profile_llvm(pc_kernel_module(k), spec, &opt, &d);
+      pa_run_spec_free(spec);
+    }
+    int rc = EXIT_OK;
+    if (!p) {
+      fprintf(stderr, "portent analyze: %s\n", d.msg);
+      rc = EXIT_FAILED;
+    } else if (out) {
+      if (pa_profile_save(p, out, &d)) {
+        fprintf(stderr, "portent analyze: %s\n", d.msg);
+        rc = EXIT_FAILED;
+      } else summary(p, out, json);
+    } else {
+      char *js = pa_profile_to_json(p);
+      puts(js);
+      free(js);
+    }
+    pa_profile_free(p);
+    pc_kernel_free(k);
+    pc_state_free(s);
+    pc_program_free(prog);
+    return rc;
+  }
   pa_module *m = pa_module_load(input, &d);
   if (!m) {
     fprintf(stderr, "portent analyze: %s\n", d.msg);
