@@ -354,6 +354,21 @@ int pc_measure(const pc_state *s, const pc_reference *ref, const pc_measure_opts
 int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref,
                       const pc_measure_opts *o, pc_measure_result *res, pt_diag *d);
 
+/* ---------------------------------------------------------------- cost models */
+
+/* What the search ranks candidates with. compiler/ declares it; implementations live where
+ * their dependencies are (random here; analytic, xgb, tlp in predictor/). Scores: higher is
+ * better (predicted throughput, any scale; only the order within one call matters). */
+typedef struct pc_cost_model {
+  const char *name;
+  void *self;
+  int (*predict)(void *self, const pc_program *p, int n, pc_state *const *states, double *scores, pt_diag *d);
+  /* Measured results, for models trained online (may be NULL). */
+  int (*update)(void *self, const pc_program *p, int n, pc_state *const *states, const pc_measure_result *results,
+                pt_diag *d);
+  void (*free)(void *self);
+} pc_cost_model;
+
 /* ---------------------------------------------------------------- reference libraries */
 
 /* Median seconds of OpenBLAS (cblas_sgemm; conv2d NCHW as im2col + sgemm) on the workload's
