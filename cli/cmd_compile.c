@@ -62,7 +62,7 @@ int cmd_compile(int argc, char **argv) {
     printf("{\"workload\": \"%s\", \"kernel\": \"%s\", \"compile_seconds\": %.6f, \"buffers\": [", p->name,
            pc_kernel_name(k), pc_kernel_compile_seconds(k));
     for (int i = 0; i < pc_kernel_n_buffers(k); i++)
-      printf("%s{\"tensor\": \"%s\", \"elements\": %lld}", i ? ", " : "", p->ops[pc_kernel_buffer_op(k, i)].name,
+      printf("%s{\"tensor\": \"%s\", \"elements\": %lld}", i ? ", " : "", s->prog->ops[pc_kernel_buffer_op(k, i)].name,
              (long long)pc_kernel_buffer_numel(k, i));
     printf("], \"parallel_functions\": [");
     for (int i = 0; i < pc_kernel_n_parallel(k); i++) printf("%s\"%s\"", i ? ", " : "", pc_kernel_parallel_fn(k, i));

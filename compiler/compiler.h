@@ -381,4 +381,78 @@ const char *pc_baseline_openblas_core(void);
 int pc_baseline_onednn(const pc_program *p, int threads, double min_time, double *with_reorders, double *native,
                        pt_diag *d);
 
+/* ---------------------------------------------------------------- tuner */
+
+/* Sketches: Ansor's sketch rules for CPU (docs/tuning.md), then random annotation. */
+typedef struct pc_sketch_opts {
+  int vector_lanes;         /* f32 lanes of a vector register: 16 for 512-bit, 8 for 256-bit */
+  int num_cores;            /* parallel loops are fused up to num_cores x 16 iterations (Ansor) */
+  int max_innermost_factor; /* largest innermost tile length (Ansor: 64) */
+} pc_sketch_opts;
+void pc_sketch_opts_default(pc_sketch_opts *o);
+
+typedef struct pc_sketches pc_sketches;
+pc_sketches *pc_sketches_generate(const pc_program *p, const pc_sketch_opts *o, pt_diag *d);
+int pc_sketches_count(const pc_sketches *sk);
+const pc_state *pc_sketch_state(const pc_sketches *sk, int i); /* tile sizes still 1 */
+const char *pc_sketch_describe(const pc_sketches *sk, int i);
+/* A random annotation of sketch i (tile sizes, compute locations, parallel, unroll pragma,
+ * vectorize), or NULL with d filled when the sample is invalid. Caller frees. */
+pc_state *pc_sketch_sample(const pc_sketches *sk, int i, pt_rng *rng, pt_diag *d);
+void pc_sketches_free(pc_sketches *sk);
+
+/* The baseline cost model: uniformly random scores. Free with m.free(m.self). */
+pc_cost_model pc_cost_model_random(uint64_t seed);
+
+/* Evolutionary search (Ansor's SketchPolicy) with measurement of each round's top-k. */
+typedef struct pc_tune_stats {
+  int n_measured;          /* this run and resumed */
+  int n_resumed, n_failed, rounds;
+  double best_s;           /* best median seconds, 0 while nothing ran correctly */
+  double t_model, t_search, t_compile, t_measure, t_total; /* seconds (t_search includes t_model) */
+  int n_curve;
+  double *curve;           /* best seconds after each measurement (0 before the first success) */
+  double *curve_wall;      /* t_total at each measurement */
+} pc_tune_stats;
+
+typedef struct pc_tune_opts {
+  pc_sketch_opts sketch;
+  int population;          /* candidates per generation (Ansor: 2048) */
+  int generations;         /* evolution iterations per round (Ansor: 4) */
+  double mutation_prob;    /* Ansor: 0.85 */
+  double crossover_prob;   /* share of children made by crossover of two parents */
+  double eps_greedy;       /* share of each round's measurements picked at random (Ansor: 0.05) */
+  int measure_per_round;   /* Ansor: 64 */
+  int trials;              /* measurements in all, records resumed from the log included */
+  uint64_t seed;
+  pc_measure_opts measure;
+  const char *log_path;    /* every measured candidate is appended here at once (NULL: none) */
+  const char *target;      /* the record's target string */
+  /* Called after each measurement (may be NULL). */
+  void (*on_measured)(void *ctx, const pc_tune_stats *st, const pc_measure_result *r);
+  void *ctx;
+} pc_tune_opts;
+void pc_tune_opts_default(pc_tune_opts *o);
+
+
+typedef struct pc_tuner pc_tuner;
+pc_tuner *pc_tuner_new(const pc_program *p, const pc_cost_model *model, const pc_tune_opts *o, pt_diag *d);
+/* Reads a log: records of this workload (and target) count as measured, train the model
+ * and seed the population. Bad lines go to on_bad (or stderr with their line numbers). */
+int pc_tuner_resume(pc_tuner *t, const char *log_path, pc_record_bad_fn on_bad, void *ctx, int *n_bad, pt_diag *d);
+/* One round: search, measure up to measure_per_round new candidates, update the model.
+ * Returns how many were measured (0: the search found nothing new). */
+int pc_tuner_round(pc_tuner *t, pt_diag *d);
+/* Rounds until `trials` measurements (or nothing new is found). */
+int pc_tuner_run(pc_tuner *t, pt_diag *d);
+const pc_tune_stats *pc_tuner_stats(const pc_tuner *t);
+pc_state *pc_tuner_best(const pc_tuner *t); /* a copy, NULL if nothing ran correctly */
+/* Searches without measuring and returns the candidate the model ranks first. */
+pc_state *pc_tuner_predict_best(pc_tuner *t, pt_diag *d);
+void pc_tuner_free(pc_tuner *t);
+
+/* An SVG plot of best latency against measurements, one line per series. */
+int pc_tune_curve_svg(const char *path, const char *title, int n_series, const char *const *names,
+                      const int *n_points, const double *const *best_s, pt_diag *d);
+
 #endif

@@ -92,6 +92,21 @@ static LLVMValueRef entry_alloca(lw *L, int64_t n_floats) {
 
 static void emit_stage(lw *L, int sid);
 
+/* Row-major strides of a buffer of `shape`; storage_align pads the stride of one dimension to
+ * factor * k + offset (TVM's rule). Returns the element count to allocate. */
+static int64_t buffer_strides(const pc_stage *st, int ndim, const int64_t *shape, int64_t *stride) {
+  int64_t s = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    if (d == st->storage_align_dim && st->storage_align_factor > 0) {
+      int64_t f = st->storage_align_factor, o = st->storage_align_offset;
+      s = s + ((o - s % f) % f + f) % f;
+    }
+    stride[d] = s;
+    s *= shape[d];
+  }
+  return s;
+}
+
 /* Loads every kernel buffer's base pointer at the top of the current function. */
 static void load_bases(lw *L) {
   for (int op = 0; op < L->p->n_ops; op++) {
@@ -337,14 +352,12 @@ static void emit_stage(lw *L, int sid) {
     int64_t extent[PC_MAX_DIMS];
     bool guard[PC_MAX_DIMS];
     lw_infer_region(L, sid, origin, extent, guard);
-    int64_t total = 1;
     L->eff_guard[sid] = 0;
     for (int d = 0; d < op->ndim; d++) {
-      total *= extent[d];
       L->buf[orig->op].origin[d] = origin[d];
-      L->buf[orig->op].alloc_shape[d] = extent[d];
       if (guard[d]) L->eff_guard[sid] |= 1u << d;
     }
+    int64_t total = buffer_strides(orig, op->ndim, extent, L->buf[orig->op].stride);
     if (total > (1 << 20)) {
       lfail(L, PT_ERR_UNSUPPORTED, "lowering: stage %s computed at a loop needs a local buffer over 4 MiB", op->name);
       return;
@@ -380,15 +393,12 @@ static int collect_buffers(lw *L, pc_kernel *k) {
         if (n >= PC_MAX_STAGES) return pt_fail(L->d, PT_ERR_INVALID, "too many buffers");
         L->kernel_buf[op] = n;
         k->buffer_op[n] = op;
-        k->buffer_numel[n] = pc_op_numel(o);
+        k->buffer_numel[n] = buffer_strides(&L->s->stages[st], o->ndim, o->shape, L->buf[op].stride);
         n++;
       }
     }
   k->n_buffers = n;
-  for (int op = 0; op < L->p->n_ops; op++) {
-    L->buf[op].ndim = L->p->ops[op].ndim;
-    memcpy(L->buf[op].alloc_shape, L->p->ops[op].shape, sizeof(int64_t) * PC_MAX_DIMS);
-  }
+  for (int op = 0; op < L->p->n_ops; op++) L->buf[op].ndim = L->p->ops[op].ndim;
   return 0;
 }
 

@@ -337,7 +337,6 @@ int lw_op_stage(const lw *L, int op) {
 lw_ival lw_flat_index(lw *L, int op, const lw_ival *coords) {
   const lw_buffer *bf = &L->buf[op];
   lw_ival flat = lw_const(L, 0);
-  int64_t stride = 1;
   for (int d = bf->ndim - 1; d >= 0; d--) {
     lw_ival c = coords[d];
     if (bf->origin[d]) {
@@ -345,8 +344,7 @@ lw_ival lw_flat_index(lw *L, int op, const lw_ival *coords) {
       c = lw_sub(L, c, o);
       c.nonneg = true; /* coordinates inside the region are >= its origin */
     }
-    flat = lw_add(L, flat, lw_mul_const(L, c, stride));
-    stride *= bf->alloc_shape[d];
+    flat = lw_add(L, flat, lw_mul_const(L, c, bf->stride[d]));
   }
   return flat;
 }

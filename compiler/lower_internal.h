@@ -29,7 +29,7 @@ typedef struct {
 typedef struct {
   LLVMValueRef base;               /* float pointer, or NULL for inlined ops */
   int ndim;
-  int64_t alloc_shape[PC_MAX_DIMS]; /* strides come from these */
+  int64_t stride[PC_MAX_DIMS]; /* in elements; storage_align may pad a dimension's stride */
   LLVMValueRef origin[PC_MAX_DIMS]; /* region origin of an attached stage, NULL = 0 */
 } lw_buffer;
 

@@ -265,6 +265,17 @@ int pc_schedule_random(pc_state *s, pt_rng *r, pt_diag *d) {
         break;
       }
   }
+  /* storage_align of an intermediate's outer dimension (pads its stride). */
+  if (pt_rng_range(r, 3) == 0) {
+    int sid = (int)pt_rng_range(r, s->n_stages);
+    if (s->stages[sid].n_leaves > 0) {
+      pc_step sa = step_of(PC_STEP_SA, sid);
+      sa.factor = 16;
+      sa.offset = (int)pt_rng_range(r, 16);
+      apply(s, sa, &ignore);
+      pt_diag_clear(&ignore);
+    }
+  }
   /* compute_at of single-consumer producers at a random loop of their consumer. */
   for (int sid = 0; sid < s->n_stages; sid++) {
     const pc_op *op = &s->prog->ops[s->stages[sid].op];

@@ -321,9 +321,16 @@ static int apply_storage_align(pc_state *s, const pc_step *step, pt_diag *d) {
     return pt_fail(d, PT_ERR_INVALID, "SA: need factor > 0 and 0 <= offset < factor, got %d, %d", step->factor,
                    step->offset);
   pc_stage *st = &s->stages[step->stage_id];
+  const pc_op *op = &s->prog->ops[st->op];
+  if (op->is_output) return pt_fail(d, PT_ERR_UNSUPPORTED, "SA: stage %d (%s) is an output; its layout is the user's", step->stage_id, op->name);
+  /* TVM aligns the buffer dimension of the iterator's root axis. */
+  int n = st->leaves[step->iter_id];
+  while (st->nodes[n].rel == PC_REL_SPLIT) n = st->nodes[n].split_parent;
+  if (st->nodes[n].rel != PC_REL_ROOT || st->nodes[n].root_axis >= op->ndim)
+    return pt_fail(d, PT_ERR_INVALID, "SA: iterator %d is not derived from one spatial axis", step->iter_id);
   st->storage_align_factor = step->factor;
   st->storage_align_offset = step->offset;
-  st->storage_align_dim = step->iter_id;
+  st->storage_align_dim = st->nodes[n].root_axis;
   return 0;
 }
 

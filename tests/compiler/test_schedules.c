@@ -69,7 +69,7 @@ int main(void) {
   }
   /* Every step kind the random generator can emit was exercised (and so checked). */
   static const pc_step_kind used[] = {PC_STEP_SP, PC_STEP_RE, PC_STEP_FU, PC_STEP_AN, PC_STEP_PR, PC_STEP_CA,
-                                      PC_STEP_CI, PC_STEP_CHW, PC_STEP_CHR, PC_STEP_RF};
+                                      PC_STEP_CI, PC_STEP_CHW, PC_STEP_CHR, PC_STEP_RF, PC_STEP_SA};
   for (size_t k = 0; k < PT_ARRAY_LEN(used); k++) {
     printf("%s: %d ", pc_step_code(used[k]), kinds[used[k]]);
     CHECK(kinds[used[k]] > 0);
