@@ -307,6 +307,8 @@ int pc_kernel_jit(pc_kernel *k, pt_diag *d);
 typedef void (*pc_kernel_fn)(float **buffers, pt_pool *pool);
 pc_kernel_fn pc_kernel_entry(pc_kernel *k);
 double pc_kernel_compile_seconds(const pc_kernel *k);
+/* TVM's target string for this host, e.g. "llvm -keys=cpu -mcpu=znver5" (for records). */
+void pc_host_target_string(char *buf, size_t cap);
 const char *pc_kernel_name(const pc_kernel *k);
 /* The target-neutral module (owned by the kernel), for the analyzer. */
 struct LLVMOpaqueModule *pc_kernel_module(pc_kernel *k);
@@ -350,6 +352,8 @@ const float *pc_reference_data(const pc_reference *r, int op);
 /* Lowers, JITs and measures a state in a child process. */
 int pc_measure(const pc_state *s, const pc_reference *ref, const pc_measure_opts *o,
                pc_measure_result *res, pt_diag *d);
+/* A record of one measurement of a state (costs: the median; error code and message kept). */
+void pc_record_from_measure(pc_record *r, const pc_state *s, const pc_measure_result *m, double all_cost_s);
 /* Runs an already compiled kernel (exposed for tests of crash/hang handling). */
 int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref,
                       const pc_measure_opts *o, pc_measure_result *res, pt_diag *d);

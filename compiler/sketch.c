@@ -23,7 +23,7 @@ void pc_sketch_opts_default(pc_sketch_opts *o) {
 typedef struct {
   pc_state *s;
   int stage;
-  bool fill[PC_MAX_STEPS];
+  unsigned char fill[PC_MAX_STEPS];
   char desc[SK_DESC_LEN];
 } partial;
 
@@ -32,7 +32,7 @@ typedef struct {
   int n, cap;
 } worklist;
 
-static void push(worklist *w, pc_state *s, int stage, const bool *fill, const char *desc, const char *add) {
+static void push(worklist *w, pc_state *s, int stage, const unsigned char *fill, const char *desc, const char *add) {
   if (w->n == w->cap) {
     w->cap = w->cap ? 2 * w->cap : 16;
     w->items = realloc(w->items, sizeof(partial) * (size_t)w->cap);
@@ -41,7 +41,11 @@ static void push(worklist *w, pc_state *s, int stage, const bool *fill, const ch
   p->s = s;
   p->stage = stage;
   memcpy(p->fill, fill, sizeof p->fill);
-  snprintf(p->desc, sizeof p->desc, "%s%s%s", desc, desc[0] && add[0] ? ", " : "", add);
+  size_t len = strlen(desc) < sizeof p->desc ? strlen(desc) : sizeof p->desc - 1;
+  memcpy(p->desc, desc, len);
+  p->desc[len] = 0;
+  if (desc[0] && add[0]) strncat(p->desc, ", ", sizeof p->desc - strlen(p->desc) - 1);
+  strncat(p->desc, add, sizeof p->desc - strlen(p->desc) - 1);
 }
 
 static const char *op_name(const pc_state *s, int sid) { return s->prog->ops[s->stages[sid].op].name; }
@@ -66,7 +70,7 @@ static bool needs_rfactor(const pc_state *s, int sid, int cores) {
 }
 
 /* A split with unit lengths (filled later); returns the step index or -1. */
-static int split_unit(pc_state *s, int sid, int leaf, int n_lengths, bool *fill) {
+static int split_unit(pc_state *s, int sid, int leaf, int n_lengths, unsigned char *fill) {
   pc_step st = sk_step(PC_STEP_SP, sid);
   st.iter_id = leaf;
   st.extent = s->stages[sid].nodes[s->stages[sid].leaves[leaf]].extent;
@@ -75,13 +79,17 @@ static int split_unit(pc_state *s, int sid, int leaf, int n_lengths, bool *fill)
   st.inner_to_outer = true;
   pt_diag d = {0};
   if (sk_apply(s, st, &d)) return -1;
-  if (fill) fill[s->n_steps - 1] = true;
+  if (fill) {
+    const pc_iter *it = &s->stages[sid].nodes[s->stages[sid].nodes[s->stages[sid].leaves[leaf]].split_parent];
+    bool last_axis = it->rel == PC_REL_ROOT && it->kind == PC_ITER_SPATIAL && it->root_axis == s->prog->ops[s->stages[sid].op].ndim - 1;
+    fill[s->n_steps - 1] = SK_FILL | (last_axis ? SK_FILL_VECTOR : 0);
+  }
   return s->n_steps - 1;
 }
 
 /* DoMultiLevelTiling with "SSRSRS": every spatial axis in 4 levels, every reduction axis in
  * 2, reordered s0 s1 r0 s2 r1 s3. Collects the spatial split step ids. */
-static int multi_level_tiling(pc_state *s, int sid, bool *fill, int *spatial_splits, int *n_spatial) {
+static int multi_level_tiling(pc_state *s, int sid, unsigned char *fill, int *spatial_splits, int *n_spatial) {
   static const char format[] = "SSRSRS";
   int space_levels[4][PC_MAX_LEAVES], reduce_levels[2][PC_MAX_LEAVES], ns = 0, nr = 0;
   const pc_stage *st = &s->stages[sid];
@@ -133,18 +141,26 @@ static int fuse_into_consumer(pc_state *s, int sid, int consumer, const int *spa
   const pc_stage *cs = &s->stages[consumer];
   if (cs->n_leaves != n_spatial) return -1;
   int groups[PC_MAX_LEAVES][4];
+  /* TVM follows `level` lengths (n_split = level). portent's state.c takes n_split >= 2
+   * only; level 1 then follows two lengths, which splits the consumer's inner region once
+   * more below the same attach point: same computation, one more consumer loop. */
+  int n_split = level;
   for (int k = 0; k < n_spatial; k++) {
-    int leaf = k * (level + 1);
     pc_step fsp = sk_step(PC_STEP_FSP, consumer);
-    fsp.iter_id = leaf;
+    fsp.iter_id = k * (n_split + 1);
     fsp.src_step_id = spatial_splits[k];
-    fsp.n_split = level;
-    if (sk_apply(s, fsp, &d)) return -1;
+    fsp.n_split = n_split;
+    if (sk_apply(s, fsp, &d)) {
+      if (k > 0 || n_split != 1) return -1;
+      pt_diag_clear(&d);
+      fsp.n_split = n_split = 2;
+      if (sk_apply(s, fsp, &d)) return -1;
+    }
     cs = &s->stages[consumer];
-    for (int i = 0; i <= level; i++) groups[k][i] = cs->leaves[leaf + i];
+    for (int i = 0; i <= n_split; i++) groups[k][i] = cs->leaves[fsp.iter_id + i];
   }
   pc_step re = sk_step(PC_STEP_RE, consumer);
-  for (int i = 0; i <= level; i++)
+  for (int i = 0; i <= n_split; i++)
     for (int k = 0; k < n_spatial; k++)
       for (int l = 0; l < cs->n_leaves; l++)
         if (cs->leaves[l] == groups[k][i]) re.ids[re.n_ids++] = l;
@@ -188,7 +204,7 @@ static void expand(const pc_sketches *sk, partial *cur, worklist *out) {
   if (needs_rfactor(s, sid, cores) && !has_chw) {
     for (int variant = 0; variant < 2; variant++) {
       pc_state *c = pc_state_copy(s);
-      bool fill[PC_MAX_STEPS];
+      unsigned char fill[PC_MAX_STEPS];
       memcpy(fill, cur->fill, sizeof fill);
       const pc_stage *st = &c->stages[sid];
       int first_red = -1, n_red = 0;
@@ -236,11 +252,11 @@ static void expand(const pc_sketches *sk, partial *cur, worklist *out) {
   if (mlt && ew_consumer >= 0) {
     for (int level = 1; level <= 2; level++) {
       pc_state *c = pc_state_copy(s);
-      bool fill[PC_MAX_STEPS];
+      unsigned char fill[PC_MAX_STEPS];
       memcpy(fill, cur->fill, sizeof fill);
       int splits[PC_MAX_LEAVES], n_spatial = 0;
-      char what[48];
-      snprintf(what, sizeof what, "tile %s + fuse %s@%d", op_name(s, sid), op_name(s, ew_consumer), level);
+      char what[96];
+      snprintf(what, sizeof what, "tile %.30s + fuse %.30s@%d", op_name(s, sid), op_name(s, ew_consumer), level);
       if (multi_level_tiling(c, sid, fill, splits, &n_spatial) == 0 &&
           fuse_into_consumer(c, sid, ew_consumer, splits, n_spatial, level) == 0)
         push(out, c, sid - 1, fill, cur->desc, what);
@@ -252,11 +268,11 @@ static void expand(const pc_sketches *sk, partial *cur, worklist *out) {
   /* RuleMultiLevelTiling. */
   if (mlt) {
     pc_state *c = pc_state_copy(s);
-    bool fill[PC_MAX_STEPS];
+    unsigned char fill[PC_MAX_STEPS];
     memcpy(fill, cur->fill, sizeof fill);
     int splits[PC_MAX_LEAVES], n_spatial = 0;
-    char what[48];
-    snprintf(what, sizeof what, "tile %s", op_name(s, sid));
+    char what[96];
+    snprintf(what, sizeof what, "tile %.30s", op_name(s, sid));
     if (multi_level_tiling(c, sid, fill, splits, &n_spatial) == 0) {
       push(out, c, sid - 1, fill, cur->desc, what);
       return;
@@ -282,7 +298,7 @@ pc_sketches *pc_sketches_generate(const pc_program *p, const pc_sketch_opts *o, 
     free(sk);
     return NULL;
   }
-  bool nofill[PC_MAX_STEPS] = {0};
+  unsigned char nofill[PC_MAX_STEPS] = {0};
   push(&cur, init, init->n_stages - 1, nofill, "", "");
   while (cur.n > 0) {
     next.n = 0;

@@ -6,14 +6,21 @@
 
 #define SK_MAX_SKETCHES 64
 #define SK_DESC_LEN 160
+#define SK_FILL 1
+#define SK_FILL_VECTOR 2
 
 struct pc_sketches {
   const pc_program *p;
   pc_sketch_opts o;
   int n;
   pc_state *state[SK_MAX_SKETCHES];       /* the sketch, tile sizes at 1 */
-  bool fill[SK_MAX_SKETCHES][PC_MAX_STEPS]; /* split steps whose lengths the sampler fills */
+  /* per step: SK_FILL for a split whose lengths the sampler fills, | SK_FILL_VECTOR when it
+   * splits the last spatial axis (its innermost length suits the vector width) */
+  unsigned char fill[SK_MAX_SKETCHES][PC_MAX_STEPS];
   char desc[SK_MAX_SKETCHES][SK_DESC_LEN];
 };
+
+/* sketch_annotate.c: the sketch's steps with random tile sizes; returns their count or -1. */
+int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps);
 
 #endif
