@@ -41,4 +41,51 @@ uint64_t sk_steps_hash(int n, const pc_step *steps);
 /* Divisors of n in increasing order; returns the count. */
 int sk_divisors(int64_t n, int64_t *out, int cap);
 
+/* ------------------------------------------------ candidates (search*.c) */
+
+/* A candidate of the search: its step sequence (the state is replayed when needed). */
+typedef struct {
+  int n;
+  pc_step *steps;
+  uint64_t hash;
+  double score;
+} sk_cand;
+
+typedef struct {
+  sk_cand *c;
+  int n, cap;
+} sk_pop;
+
+void sk_pop_push(sk_pop *pop, const pc_step *steps, int n, uint64_t hash);
+void sk_pop_clear(sk_pop *pop);
+void sk_pop_free(sk_pop *pop);
+
+/* A set of step-sequence hashes (measured candidates, candidates already kept). */
+typedef struct {
+  uint64_t *slot;
+  int n, cap;
+} sk_hashset;
+bool sk_hashset_has(const sk_hashset *h, uint64_t key);
+bool sk_hashset_add(sk_hashset *h, uint64_t key); /* false if already there */
+void sk_hashset_free(sk_hashset *h);
+
+/* search_mutate.c: Ansor's mutation rules and a crossover of two parents with the same
+ * step structure. Each writes the child's steps (cap PC_MAX_STEPS) and returns their count,
+ * or -1 when the rule does not apply or the child is invalid. */
+int sk_mutate_tile_size(const pc_program *p, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out);
+int sk_mutate_auto_unroll(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out);
+int sk_mutate_parallel(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out);
+int sk_mutate_compute_location(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out);
+int sk_crossover(const pc_program *p, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out);
+
+/* search.c: scores a population with the model (states replayed in chunks). */
+int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, pt_diag *d);
+/* Random annotations of random sketches until `want` unique candidates not in `skip`. */
+void sk_sample_population(const pc_sketches *sk, int want, const sk_hashset *skip, pt_rng *rng, sk_pop *out);
+/* Evolutionary search from `pop` (consumed): `generations` rounds of scoring, selection by
+ * score, mutation and crossover; the best `out_size` unique candidates not in `measured`
+ * go to `best`, ordered by score. */
+int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o, const sk_hashset *measured,
+              sk_pop *pop, int out_size, pt_rng *rng, sk_pop *best, double *t_model, pt_diag *d);
+
 #endif

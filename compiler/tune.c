@@ -1,0 +1,366 @@
+/* The tuner: rounds of evolutionary search ranked by a cost model, measurement of the
+ * round's top-k not yet measured (epsilon-greedy: a few random samples among them), each
+ * result appended to the log at once, then the model trained on the round (TVM
+ * SketchPolicy::Search). Resuming reads a log back: its candidates count as measured, train
+ * the model and seed the next population. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sketch_internal.h"
+
+#define FAILED_COST 1e10 /* TVM records failed candidates with this cost (MAX_FLOAT in measure.py) */
+
+struct pc_tuner {
+  const pc_program *p;
+  pc_cost_model model;
+  pc_tune_opts o;
+  char log_path[1024], target[256];
+  pc_sketches *sk;
+  pc_reference *ref;
+  pt_rng rng;
+  sk_hashset measured;
+  sk_pop good; /* measured correct candidates, score = -seconds */
+  pc_tune_stats st;
+  int curve_cap;
+  pc_step *best_steps;
+  int best_n;
+};
+
+void pc_tune_opts_default(pc_tune_opts *o) {
+  memset(o, 0, sizeof *o);
+  pc_sketch_opts_default(&o->sketch);
+  o->population = 2048;
+  o->generations = 4;
+  o->mutation_prob = 0.85;
+  o->crossover_prob = 0.05;
+  o->eps_greedy = 0.05;
+  o->measure_per_round = 64;
+  o->trials = 1000;
+  o->seed = 1;
+  pc_measure_opts_default(&o->measure);
+  o->measure.min_time_s = 0.1;
+  o->measure.min_repeats = 3;
+  o->measure.timeout_s = 10;
+  o->target = "llvm -keys=cpu";
+}
+
+pc_tuner *pc_tuner_new(const pc_program *p, const pc_cost_model *model, const pc_tune_opts *o, pt_diag *d) {
+  pc_tuner *t = calloc(1, sizeof *t);
+  t->p = p;
+  t->model = *model;
+  t->o = *o;
+  if (o->log_path) snprintf(t->log_path, sizeof t->log_path, "%s", o->log_path);
+  snprintf(t->target, sizeof t->target, "%s", o->target ? o->target : "llvm -keys=cpu");
+  t->o.log_path = t->log_path[0] ? t->log_path : NULL;
+  t->o.target = t->target;
+  if (t->o.population < 2) t->o.population = 2;
+  if (t->o.measure_per_round < 1) t->o.measure_per_round = 1;
+  t->rng.s = o->seed * 0x9e3779b97f4a7c15ull + 17;
+  t->sk = pc_sketches_generate(p, &t->o.sketch, d);
+  if (!t->sk) {
+    free(t);
+    return NULL;
+  }
+  t->best_steps = malloc(sizeof(pc_step) * PC_MAX_STEPS);
+  return t;
+}
+
+void pc_tuner_free(pc_tuner *t) {
+  if (!t) return;
+  pc_sketches_free(t->sk);
+  pc_reference_free(t->ref);
+  sk_hashset_free(&t->measured);
+  sk_pop_free(&t->good);
+  free(t->st.curve);
+  free(t->st.curve_wall);
+  free(t->best_steps);
+  free(t);
+}
+
+const pc_tune_stats *pc_tuner_stats(const pc_tuner *t) { return &t->st; }
+
+pc_state *pc_tuner_best(const pc_tuner *t) {
+  if (t->best_n == 0 && t->st.best_s <= 0) return NULL;
+  pt_diag d = {0};
+  return sk_replay(t->p, t->best_n, t->best_steps, &d);
+}
+
+/* Counts one measured candidate in the statistics and the curve. */
+static void note_result(pc_tuner *t, const pc_step *steps, int n, uint64_t hash, bool ok, double seconds) {
+  sk_hashset_add(&t->measured, hash);
+  t->st.n_measured++;
+  if (!ok) t->st.n_failed++;
+  if (ok) {
+    sk_pop_push(&t->good, steps, n, hash);
+    t->good.c[t->good.n - 1].score = -seconds;
+    if (t->st.best_s <= 0 || seconds < t->st.best_s) {
+      t->st.best_s = seconds;
+      memcpy(t->best_steps, steps, sizeof(pc_step) * (size_t)n);
+      t->best_n = n;
+    }
+  }
+  if (t->st.n_curve == t->curve_cap) {
+    t->curve_cap = t->curve_cap ? 2 * t->curve_cap : 256;
+    t->st.curve = realloc(t->st.curve, sizeof(double) * (size_t)t->curve_cap);
+    t->st.curve_wall = realloc(t->st.curve_wall, sizeof(double) * (size_t)t->curve_cap);
+  }
+  t->st.curve[t->st.n_curve] = t->st.best_s;
+  t->st.curve_wall[t->st.n_curve] = t->st.t_total;
+  t->st.n_curve++;
+}
+
+/* Trains the model on measured (states, results) pairs, in chunks of replayed states. */
+static int train(pc_tuner *t, int n, pc_step *const *steps, const int *n_steps, const pc_measure_result *res, pt_diag *d) {
+  if (!t->model.update || n == 0) return 0;
+  enum { CHUNK = 32 };
+  pc_state *states[CHUNK];
+  pc_measure_result rs[CHUNK];
+  int rc = 0;
+  for (int base = 0; base < n && rc == 0; base += CHUNK) {
+    int k = 0;
+    for (int i = base; i < n && i < base + CHUNK; i++) {
+      pt_diag ignore = {0};
+      pc_state *s = sk_replay(t->p, n_steps[i], steps[i], &ignore);
+      if (!s) continue;
+      states[k] = s;
+      rs[k++] = res[i];
+    }
+    double t0 = pt_now();
+    if (k) rc = t->model.update(t->model.self, t->p, k, states, rs, d);
+    t->st.t_model += pt_now() - t0;
+    for (int i = 0; i < k; i++) pc_state_free(states[i]);
+  }
+  return rc;
+}
+
+/* ---------------------------------------------------------------- resume */
+
+typedef struct {
+  pc_tuner *t;
+  pc_record_bad_fn on_bad;
+  void *ctx;
+  int n_bad;
+  int n, cap;
+  pc_step **steps;
+  int *n_steps;
+  pc_measure_result *res;
+} resume_ctx;
+
+static void report_bad(resume_ctx *rc, int line, const char *reason) {
+  rc->n_bad++;
+  if (rc->on_bad) rc->on_bad(line, reason, rc->ctx);
+  else fprintf(stderr, "%s:%d: %s (skipped)\n", rc->t->log_path[0] ? rc->t->log_path : "log", line, reason);
+}
+
+static void on_bad_line(int line, const char *reason, void *ctx) { report_bad(ctx, line, reason); }
+
+static int on_record(const pc_record *r, int line, void *ctx) {
+  resume_ctx *rc = ctx;
+  pc_tuner *t = rc->t;
+  if (strcmp(r->workload_key, t->p->key) != 0) return 0; /* another workload's record */
+  if (t->target[0] && r->target[0] && strcmp(r->target, t->target) != 0) return 0;
+  pt_diag d = {0};
+  pc_state *s = sk_replay(t->p, r->n_steps, r->steps, &d);
+  if (!s) {
+    char msg[1100];
+    snprintf(msg, sizeof msg, "steps do not apply to %s: %.1000s", t->p->name, d.msg);
+    report_bad(rc, line, msg);
+    return 0;
+  }
+  pc_state_free(s);
+  uint64_t h = sk_steps_hash(r->n_steps, r->steps);
+  if (sk_hashset_has(&t->measured, h)) return 0; /* measured twice (two tuners): count once */
+  double sec = 0;
+  bool ok = r->error_code == PC_MEASURE_OK && r->n_costs > 0;
+  if (ok) {
+    double c[16];
+    memcpy(c, r->costs, sizeof(double) * (size_t)r->n_costs);
+    for (int i = 1; i < r->n_costs; i++) /* median of the repeats */
+      for (int j = i; j > 0 && c[j] < c[j - 1]; j--) {
+        double x = c[j];
+        c[j] = c[j - 1];
+        c[j - 1] = x;
+      }
+    sec = r->n_costs % 2 ? c[r->n_costs / 2] : 0.5 * (c[r->n_costs / 2 - 1] + c[r->n_costs / 2]);
+    ok = sec > 0 && sec < FAILED_COST;
+  }
+  note_result(t, r->steps, r->n_steps, h, ok, sec);
+  t->st.n_resumed++;
+  if (rc->n == rc->cap) {
+    rc->cap = rc->cap ? 2 * rc->cap : 64;
+    rc->steps = realloc(rc->steps, sizeof(pc_step *) * (size_t)rc->cap);
+    rc->n_steps = realloc(rc->n_steps, sizeof(int) * (size_t)rc->cap);
+    rc->res = realloc(rc->res, sizeof(pc_measure_result) * (size_t)rc->cap);
+  }
+  rc->steps[rc->n] = malloc(sizeof(pc_step) * (size_t)(r->n_steps ? r->n_steps : 1));
+  memcpy(rc->steps[rc->n], r->steps, sizeof(pc_step) * (size_t)r->n_steps);
+  rc->n_steps[rc->n] = r->n_steps;
+  memset(&rc->res[rc->n], 0, sizeof(pc_measure_result));
+  rc->res[rc->n].error = ok ? PC_MEASURE_OK : (pc_measure_error)(r->error_code ? r->error_code : PC_MEASURE_UNKNOWN);
+  rc->res[rc->n].median_s = rc->res[rc->n].min_s = rc->res[rc->n].max_s = sec;
+  rc->n++;
+  return 0;
+}
+
+int pc_tuner_resume(pc_tuner *t, const char *log_path, pc_record_bad_fn on_bad, void *ctx, int *n_bad, pt_diag *d) {
+  resume_ctx rc = {t, on_bad, ctx, 0, 0, 0, NULL, NULL, NULL};
+  if (!t->log_path[0]) snprintf(t->log_path, sizeof t->log_path, "%s", log_path);
+  int n = pc_record_read_file(log_path, on_record, on_bad_line, &rc, NULL, d);
+  int err = n < 0 ? n : train(t, rc.n, rc.steps, rc.n_steps, rc.res, d);
+  for (int i = 0; i < rc.n; i++) free(rc.steps[i]);
+  free(rc.steps);
+  free(rc.n_steps);
+  free(rc.res);
+  if (n_bad) *n_bad = rc.n_bad;
+  return err < 0 ? err : t->st.n_resumed;
+}
+
+/* ---------------------------------------------------------------- rounds */
+
+static int cmp_score_desc(const void *a, const void *b) {
+  double x = ((const sk_cand *)a)->score, y = ((const sk_cand *)b)->score;
+  return x > y ? -1 : x < y;
+}
+
+/* The initial population: the best measured candidates (Ansor: 20%), then random samples. */
+static void init_population(pc_tuner *t, sk_pop *pop, sk_pop *random_out) {
+  qsort(t->good.c, (size_t)t->good.n, sizeof(sk_cand), cmp_score_desc);
+  int n_measured = (int)(0.2 * t->o.population);
+  for (int i = 0; i < t->good.n && i < n_measured; i++) sk_pop_push(pop, t->good.c[i].steps, t->good.c[i].n, t->good.c[i].hash);
+  int before = pop->n;
+  sk_sample_population(t->sk, t->o.population - pop->n, &t->measured, &t->rng, pop);
+  for (int i = before; i < pop->n; i++) sk_pop_push(random_out, pop->c[i].steps, pop->c[i].n, pop->c[i].hash);
+}
+
+/* Searches and returns the candidates to measure (best by score, eps-greedy random share). */
+static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
+  sk_pop pop = {0}, random = {0}, best = {0};
+  double t0 = pt_now();
+  init_population(t, &pop, &random);
+  int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, 2 * t->o.measure_per_round, &t->rng, &best,
+                     &t->st.t_model, d);
+  t->st.t_search += pt_now() - t0;
+  if (rc == 0) {
+    sk_hashset taken = {0};
+    int n_good = (int)((1.0 - t->o.eps_greedy) * want);
+    if (n_good < 1) n_good = 1;
+    for (int i = 0; i < best.n && chosen->n < n_good; i++)
+      if (!sk_hashset_has(&t->measured, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash))
+        sk_pop_push(chosen, best.c[i].steps, best.c[i].n, best.c[i].hash);
+    for (int i = 0; i < random.n && chosen->n < want; i++) {
+      int k = i + (int)pt_rng_range(&t->rng, random.n - i); /* a random one among the rest */
+      sk_cand tmp = random.c[i];
+      random.c[i] = random.c[k];
+      random.c[k] = tmp;
+      if (!sk_hashset_has(&t->measured, random.c[i].hash) && sk_hashset_add(&taken, random.c[i].hash))
+        sk_pop_push(chosen, random.c[i].steps, random.c[i].n, random.c[i].hash);
+    }
+    for (int i = 0; i < best.n && chosen->n < want; i++)
+      if (!sk_hashset_has(&t->measured, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash))
+        sk_pop_push(chosen, best.c[i].steps, best.c[i].n, best.c[i].hash);
+    sk_hashset_free(&taken);
+  }
+  sk_pop_free(&pop);
+  sk_pop_free(&random);
+  sk_pop_free(&best);
+  return rc;
+}
+
+static int append_record(pc_tuner *t, const sk_cand *c, const pc_measure_result *r, double wall, pt_diag *d) {
+  if (!t->o.log_path) return 0;
+  pc_record *rec = calloc(1, sizeof *rec);
+  snprintf(rec->workload_key, sizeof rec->workload_key, "%s", t->p->key);
+  snprintf(rec->target, sizeof rec->target, "%s", t->target);
+  rec->n_steps = c->n;
+  memcpy(rec->steps, c->steps, sizeof(pc_step) * (size_t)c->n);
+  rec->n_costs = 1;
+  rec->costs[0] = r->error == PC_MEASURE_OK ? r->median_s : FAILED_COST;
+  rec->error_code = r->error;
+  rec->all_cost = wall;
+  rec->timestamp = (double)time(NULL);
+  rec->has_hw_params = true;
+  rec->hw_params[0] = t->o.sketch.num_cores;
+  rec->hw_params[1] = 4 * t->o.sketch.vector_lanes; /* vector_unit_bytes */
+  rec->hw_params[2] = 64;                           /* cache_line_bytes */
+  int rc = pc_record_append(t->o.log_path, rec, d);
+  free(rec);
+  return rc;
+}
+
+int pc_tuner_round(pc_tuner *t, pt_diag *d) {
+  double t_start = pt_now();
+  int want = t->o.trials - t->st.n_measured;
+  if (want > t->o.measure_per_round) want = t->o.measure_per_round;
+  if (want <= 0) return 0;
+  if (!t->ref) {
+    t->ref = pc_reference_new(t->p, &t->o.measure, d);
+    if (!t->ref) return d->err ? d->err : PT_ERR_RUNTIME;
+  }
+  sk_pop chosen = {0};
+  int rc = pick_candidates(t, want, &chosen, d);
+  t->st.t_total += pt_now() - t_start;
+  pc_step **steps = malloc(sizeof(pc_step *) * (size_t)(chosen.n + 1));
+  int *n_steps = malloc(sizeof(int) * (size_t)(chosen.n + 1));
+  pc_measure_result *res = calloc((size_t)chosen.n + 1, sizeof(pc_measure_result));
+  int n_done = 0;
+  for (int i = 0; rc == 0 && i < chosen.n; i++) {
+    double t0 = pt_now();
+    const sk_cand *c = &chosen.c[i];
+    pt_diag md = {0};
+    pc_state *s = sk_replay(t->p, c->n, c->steps, &md);
+    pc_measure_result *r = &res[n_done];
+    if (!s) {
+      r->error = PC_MEASURE_INSTANTIATION_ERROR;
+      snprintf(r->message, sizeof r->message, "%.250s", md.msg);
+    } else if (pc_measure(s, t->ref, &t->o.measure, r, &md) != 0) {
+      r->error = PC_MEASURE_UNKNOWN; /* the measurement itself failed (fork, memory) */
+      snprintf(r->message, sizeof r->message, "%.250s", md.msg);
+    }
+    pc_state_free(s);
+    double wall = pt_now() - t0;
+    t->st.t_compile += r->compile_s;
+    t->st.t_measure += wall - r->compile_s;
+    t->st.t_total += wall;
+    if ((rc = append_record(t, c, r, wall, d))) break;
+    note_result(t, c->steps, c->n, c->hash, r->error == PC_MEASURE_OK, r->median_s);
+    steps[n_done] = c->steps;
+    n_steps[n_done++] = c->n;
+    if (t->o.on_measured) t->o.on_measured(t->o.ctx, &t->st, r);
+  }
+  double t0 = pt_now();
+  if (rc == 0) rc = train(t, n_done, steps, n_steps, res, d);
+  t->st.t_total += pt_now() - t0;
+  t->st.rounds++;
+  free(steps);
+  free(n_steps);
+  free(res);
+  sk_pop_free(&chosen);
+  return rc ? rc : n_done;
+}
+
+int pc_tuner_run(pc_tuner *t, pt_diag *d) {
+  int empty = 0;
+  while (t->st.n_measured < t->o.trials) {
+    int n = pc_tuner_round(t, d);
+    if (n < 0) return n;
+    /* Ansor retries a round that found nothing new once before giving up. */
+    if (n == 0 && ++empty > 1) break;
+    if (n > 0) empty = 0;
+  }
+  return 0;
+}
+
+pc_state *pc_tuner_predict_best(pc_tuner *t, pt_diag *d) {
+  sk_pop chosen = {0};
+  double t0 = pt_now();
+  int rc = pick_candidates(t, 1, &chosen, d);
+  t->st.t_total += pt_now() - t0;
+  pc_state *s = NULL;
+  if (rc == 0 && chosen.n > 0) s = sk_replay(t->p, chosen.c[0].n, chosen.c[0].steps, d);
+  else if (rc == 0) pt_fail(d, PT_ERR_INVALID, "%s: the search found no candidate", t->p->name);
+  sk_pop_free(&chosen);
+  return s;
+}
