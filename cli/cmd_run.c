@@ -14,6 +14,7 @@ static void usage(FILE *f) {
              "  --seed S              seed of the random inputs (default 1)\n"
              "  --timeout SEC         kill the measuring child after SEC seconds (default 60)\n"
              "  --min-time SEC        repeat until this much time is measured (default 0.5)\n"
+             "  --log FILE            append the measurement to FILE as a TVM record (JSON line)\n"
              "Output is checked against the unscheduled program (relative tolerance 1e-3, floor 1e-3 x\n"
              "the largest reference value). Exit 1 if the kernel crashed, hung or was wrong.\n",
           schedule_args_help);
@@ -33,6 +34,7 @@ int cmd_run(int argc, char **argv) {
   o.timeout_s = 60;
   o.min_time_s = 0.5;
   bool json = false;
+  const char *log = NULL;
   for (int i = 1; i < argc; i++) {
     int t = schedule_args_take(&a, argc, argv, &i);
     if (t < 0) return EXIT_USAGE;
@@ -47,6 +49,7 @@ int cmd_run(int argc, char **argv) {
     else if (strcmp(arg, "--seed") == 0 && has_val) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(arg, "--timeout") == 0 && has_val) o.timeout_s = atof(argv[++i]);
     else if (strcmp(arg, "--min-time") == 0 && has_val) o.min_time_s = atof(argv[++i]);
+    else if (strcmp(arg, "--log") == 0 && has_val) log = argv[++i];
     else if (arg[0] != '-' && !a.workload) a.workload = arg;
     else {
       fprintf(stderr, "portent run: unexpected argument '%s'\n", arg);
@@ -72,7 +75,17 @@ int cmd_run(int argc, char **argv) {
     return EXIT_FAILED;
   }
   pc_measure_result r;
+  double t1 = pt_now();
   int rc = pc_measure(s, ref, &o, &r, &d);
+  if (rc == 0 && log) {
+    static pc_record rec;
+    pc_record_from_measure(&rec, s, &r, pt_now() - t1);
+    pt_diag ld = {0};
+    if (pc_record_append(log, &rec, &ld)) {
+      fprintf(stderr, "portent run: %s\n", ld.msg);
+      rc = -1;
+    }
+  }
   int exit_code = rc == 0 && r.error == PC_MEASURE_OK ? EXIT_OK : EXIT_FAILED;
   if (rc) fprintf(stderr, "portent run: %s\n", d.msg);
   else if (json) {

@@ -155,6 +155,12 @@ pc_kernel_fn pc_kernel_entry(pc_kernel *k) { return k->entry; }
 LLVMModuleRef pc_kernel_module(pc_kernel *k) { return k->mod; }
 const char *pc_kernel_name(const pc_kernel *k) { return k->name; }
 
+void pc_host_target_string(char *buf, size_t cap) {
+  char *cpu = LLVMGetHostCPUName();
+  snprintf(buf, cap, "llvm -keys=cpu -mcpu=%s", cpu);
+  LLVMDisposeMessage(cpu);
+}
+
 char *pc_kernel_ir(pc_kernel *k) {
   char *s = LLVMPrintModuleToString(k->mod);
   char *r = strdup(s);

@@ -43,6 +43,12 @@ has run-json "$tmp/out" '"error_code": 0'
 check run-steps 0 "$portent" run matmul_add:32,32,32 --min-time 0 --steps '[["SP", 2, 0, 32, [4], 1], ["AN", 2, 2, 2]]'
 check run-schedule 0 "$portent" run '["matmul_add", 1024, 1024, 1024, "float32"]' --schedule tests/data/tvm_logs/matmul.json --min-time 0 --threads 2
 
+check run-log 0 "$portent" run matmul_add:32,32,32 --min-time 0 --log "$tmp/log.jsonl"
+check run-log-naive 0 "$portent" run matmul_add:32,32,32 --min-time 0 --naive --log "$tmp/log.jsonl"
+[ "$(wc -l < "$tmp/log.jsonl")" -eq 2 ] || { echo "FAIL run-log: expected 2 records"; fail=1; }
+has run-log "$tmp/log.jsonl" '"v": "v0.6"'
+check run-from-log 0 "$portent" run matmul_add:32,32,32 --min-time 0 --schedule "$tmp/log.jsonl"
+
 check bad-workload 2 "$portent" run mm9999
 has bad-workload "$tmp/err" "not a suite name"
 check bad-steps-json 2 "$portent" run matmul:8,8,8 --steps '[["SP", 2, 0'
