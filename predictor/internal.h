@@ -1,0 +1,46 @@
+/* predictor/ internals: the per-target state the legalizer, scheduler and aggregator share. */
+#ifndef PORTENT_PREDICTOR_INTERNAL_H
+#define PORTENT_PREDICTOR_INTERNAL_H
+
+#include "predictor.h"
+
+#define PP_MAX_UNITS 64
+#define PP_COST_CACHE 512 /* open-addressed (op, elem, bits) -> cost; power of two */
+
+typedef struct {
+  bool used;
+  int op, elem, bits;
+  ptg_inst_cost cost;
+  int unit;
+} pp_cost_slot;
+
+struct pp_predictor {
+  const ptg_target *t;
+  pp_options o;
+  int threads;
+  double freq_ghz, issue_width, l1_latency, mlp;
+  int native_bits;
+  int n_units;
+  const char *unit_names[PP_MAX_UNITS];
+  int unit_pipes[PP_MAX_UNITS];
+  int unit_first_pipe[PP_MAX_UNITS]; /* index of the unit's first pipe in the scheduler's table */
+  int n_pipes;
+  pp_cost_slot cache[PP_COST_CACHE];
+  pt_arena *arena;      /* fallback notes */
+  int n_fallbacks, cap_fallbacks;
+  const char **fallbacks;
+};
+
+/* Cost of (op, elem, bits) on the target, memoized; *unit gets the resource index. */
+ptg_inst_cost pp_inst_cost(pp_predictor *pp, ptg_op op, ptg_elem elem, int bits, int *unit);
+ptg_elem pp_elem_of(const char *name);
+/* Cycles of one cache level's hit (1-based level) or of DRAM (level 0). */
+double pp_level_latency(const ptg_target *t, int level);
+/* Resource lower bounds of a legalized block: issue (uops / width) and the busiest unit. */
+double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit);
+
+/* pp_memory_model with the footprint (lines) that decides whether cold misses are warm. */
+double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, double footprint, int sharers,
+                                 double *hit_fraction);
+
+#endif

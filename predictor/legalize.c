@@ -1,0 +1,185 @@
+/* Legalization: each task-graph node becomes the target's machine operations. Vector types
+ * are split (or widened) to the native vector width, so one profile serves 512-, 256- and
+ * 128-bit targets; a class the target lacks falls back to the nearest one (noted). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+ptg_elem pp_elem_of(const char *name) {
+  if (!name) return PTG_ELEM_I64;
+  int e = ptg_elem_from_name(name);
+  if (e >= 0) return (ptg_elem)e;
+  if (strcmp(name, "i1") == 0) return PTG_ELEM_I8;
+  return PTG_ELEM_I64; /* ptr, void, odd integer widths: address-sized integer ops */
+}
+
+static void note_fallback(pp_predictor *pp, ptg_op op, ptg_elem elem, int bits, const ptg_inst_cost *c) {
+  if (op == PTG_OP_OTHER || c->fallback < 2) return;
+  if (c->fallback == 2 && c->row && c->row->vector_bits >= bits) return; /* widening, not a fallback */
+  const char *to = c->row ? pt_sprintf(pp->arena, "%s.%s.%d", ptg_op_name(c->row->op), ptg_elem_name(c->row->elem),
+                                       c->row->vector_bits)
+                          : "the 1-cycle default";
+  const char *msg = pt_sprintf(pp->arena, "%s.%s.%d -> %s (rule %d%s)", ptg_op_name(op), ptg_elem_name(elem), bits, to,
+                               c->fallback, c->split > 1 ? pt_sprintf(pp->arena, ", split %d", c->split) : "");
+  if (pp->n_fallbacks == pp->cap_fallbacks) {
+    int cap = pp->cap_fallbacks ? 2 * pp->cap_fallbacks : 16;
+    const char **a = pt_alloc(pp->arena, sizeof *a * cap);
+    if (pp->n_fallbacks) memcpy(a, pp->fallbacks, sizeof *a * pp->n_fallbacks);
+    pp->fallbacks = a, pp->cap_fallbacks = cap;
+  }
+  pp->fallbacks[pp->n_fallbacks++] = msg;
+}
+
+static int unit_index(pp_predictor *pp, const char *name, ptg_op op) {
+  char pseudo[48];
+  if (!name) { /* a row with no unit class competes only with its own class */
+    snprintf(pseudo, sizeof pseudo, "(%s)", ptg_op_name(op));
+    name = pseudo;
+  }
+  for (int i = 0; i < pp->n_units; i++)
+    if (strcmp(pp->unit_names[i], name) == 0) return i;
+  if (pp->n_units == PP_MAX_UNITS) return PP_MAX_UNITS - 1;
+  int i = pp->n_units++;
+  pp->unit_names[i] = pt_strdup(pp->arena, name);
+  pp->unit_pipes[i] = 1;
+  pp->unit_first_pipe[i] = pp->n_pipes++;
+  return i;
+}
+
+ptg_inst_cost pp_inst_cost(pp_predictor *pp, ptg_op op, ptg_elem elem, int bits, int *unit) {
+  unsigned h = ((unsigned)op * 31u + (unsigned)elem) * 2654435761u ^ (unsigned)bits * 40503u;
+  for (unsigned k = 0; k < PP_COST_CACHE; k++) {
+    pp_cost_slot *s = &pp->cache[(h + k) & (PP_COST_CACHE - 1)];
+    if (s->used && s->op == (int)op && s->elem == (int)elem && s->bits == bits) {
+      *unit = s->unit;
+      return s->cost;
+    }
+    if (!s->used) {
+      s->cost = ptg_target_inst(pp->t, op, elem, bits);
+      if (!(s->cost.latency >= 0)) s->cost.latency = 1;
+      if (!(s->cost.recip_throughput > 0)) s->cost.recip_throughput = 1;
+      s->unit = unit_index(pp, s->cost.unit, op);
+      s->used = true, s->op = op, s->elem = elem, s->bits = bits;
+      note_fallback(pp, op, elem, bits, &s->cost);
+      *unit = s->unit;
+      return s->cost;
+    }
+  }
+  *unit = unit_index(pp, NULL, op); /* cache full: compute uncached */
+  return ptg_target_inst(pp->t, op, elem, bits);
+}
+
+/* Instructions that generate no machine operation: SSA plumbing, address arithmetic folded
+ * into addressing modes, and casts that only rename a register. */
+static bool folded(const char *opcode) {
+  static const char *const names[] = {"phi", "getelementptr", "bitcast", "ptrtoint", "inttoptr", "addrspacecast",
+                                      "trunc", "zext", "freeze", "ret", "unreachable", "alloca", "extractvalue",
+                                      "insertvalue", "llvm.lifetime.start.p0", "llvm.lifetime.end.p0"};
+  for (size_t i = 0; i < PT_ARRAY_LEN(names); i++)
+    if (strcmp(opcode, names[i]) == 0) return true;
+  return false;
+}
+
+static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_parts) {
+  pp_op r = {0};
+  r.unit = -1;
+  if (folded(n->opcode ? n->opcode : "")) return r;
+  ptg_elem elem = pp_elem_of(n->elem);
+  int bits = n->bits > 0 ? n->bits : 64;
+  int parts = 1, row_bits = bits;
+  if (n->lanes > 1 && bits > pp->native_bits) {
+    parts = (bits + pp->native_bits - 1) / pp->native_bits;
+    row_bits = pp->native_bits;
+  } else if (n->lanes <= 1) {
+    row_bits = ptg_elem_bits(elem); /* scalars: the element's own width */
+  }
+  if (max_parts > 0 && parts > max_parts) parts = max_parts;
+  int unit;
+  ptg_inst_cost c = pp_inst_cost(pp, op, elem, row_bits, &unit);
+  int split = c.split > 0 ? c.split : 1;
+  r.unit = unit;
+  r.parts = parts * split;
+  r.latency = c.latency;
+  r.occupancy = c.recip_throughput / split * pp->unit_pipes[unit];
+  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_GATHER) && strcmp(n->opcode, "store") != 0 &&
+              !strstr(n->opcode, "store") && !strstr(n->opcode, "scatter");
+  r.is_store = n->is_memory && !r.is_load;
+  if (n->is_memory) r.lines = n->bytes > 0 ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
+  if (strcmp(n->opcode, "br") == 0 || strcmp(n->opcode, "switch") == 0 || n->op == PA_OP_STORE)
+    r.latency = 0; /* no value anyone waits for */
+  return r;
+}
+
+pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n) {
+  return legalize_as(pp, (ptg_op)ptg_op_from_name(pa_opclass_name(n->op)), n, 0);
+}
+
+static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }
+
+void pp_legalize_block(pp_predictor *pp, const pa_block *b, double load_latency, pp_op *ops) {
+  int n = b->n_nodes;
+  int consumers[n > 0 ? n : 1], consumer[n > 0 ? n : 1], producers[n > 0 ? n : 1], producer[n > 0 ? n : 1];
+  for (int i = 0; i < n; i++) consumers[i] = producers[i] = 0, consumer[i] = producer[i] = -1;
+  for (int e = 0; e < b->n_edges; e++) {
+    const pa_edge *ed = &b->edges[e];
+    if (ed->kind != PA_EDGE_DATA) continue;
+    consumers[ed->src]++, consumer[ed->src] = ed->dst;
+    producers[ed->dst]++, producer[ed->dst] = ed->src;
+  }
+  bool done[n > 0 ? n : 1];
+  memset(done, 0, sizeof done);
+  /* A splat: insertelement of a scalar into lane 0, then a shufflevector broadcast. One
+   * broadcast (reused for every native-width part); from a loaded scalar, a broadcast load. */
+  for (int i = 0; i < n; i++) {
+    const pa_node *nd = &b->nodes[i];
+    if (!nd->opcode || strcmp(nd->opcode, "shufflevector") != 0 || producers[i] != 1) continue;
+    int p = producer[i];
+    const pa_node *ins = &b->nodes[p];
+    if (!ins->opcode || strcmp(ins->opcode, "insertelement") != 0 || consumers[p] != 1 || producers[p] != 1 || done[p])
+      continue;
+    int s = producer[p];
+    const pa_node *sc = &b->nodes[s];
+    memset(&ops[p], 0, sizeof ops[p]);
+    ops[p].unit = -1;
+    done[p] = true;
+    if (sc->op == PA_OP_LOAD && sc->lanes == 1 && consumers[s] == 1 && !done[s]) {
+      pa_node wide = *sc;
+      wide.lanes = nd->lanes, wide.bits = nd->bits < pp->native_bits ? nd->bits : pp->native_bits;
+      ops[s] = legalize_as(pp, PTG_OP_LOAD, &wide, 1);
+      ops[s].lines = 1;
+      ops[s].latency = load_latency;
+      memset(&ops[i], 0, sizeof ops[i]);
+      ops[i].unit = -1;
+      done[s] = done[i] = true;
+    } else {
+      ops[i] = legalize_as(pp, PTG_OP_SHUFFLE, nd, 1);
+      done[i] = true;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (done[i]) continue;
+    const pa_node *nd = &b->nodes[i];
+    /* A float multiply whose only use is an add: the backend contracts the pair into an FMA
+     * (the lowering asks for fp-contract=fast). */
+    if (nd->op == PA_OP_MUL && is_float(nd->elem) && consumers[i] == 1) {
+      int j = consumer[i];
+      const pa_node *a = &b->nodes[j];
+      if ((a->op == PA_OP_ADD || a->op == PA_OP_SUB) && a->lanes == nd->lanes && a->elem && nd->elem &&
+          strcmp(a->elem, nd->elem) == 0 && !done[j]) {
+        int u;
+        ptg_inst_cost fc = pp_inst_cost(pp, PTG_OP_FMA, pp_elem_of(nd->elem), 32, &u);
+        if (fc.fallback <= 2) {
+          memset(&ops[i], 0, sizeof ops[i]);
+          ops[i].unit = -1;
+          ops[j] = legalize_as(pp, PTG_OP_FMA, a, 0);
+          done[i] = done[j] = true;
+          continue;
+        }
+      }
+    }
+    ops[i] = pp_legalize_node(pp, nd);
+    if (ops[i].is_load) ops[i].latency = load_latency;
+    done[i] = true;
+  }
+}

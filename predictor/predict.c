@@ -1,0 +1,262 @@
+/* Cost aggregation: cost(P) = sum over functions and blocks of cost(BB) x ECount(BB), with
+ * ECount = the block's executions charged to one thread (a parallel function's work divided
+ * over the target's threads, rounded up to whole chunks of its parallel loop), plus fork/join
+ * per parallel call; the extensions (steady state, memory-level parallelism, bandwidth) as
+ * the options switch them. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const bound_names[PP_BOUND_COUNT] = {"issue", "unit", "latency", "memory", "bandwidth",
+                                                        "fork-join"};
+const char *pp_bound_name(pp_bound b) { return b >= 0 && b < PP_BOUND_COUNT ? bound_names[b] : "?"; }
+
+void pp_options_default(pp_options *o) {
+  memset(o, 0, sizeof *o);
+  o->steady_state = o->mlp = o->bandwidth = true;
+}
+
+int pp_options_preset(pp_options *o, const char *name) {
+  int threads = o->threads;
+  bool nb = o->no_breakdown;
+  memset(o, 0, sizeof *o);
+  o->threads = threads, o->no_breakdown = nb;
+  if (strcmp(name, "patent") == 0) return 0;
+  if (strcmp(name, "steady") == 0) o->steady_state = true;
+  else if (strcmp(name, "steady+mlp") == 0) o->steady_state = o->mlp = true;
+  else if (strcmp(name, "patent+bw") == 0) o->bandwidth = true;
+  else if (strcmp(name, "full") == 0) o->steady_state = o->mlp = o->bandwidth = true;
+  else return PT_ERR_INVALID;
+  return 0;
+}
+
+pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag *d) {
+  pp_options def;
+  if (!o) pp_options_default(&def), o = &def;
+  if (o->threads < 0 || o->threads > t->cores) {
+    pt_fail(d, PT_ERR_INVALID, "--threads %d: target %s has %d cores (1..%d)", o->threads, t->name, t->cores,
+            t->cores);
+    return NULL;
+  }
+  pp_predictor *pp = calloc(1, sizeof *pp);
+  pp->arena = pt_arena_new();
+  pp->t = t, pp->o = *o;
+  pp->threads = o->threads > 0 ? o->threads : t->cores;
+  pp->freq_ghz = t->frequency_ghz.value > 0 ? t->frequency_ghz.value : 3;
+  pp->issue_width = t->issue_width.value > 0 ? t->issue_width.value : 4;
+  pp->native_bits = t->native_vector_bits > 0 ? t->native_vector_bits : 128;
+  pp->l1_latency = pp_level_latency(t, 1);
+  if (!isfinite(pp->l1_latency)) pp->l1_latency = 4;
+  pp->mlp = t->memory.overlapping_misses.value >= 1 ? t->memory.overlapping_misses.value : 10;
+  for (int i = 0; i < t->n_units && pp->n_units < PP_MAX_UNITS - 1; i++) {
+    int u = pp->n_units++;
+    pp->unit_names[u] = t->units[i].name;
+    pp->unit_pipes[u] = t->units[i].pipes > 0 ? t->units[i].pipes : 1;
+    pp->unit_first_pipe[u] = pp->n_pipes;
+    pp->n_pipes += pp->unit_pipes[u];
+  }
+  return pp;
+}
+
+void pp_predictor_free(pp_predictor *pp) {
+  if (!pp) return;
+  pt_arena_free(pp->arena);
+  free(pp);
+}
+
+/* Portent's outlined parallel bodies are named KERNEL_parN; a profile run on one thread does
+ * not mark them parallel, but they are. */
+static bool is_parallel(const pa_function *f) {
+  if (f->parallel) return true;
+  const char *p = strstr(f->name, "_par");
+  if (!p) return false;
+  p += 4;
+  if (!*p) return false;
+  for (; *p; p++)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
+/* Share of a parallel function's executions one thread runs: whole chunks of the outermost
+ * loop's iterations (pt_parallel_for gives each thread a contiguous chunk). */
+static double work_fraction(const pa_function *f, int threads) {
+  if (threads <= 1) return 1;
+  for (int l = 0; l < f->n_loops; l++)
+    if (f->loops[l].parent < 0) {
+      double e = (double)f->blocks[f->loops[l].header].count;
+      if (e >= 1) return ceil(e / threads) / e;
+    }
+  return 1.0 / threads;
+}
+
+static double block_executions(const pa_profile *p, const pa_function *f, const pa_block *b) {
+  if (p->counts_source && strcmp(p->counts_source, "none") != 0) return (double)b->count;
+  return b->static_count_per_call > 0 ? b->static_count_per_call * (f->calls > 0 ? (double)f->calls : 1) : 0;
+}
+
+pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
+  const ptg_target *t = pp->t;
+  if (!p || p->version != PA_PROFILE_VERSION) {
+    pt_fail(d, PT_ERR_INPUT, "%s: profile version %d, this predictor reads version %d", p ? p->source : "profile",
+            p ? p->version : -1, PA_PROFILE_VERSION);
+    return NULL;
+  }
+  bool counted = p->counts_source && strcmp(p->counts_source, "none") != 0;
+  if (!counted) {
+    bool any = false;
+    for (int i = 0; i < p->n_functions && !any; i++)
+      for (int j = 0; j < p->functions[i].n_blocks; j++) any |= p->functions[i].blocks[j].static_count_per_call > 0;
+    if (!any) {
+      pt_fail(d, PT_ERR_INVALID, "%s: the profile has no block counts (static, and no static trip counts): "
+              "profile it with a run (portent analyze ... --spec RUN.json)", p->source);
+      return NULL;
+    }
+  }
+  pp_prediction *r = calloc(1, sizeof *r);
+  r->arena = pt_arena_new();
+  r->target = t->name;
+  r->threads = pp->threads;
+  r->frequency_ghz = pp->freq_ghz;
+  r->options = pp->o;
+  r->levels = ptg_target_cache_levels(t) < PP_MAX_LEVELS ? ptg_target_cache_levels(t) : PP_MAX_LEVELS;
+  r->n_functions = p->n_functions;
+  r->functions = pt_alloc(r->arena, sizeof *r->functions * (p->n_functions ? p->n_functions : 1));
+  int nb = 0;
+  for (int i = 0; i < p->n_functions; i++) nb += p->functions[i].n_blocks;
+  r->blocks = pt_alloc(r->arena, sizeof *r->blocks * (nb ? nb : 1));
+  double hz = pp->freq_ghz * 1e9, by_bound[PP_BOUND_COUNT] = {0};
+  int max_nodes = 1;
+  for (int i = 0; i < p->n_functions; i++)
+    for (int j = 0; j < p->functions[i].n_blocks; j++)
+      if (p->functions[i].blocks[j].n_nodes > max_nodes) max_nodes = p->functions[i].blocks[j].n_nodes;
+  pp_op *ops = malloc(sizeof *ops * max_nodes), *ops_l1 = malloc(sizeof *ops * max_nodes);
+  double footprint = p->reuse_total.cold;
+  for (int i = 0; i < p->n_functions; i++) {
+    const pa_function *f = &p->functions[i];
+    pp_function_pred *fp = &r->functions[i];
+    fp->name = f->name;
+    fp->parallel = is_parallel(f);
+    int active = fp->parallel ? pp->threads : 1;
+    fp->work_fraction = fp->parallel ? work_fraction(f, pp->threads) : 1;
+    const pa_reuse_hist *h = p->reuse_by_function && i < p->n_functions ? &p->reuse_by_function[i] : NULL;
+    fp->load_latency = pp_memory_model_footprint(t, h, footprint, active, fp->hit_fraction);
+    double stall_per_line = fp->load_latency - pp->l1_latency;
+    if (stall_per_line < 0) stall_per_line = 0;
+    double l1_bytes = 0;
+    for (int j = 0; j < f->n_blocks; j++) {
+      const pa_block *b = &f->blocks[j];
+      pp_block_pred *bp = &r->blocks[r->n_blocks++];
+      bp->function = i, bp->block = j, bp->function_name = f->name, bp->name = b->name;
+      double execs = block_executions(p, f, b);
+      bp->ecount = execs * fp->work_fraction;
+      l1_bytes += bp->ecount * (double)(b->features.load_bytes + b->features.store_bytes);
+      if (bp->ecount <= 0 || b->n_nodes == 0) continue;
+      bool repeat = pp->o.steady_state && b->loop >= 0;
+      pp_legalize_block(pp, b, fp->load_latency, ops);
+      double cyc = pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, repeat);
+      double compute = cyc;
+      if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
+        memcpy(ops_l1, ops, sizeof *ops * b->n_nodes);
+        for (int k = 0; k < b->n_nodes; k++)
+          if (ops_l1[k].is_load) ops_l1[k].latency = pp->l1_latency;
+        compute = pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, repeat);
+        if (compute > cyc) compute = cyc;
+      }
+      int uops = 0;
+      double lines = 0;
+      for (int k = 0; k < b->n_nodes; k++) {
+        uops += ops[k].parts;
+        if (ops[k].is_load) lines += ops[k].lines;
+      }
+      bp->uops = uops;
+      bool issue;
+      int unit;
+      double res = pp_resource_bound(pp, b->n_nodes, ops, &issue, &unit);
+      bp->bound = res >= 0.9 * compute ? (issue ? PP_BOUND_ISSUE : PP_BOUND_UNIT) : PP_BOUND_LATENCY;
+      if (bp->bound == PP_BOUND_UNIT) bp->unit = pp->unit_names[unit];
+      if (cyc > 1.1 * compute) bp->bound = PP_BOUND_MEMORY;
+      if (pp->o.steady_state) {
+        /* Misses beyond L1 in flight at once: one (misses serialize) unless the MLP extension
+         * lets up to overlapping_misses of them overlap (Little's law). */
+        double stall = lines * stall_per_line / (pp->o.mlp ? pp->mlp : 1);
+        if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
+      }
+      bp->cycles = cyc;
+      bp->compute_cycles = compute;
+      bp->total_cycles = cyc * bp->ecount;
+      fp->cycles += bp->total_cycles;
+      fp->compute_cycles += compute * bp->ecount;
+      by_bound[bp->bound] += bp->total_cycles / hz;
+    }
+    fp->memory_cycles = fp->cycles - fp->compute_cycles;
+    fp->seconds = fp->cycles / hz;
+    /* Bytes each level delivered to one thread: L1 serves every load and store; level L+1
+     * serves L's misses, a line each. */
+    double acc = h ? h->accesses * fp->work_fraction : 0, line = PA_LINE_BYTES;
+    fp->bytes_from[0] = l1_bytes;
+    double below = 1;
+    for (int L = 1; L <= r->levels; L++) {
+      below -= fp->hit_fraction[L - 1];
+      if (below < 0) below = 0;
+      int idx = L < r->levels ? L : PP_MAX_LEVELS;
+      fp->bytes_from[idx] = acc * below * line;
+    }
+    fp->bound = PP_BOUND_LATENCY;
+    double best = 0;
+    for (int j = 0; j < r->n_blocks; j++)
+      if (r->blocks[j].function == i && r->blocks[j].total_cycles > best)
+        best = r->blocks[j].total_cycles, fp->bound = r->blocks[j].bound;
+    if (pp->o.bandwidth && fp->cycles > 0) {
+      for (int L = 1; L <= r->levels + 1; L++) {
+        int idx = L <= r->levels ? L - 1 : PP_MAX_LEVELS;
+        double gbs = ptg_target_bandwidth(t, L <= r->levels ? L : 0, active, PTG_BW_READ);
+        if (!(gbs > 0)) continue;
+        double sec = fp->bytes_from[idx] / (gbs * 1e9 / active);
+        if (sec > fp->bandwidth_seconds)
+          fp->bandwidth_seconds = sec, fp->bandwidth_level = L <= r->levels ? L : PP_MAX_LEVELS + 1;
+      }
+      if (fp->bandwidth_seconds > fp->seconds) {
+        r->bandwidth_extra_seconds += fp->bandwidth_seconds - fp->seconds;
+        by_bound[PP_BOUND_BANDWIDTH] += fp->bandwidth_seconds - fp->seconds;
+        fp->seconds = fp->bandwidth_seconds;
+        fp->bound = PP_BOUND_BANDWIDTH;
+      }
+    }
+    if (fp->parallel && f->calls > 0) {
+      double regions = (double)f->calls / (f->threads > 1 ? f->threads : 1);
+      double fj = ptg_target_fork_join_ns(t, pp->threads);
+      fp->fork_join_seconds = isfinite(fj) ? regions * fj * 1e-9 : 0;
+      fp->seconds += fp->fork_join_seconds;
+      r->fork_join_seconds += fp->fork_join_seconds;
+      by_bound[PP_BOUND_FORK_JOIN] += fp->fork_join_seconds;
+    }
+    r->seconds += fp->seconds;
+    r->cycles += fp->cycles;
+    r->compute_seconds += fp->compute_cycles / hz;
+    r->memory_seconds += fp->memory_cycles / hz;
+  }
+  free(ops), free(ops_l1);
+  r->bound = PP_BOUND_ISSUE;
+  for (int b = 0; b < PP_BOUND_COUNT; b++)
+    if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;
+  r->n_fallbacks = pp->n_fallbacks;
+  r->fallbacks = pt_alloc(r->arena, sizeof(char *) * (pp->n_fallbacks ? pp->n_fallbacks : 1));
+  for (int k = 0; k < pp->n_fallbacks; k++) r->fallbacks[k] = pt_strdup(r->arena, pp->fallbacks[k]);
+  return r;
+}
+
+pp_prediction *pp_predict_profile(const pa_profile *p, const ptg_target *t, const pp_options *o, pt_diag *d) {
+  pp_predictor *pp = pp_predictor_new(t, o, d);
+  if (!pp) return NULL;
+  pp_prediction *r = pp_predict(pp, p, d);
+  pp_predictor_free(pp);
+  return r;
+}
+
+void pp_prediction_free(pp_prediction *r) {
+  if (!r) return;
+  pt_arena_free(r->arena);
+  free(r);
+}

@@ -1,0 +1,151 @@
+/* predictor/: the analytical performance predictor. A hardware-independent program profile
+ * (analyzer/) and a target description (targets/) in; predicted time and its breakdown out:
+ * legalize -> memory model -> pipeline simulator -> sum of cost(BB) x ECount(BB).
+ * Also the `analytic` cost model the tuner's search ranks candidates with, and the ranking
+ * metrics the evaluation prints. */
+#ifndef PORTENT_PREDICTOR_H
+#define PORTENT_PREDICTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analyzer.h"
+#include "common.h"
+#include "compiler.h"
+#include "targets.h"
+
+#define PP_MAX_LEVELS 4 /* cache levels the memory model tracks; index PP_MAX_LEVELS = DRAM */
+
+/* What the prediction adds to the patent's formula. All off = the patent exactly: each
+ * block's task graph scheduled once as a DAG, loads at their expected hit latency. */
+typedef struct pp_options {
+  int threads;          /* threads on the target; 0 = all its cores */
+  bool steady_state;    /* loop blocks: steady-state cycles per iteration of repeated bodies */
+  bool mlp;             /* misses overlap up to the target's overlapping_misses (needs steady_state) */
+  bool bandwidth;       /* roofline: a function takes at least bytes / bandwidth at each level */
+  bool no_breakdown;    /* skip the compute/memory split (one simulation per block: faster) */
+} pp_options;
+
+/* The full model (all extensions on, threads = cores). */
+void pp_options_default(pp_options *o);
+/* "patent" "steady" "steady+mlp" "full" (steady+mlp+bandwidth): the ablation rows. */
+int pp_options_preset(pp_options *o, const char *name);
+
+typedef enum {
+  PP_BOUND_ISSUE,      /* front-end issue width */
+  PP_BOUND_UNIT,       /* one execution-unit class */
+  PP_BOUND_LATENCY,    /* dependence chains / loop-carried recurrences */
+  PP_BOUND_MEMORY,     /* cache-miss latency (divided by memory-level parallelism) */
+  PP_BOUND_BANDWIDTH,  /* bytes / bandwidth of a cache level or DRAM */
+  PP_BOUND_FORK_JOIN,  /* thread-pool fork/join */
+  PP_BOUND_COUNT
+} pp_bound;
+const char *pp_bound_name(pp_bound b);
+
+typedef struct {
+  int function, block;
+  const char *function_name, *name;
+  double ecount;         /* executions charged to one thread */
+  double cycles;         /* cost(BB): cycles per execution */
+  double compute_cycles; /* the same with every access an L1 hit */
+  double total_cycles;   /* cycles x ecount */
+  int uops;              /* legalized instructions per execution */
+  pp_bound bound;
+  const char *unit;      /* PP_BOUND_UNIT: which */
+} pp_block_pred;
+
+typedef struct {
+  const char *name;
+  bool parallel;
+  double work_fraction;  /* share of the function's executions one thread runs */
+  double cycles;         /* sum of its blocks' total cycles (one thread) */
+  double compute_cycles, memory_cycles;
+  double bandwidth_seconds; /* the roofline bound (0 when off) */
+  int bandwidth_level;      /* level that bound it (PP_MAX_LEVELS + 1 = DRAM), 0 if none */
+  double fork_join_seconds;
+  double seconds;        /* max(cycles / f, bandwidth) + fork/join */
+  double load_latency;   /* expected cycles of one access (memory model) */
+  double hit_fraction[PP_MAX_LEVELS + 1]; /* accesses served by L1.. and DRAM (last) */
+  double bytes_from[PP_MAX_LEVELS + 1];   /* bytes each level delivered (L1: loads+stores; DRAM last) */
+  pp_bound bound;
+} pp_function_pred;
+
+typedef struct pp_prediction {
+  pt_arena *arena;
+  const char *target;
+  int threads, levels;
+  double frequency_ghz;
+  double seconds, cycles;
+  double compute_seconds, memory_seconds, bandwidth_extra_seconds, fork_join_seconds;
+  pp_bound bound;        /* the bound with the most cycles over the program */
+  int n_functions;
+  pp_function_pred *functions;
+  int n_blocks;
+  pp_block_pred *blocks;
+  int n_fallbacks;       /* instruction classes the target lacked (nearest class used) */
+  const char **fallbacks;
+  pp_options options;
+} pp_prediction;
+
+/* A predictor for one target: resource table and instruction-cost cache; reusable across
+ * profiles (not thread-safe: one per thread). */
+typedef struct pp_predictor pp_predictor;
+pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag *d);
+void pp_predictor_free(pp_predictor *pp);
+pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d);
+/* One-shot convenience. */
+pp_prediction *pp_predict_profile(const pa_profile *p, const ptg_target *t, const pp_options *o, pt_diag *d);
+void pp_prediction_free(pp_prediction *r);
+void pp_prediction_print(FILE *f, const pp_prediction *r, int top_blocks);
+char *pp_prediction_to_json(const pp_prediction *r); /* caller frees */
+
+/* ------------------------------------------------------------- building blocks (tests) */
+
+/* One instruction after legalization. */
+typedef struct {
+  double latency;   /* cycles until its result is usable */
+  double occupancy; /* cycles one pipe of its unit is busy per part */
+  int unit;         /* resource index, -1 = none (free op) */
+  int parts;        /* machine instructions (uops) it became; 0 = folded away */
+  bool is_load, is_store;
+  int lines;        /* cache lines a memory op touches */
+} pp_op;
+
+/* Legalizes one task-graph node for the predictor's target (splitting/widening to the native
+ * vector width; no FMA or broadcast fusion, which need the graph). */
+pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n);
+/* Legalizes a whole block (with fusion of mul+add into FMA and of a splat of a loaded scalar
+ * into a broadcast load); ops has b->n_nodes entries. Loads get latency load_latency. */
+void pp_legalize_block(pp_predictor *pp, const pa_block *b, double load_latency, pp_op *ops);
+
+/* Schedules a task graph on the predictor's units. iterations = 1: the DAG's makespan;
+ * > 1: the graph repeated with loop-carried edges between consecutive copies, returning
+ * the settled cycles per iteration. */
+double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, bool repeat);
+
+/* Memory model of one reuse histogram: fraction of accesses served per level (DRAM last)
+ * and the expected access latency in cycles. sharers = threads sharing shared levels. */
+double pp_memory_model(const ptg_target *t, const pa_reuse_hist *h, int sharers, double *hit_fraction);
+
+/* ------------------------------------------------------------- the analytic cost model */
+
+typedef struct pp_analytic_opts {
+  pp_options predict;
+  double sample_rate;   /* SHARDS rate of the reuse profile (0 -> 0.01) */
+  int profile_threads;  /* threads of the instrumented run (0 -> 1) */
+  bool verbose;         /* print candidates ranked per second to stderr */
+} pp_analytic_opts;
+/* Scores = 1 / predicted seconds (0 for a candidate that failed to lower or profile). */
+pc_cost_model *pp_cost_model_analytic(const ptg_target *t, const pp_analytic_opts *o, pt_diag *d);
+void pp_cost_model_free(pc_cost_model *m);
+/* Profiles a scheduled state (lower, instrumented run with sampled reuse). */
+pa_profile *pp_profile_state(const pc_state *s, int threads, double sample_rate, pt_diag *d);
+
+/* ------------------------------------------------------------- ranking metrics */
+double pp_mape(int n, const double *pred, const double *meas);        /* mean |p - m| / m */
+double pp_spearman(int n, const double *a, const double *b);
+double pp_pairwise_accuracy(int n, const double *pred, const double *meas);
+/* TLP's top-k: best measured latency / best measured among the k lowest predicted. */
+double pp_topk(int n, const double *pred, const double *meas, int k);
+
+#endif

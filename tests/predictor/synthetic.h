@@ -1,0 +1,56 @@
+/* A small synthetic target and task-graph builders shared by the predictor tests. */
+#ifndef PORTENT_TESTS_PREDICTOR_SYNTHETIC_H
+#define PORTENT_TESTS_PREDICTOR_SYNTHETIC_H
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "predictor.h"
+
+/* f32 add: latency 4, recip throughput 0.5 on unit "fp" (2 pipes), rows at 32..native bits;
+ * mul latency 3; fma latency 4; load/store rows; L1 32 KiB 4 cycles, L2 1 MiB 14 cycles,
+ * DRAM 200 cycles; issue width 4; 1 GHz. */
+static inline ptg_target *synthetic_target(int native_bits, int cores) {
+  ptg_target *t = ptg_target_new("synthetic");
+  t->cores = cores;
+  t->threads_per_core = 1;
+  t->frequency_ghz.value = 1;
+  t->issue_width.value = 4;
+  t->native_vector_bits = t->max_vector_bits = native_bits;
+  t->n_units = 3;
+  t->units = pt_alloc(t->arena, sizeof *t->units * 3);
+  t->units[0] = (ptg_unit){"fp", 2, "add,mul,fma"};
+  t->units[1] = (ptg_unit){"ld", 2, "load"};
+  t->units[2] = (ptg_unit){"st", 1, "store"};
+  const struct { ptg_op op; double lat, rt; const char *unit; } rows[] = {
+      {PTG_OP_ADD, 4, 0.5, "fp"}, {PTG_OP_MUL, 3, 0.5, "fp"}, {PTG_OP_FMA, 4, 0.5, "fp"},
+      {PTG_OP_LOAD, 4, 0.5, "ld"}, {PTG_OP_STORE, 1, 1, "st"}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    for (int bits = 32; bits <= native_bits; bits = bits == 32 ? 128 : 2 * bits) {
+      ptg_inst *r = ptg_target_add_inst(t, rows[i].op, PTG_ELEM_F32, bits);
+      r->latency.value = rows[i].lat;
+      r->recip_throughput.value = rows[i].rt;
+      r->unit = rows[i].unit;
+    }
+  ptg_inst *r = ptg_target_add_inst(t, PTG_OP_ADD, PTG_ELEM_I64, 64);
+  r->latency.value = 1, r->recip_throughput.value = 0.25, r->unit = NULL;
+  t->n_caches = 2;
+  t->caches = pt_alloc(t->arena, sizeof *t->caches * 2);
+  t->caches[0] = (ptg_cache){.level = 1, .size_bytes = 32768, .line_bytes = 64, .shared_by = 1};
+  t->caches[0].latency_cycles.value = 4;
+  t->caches[0].latency_ns.value = NAN;
+  t->caches[1] = (ptg_cache){.level = 2, .size_bytes = 1 << 20, .line_bytes = 64, .shared_by = cores};
+  t->caches[1].latency_cycles.value = 14;
+  t->caches[1].latency_ns.value = NAN;
+  t->memory.latency_cycles.value = 200;
+  t->memory.overlapping_misses.value = 10;
+  return t;
+}
+
+static inline pa_node synthetic_node(pa_opclass op, const char *opcode, int lanes) {
+  pa_node n = {.op = op, .opcode = opcode, .elem = "f32", .lanes = lanes, .bits = 32 * lanes};
+  if (op == PA_OP_LOAD || op == PA_OP_STORE) n.is_memory = true, n.bytes = 4 * lanes;
+  return n;
+}
+
+#endif

@@ -1,0 +1,61 @@
+/* Legalization: a <16 x float> add is 1 operation at 512 bits, 2 at 256 and 4 at 128; a
+ * narrow vector on a wide target stays one; a missing class falls back and is noted; a
+ * float mul feeding an add becomes one FMA; a splat of a loaded scalar becomes one load. */
+#include "predictor/synthetic.h"
+#include "test.h"
+
+int main(void) {
+  pt_diag d = {0};
+  const int widths[3] = {512, 256, 128}, want[3] = {1, 2, 4};
+  for (int w = 0; w < 3; w++) {
+    ptg_target *t = synthetic_target(widths[w], 1);
+    pp_predictor *pp = pp_predictor_new(t, NULL, &d);
+    pa_node add = synthetic_node(PA_OP_ADD, "fadd", 16);
+    pp_op op = pp_legalize_node(pp, &add);
+    CHECK_MSG(op.parts == want[w], "%d bits: %d parts, want %d", widths[w], op.parts, want[w]);
+    /* 16 such adds, independent, take parts x 16 x 0.5 / ... cycles: proportional to parts */
+    pp_op ops[16];
+    for (int i = 0; i < 16; i++) ops[i] = op;
+    double c = pp_schedule(pp, 16, ops, 0, NULL, true);
+    CHECK_MSG(fabs(c - 16 * 0.5 * want[w]) < 0.3, "%d bits: %g cycles", widths[w], c);
+    pa_node narrow = synthetic_node(PA_OP_ADD, "fadd", 4);
+    CHECK(pp_legalize_node(pp, &narrow).parts == 1);
+    pp_predictor_free(pp);
+    ptg_target_free(t);
+  }
+
+  ptg_target *t = synthetic_target(512, 1);
+  pp_predictor *pp = pp_predictor_new(t, NULL, &d);
+  /* no div row: the nearest class is used and the prediction says so */
+  pp_prediction dummy = {0};
+  (void)dummy;
+  pa_node div = synthetic_node(PA_OP_DIV, "fdiv", 16);
+  pp_op dv = pp_legalize_node(pp, &div);
+  CHECK(dv.parts >= 1);
+  pa_function f = {.name = "f", .calls = 1, .threads = 1, .n_blocks = 1};
+  pa_block b = {.name = "b", .count = 1, .loop = -1, .n_nodes = 1, .nodes = &div};
+  f.blocks = &b;
+  pa_profile prof = {.version = PA_PROFILE_VERSION, .source = "synthetic", .counts_source = "instrumented",
+                     .n_functions = 1, .functions = &f};
+  pp_prediction *r = pp_predict(pp, &prof, &d);
+  CHECK_MSG(r && r->n_fallbacks >= 1, "%s", d.msg);
+  if (r && r->n_fallbacks) CHECK(strstr(r->fallbacks[0], "div.f32.512") != NULL);
+  pp_prediction_free(r);
+
+  /* fmul -> fadd contracts to one FMA; splat of a loaded scalar becomes a broadcast load */
+  pa_node nodes[6] = {synthetic_node(PA_OP_LOAD, "load", 1), synthetic_node(PA_OP_SHUFFLE, "insertelement", 16),
+                      synthetic_node(PA_OP_SHUFFLE, "shufflevector", 16), synthetic_node(PA_OP_MUL, "fmul", 16),
+                      synthetic_node(PA_OP_ADD, "fadd", 16), synthetic_node(PA_OP_LOAD, "load", 16)};
+  pa_edge edges[5] = {{0, 1, PA_EDGE_DATA}, {1, 2, PA_EDGE_DATA}, {2, 3, PA_EDGE_DATA}, {5, 3, PA_EDGE_DATA},
+                      {3, 4, PA_EDGE_DATA}};
+  pa_block blk = {.name = "fma", .n_nodes = 6, .nodes = nodes, .n_edges = 5, .edges = edges};
+  pp_op ops[6];
+  pp_legalize_block(pp, &blk, 4, ops);
+  CHECK(ops[0].parts == 1 && ops[0].is_load); /* the broadcast load */
+  CHECK(ops[1].parts == 0 && ops[2].parts == 0);
+  CHECK(ops[3].parts == 0);                   /* the mul folded into ... */
+  CHECK(ops[4].parts == 1 && ops[4].latency == 4); /* ... the FMA */
+  pp_predictor_free(pp);
+  ptg_target_free(t);
+  TEST_DONE();
+}
