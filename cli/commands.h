@@ -12,7 +12,10 @@ int cmd_bench_compile(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_characterize(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_bench_predict(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_bench_characterize(int argc, char **argv);
 
 #endif

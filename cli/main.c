@@ -18,6 +18,8 @@ static const command commands[] = {
     {"analyze", cmd_analyze, "profile an LLVM module: CFGs, task graphs, block counts, reuse distances"},
     {"characterize", cmd_characterize, "microbenchmark this machine into a target description"},
     {"targets", cmd_targets, "show, compare or validate target descriptions"},
+    {"predict", cmd_predict, "predict the time of a program profile on a target description"},
+    {"tune", cmd_tune, "search a workload's schedule: sketches, evolutionary search, measured top-k"},
     {"bench", cmd_bench, "benchmark suites (bench characterize, ...)"},
 };
 
