@@ -1,0 +1,222 @@
+/* portent tune: Ansor-style search for a workload's schedule (sketches, random annotation,
+ * evolutionary search ranked by a cost model, measurement of each round's top-k), every
+ * measurement appended to a records log at once so a killed run resumes where it stopped. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "compiler.h"
+#include "targets.h"
+#include "tune_models.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: portent tune WORKLOAD [--target T.json] [--model random|xgb|analytic] [--trials N]\n"
+          "       [--measure-per-round K] [--population P] [--generations G] [--log records.jsonl]\n"
+          "       [--resume] [--seed S] [--threads N] [--min-time SEC] [--timeout SEC] [--lanes L]\n"
+          "       [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg] [--quiet] [--json]\n\n"
+          "  --target T.json        vector width and cores of the target (default: 16 lanes, this machine's cores)\n"
+          "  --model M              cost model ranking candidates: %s (default random)\n"
+          "  --trials N             measurements in all, resumed ones included (default 1000)\n"
+          "  --measure-per-round K  candidates measured per search round (default 64)\n"
+          "  --population P         evolutionary population (default 2048)\n"
+          "  --generations G        evolution iterations per round (default 4)\n"
+          "  --log FILE             append every measured candidate as a TVM record, at once\n"
+          "  --resume               read --log first: its candidates count as measured and train the model\n"
+          "  --measure 0            measure nothing: rank with the model and emit its predicted best\n"
+          "  -o FILE                the best schedule's module (.ll target-neutral IR, .o/.s host code)\n"
+          "  --curve FILE.svg       best latency against measurements (default: LOG.svg when --log is given)\n"
+          "Prints a progress line per measurement on standard error and the best steps at the end.\n",
+          tune_model_names());
+}
+
+typedef struct {
+  const pc_program *p;
+  int trials;
+  bool quiet, tty;
+} progress;
+
+static void on_measured(void *ctx, const pc_tune_stats *st, const pc_measure_result *r) {
+  progress *pg = ctx;
+  if (pg->quiet) return;
+  char last[64];
+  if (r->error == PC_MEASURE_OK) snprintf(last, sizeof last, "%.4g ms", r->median_s * 1e3);
+  else snprintf(last, sizeof last, "error %d", r->error);
+  fprintf(stderr, "%stune %s: %d/%d measured, best %.4g ms (%.1f GFLOP/s), last %s%s", pg->tty ? "\r" : "", pg->p->name,
+          st->n_measured, pg->trials, st->best_s * 1e3, st->best_s > 0 ? pg->p->flops * 1e-9 / st->best_s : 0.0, last,
+          pg->tty ? "   " : "\n");
+  fflush(stderr);
+}
+
+int cmd_tune(int argc, char **argv) {
+  const char *workload = NULL, *target_path = NULL, *model_name = "random", *out = NULL, *curve = NULL;
+  bool resume = false, json = false, quiet = false;
+  int measure = 1, lanes = 0;
+  pc_tune_opts o;
+  pc_tune_opts_default(&o);
+  o.measure.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  o.sketch.num_cores = o.measure.threads;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool v = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
+    else if (strcmp(a, "--model") == 0 && v) model_name = argv[++i];
+    else if (strcmp(a, "--trials") == 0 && v) o.trials = atoi(argv[++i]);
+    else if (strcmp(a, "--measure-per-round") == 0 && v) o.measure_per_round = atoi(argv[++i]);
+    else if (strcmp(a, "--population") == 0 && v) o.population = atoi(argv[++i]);
+    else if (strcmp(a, "--generations") == 0 && v) o.generations = atoi(argv[++i]);
+    else if (strcmp(a, "--log") == 0 && v) o.log_path = argv[++i];
+    else if (strcmp(a, "--resume") == 0) resume = true;
+    else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(a, "--threads") == 0 && v) o.measure.threads = atoi(argv[++i]);
+    else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
+    else if (strcmp(a, "--timeout") == 0 && v) o.measure.timeout_s = atof(argv[++i]);
+    else if (strcmp(a, "--lanes") == 0 && v) lanes = atoi(argv[++i]);
+    else if (strcmp(a, "--measure") == 0 && v) measure = atoi(argv[++i]);
+    else if (strcmp(a, "-o") == 0 && v) out = argv[++i];
+    else if (strcmp(a, "--curve") == 0 && v) curve = argv[++i];
+    else if (strcmp(a, "--quiet") == 0) quiet = true;
+    else if (strcmp(a, "--json") == 0) json = true;
+    else if (a[0] != '-' && !workload) workload = a;
+    else {
+      fprintf(stderr, "portent tune: unexpected argument '%s'\n", a);
+      usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (!workload || o.trials < 1 || o.measure_per_round < 1 || o.population < 2 || o.generations < 0 ||
+      o.measure.threads < 1 || o.measure.timeout_s <= 0 || o.measure.min_time_s < 0 || lanes < 0) {
+    fprintf(stderr, "portent tune: %s\n", workload ? "--trials, --measure-per-round, --population, --threads must be positive"
+                                                   : "missing WORKLOAD");
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (resume && !o.log_path) {
+    fprintf(stderr, "portent tune: --resume needs --log FILE\n");
+    return EXIT_USAGE;
+  }
+  pt_diag d = {0};
+  ptg_target *target = NULL;
+  if (target_path) {
+    target = ptg_target_load(target_path, &d);
+    if (!target) {
+      fprintf(stderr, "portent tune: %s\n", d.msg);
+      return EXIT_USAGE;
+    }
+    if (target->native_vector_bits >= 64) o.sketch.vector_lanes = target->native_vector_bits / 32;
+    if (target->cores > 0) o.sketch.num_cores = target->cores;
+  }
+  if (lanes > 0) o.sketch.vector_lanes = lanes;
+  pc_program *p = pc_workload_build(workload, &d);
+  if (!p) {
+    fprintf(stderr, "portent tune: %s\n", d.msg);
+    ptg_target_free(target);
+    return EXIT_USAGE;
+  }
+  int status = EXIT_FAILED;
+  pc_cost_model model;
+  if (tune_model_new(model_name, target, o.seed, &model, &d)) {
+    fprintf(stderr, "portent tune: %s\n", d.msg);
+    pc_program_free(p);
+    ptg_target_free(target);
+    return EXIT_USAGE;
+  }
+  if (measure == 0 && strcmp(model_name, "analytic") != 0) {
+    fprintf(stderr, "portent tune: --measure 0 ranks with a model that needs no measurements: use --model analytic\n");
+    model.free(model.self);
+    pc_program_free(p);
+    ptg_target_free(target);
+    return EXIT_USAGE;
+  }
+  progress pg = {p, o.trials, quiet || json, isatty(2) != 0};
+  o.on_measured = on_measured;
+  o.ctx = &pg;
+  pc_tuner *t = pc_tuner_new(p, &model, &o, &d);
+  pc_state *best = NULL;
+  if (!t) {
+    fprintf(stderr, "portent tune: %s\n", d.msg);
+    goto done;
+  }
+  if (resume && access(o.log_path, F_OK) == 0) {
+    int n_bad = 0;
+    int n = pc_tuner_resume(t, o.log_path, NULL, NULL, &n_bad, &d);
+    if (n < 0) {
+      fprintf(stderr, "portent tune: %s\n", d.msg);
+      goto done;
+    }
+    if (!quiet)
+      fprintf(stderr, "tune %s: resumed %d measured candidates from %s (%d unusable lines skipped), best %.4g ms\n",
+              p->name, n, o.log_path, n_bad, pc_tuner_stats(t)->best_s * 1e3);
+  }
+  if (measure == 0) {
+    best = pc_tuner_predict_best(t, &d);
+  } else {
+    if (pc_tuner_run(t, &d) != 0) {
+      fprintf(stderr, "\nportent tune: %s\n", d.msg);
+      goto done;
+    }
+    if (pg.tty && !pg.quiet) fprintf(stderr, "\n");
+    best = pc_tuner_best(t);
+  }
+  const pc_tune_stats *st = pc_tuner_stats(t);
+  if (!best) {
+    fprintf(stderr, "portent tune: no candidate %s (%d measured, %d failed)%s%s\n",
+            measure ? "ran correctly" : "was found", st->n_measured, st->n_failed, d.msg[0] ? ": " : "", d.msg);
+    goto done;
+  }
+  char *steps = pc_steps_to_json(best->n_steps, best->steps);
+  if (json) {
+    printf("{\"workload\": \"%s\", \"model\": \"%s\", \"best_seconds\": %.9g, \"gflops\": %.3f, \"measured\": %d, "
+           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, "
+           "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f},\n \"steps\": %s}\n",
+           p->name, model_name, st->best_s, st->best_s > 0 ? p->flops * 1e-9 / st->best_s : 0.0, st->n_measured,
+           st->n_failed, st->n_resumed, st->rounds, st->t_search, st->t_model, st->t_compile, st->t_measure, st->t_total,
+           steps);
+  } else {
+    if (measure) printf("best: %.4g ms (%.1f GFLOP/s) after %d measurements (%d failed, %d resumed)\n", st->best_s * 1e3,
+                        p->flops * 1e-9 / st->best_s, st->n_measured, st->n_failed, st->n_resumed);
+    else printf("predicted best (nothing measured):\n");
+    printf("time: search %.1f s (cost model %.1f s), compile %.1f s, measurement %.1f s, total %.1f s\n", st->t_search,
+           st->t_model, st->t_compile, st->t_measure, st->t_total);
+    printf("steps: %s\n", steps);
+  }
+  free(steps);
+  status = EXIT_OK;
+  if (out) {
+    pc_lower_opts lo = {0};
+    pc_kernel *k = pc_lower(best, &lo, &d);
+    if (!k || pc_kernel_emit(k, out, &d)) {
+      fprintf(stderr, "portent tune: %s: %s\n", out, d.msg);
+      status = EXIT_FAILED;
+    }
+    pc_kernel_free(k);
+  }
+  char curve_buf[1100];
+  if (!curve && o.log_path) {
+    snprintf(curve_buf, sizeof curve_buf, "%s.svg", o.log_path);
+    curve = curve_buf;
+  }
+  if (curve && measure && st->n_curve > 0) {
+    const char *names[1] = {model_name};
+    const double *series[1] = {st->curve};
+    int n_points[1] = {st->n_curve};
+    char title[160];
+    snprintf(title, sizeof title, "portent tune %s (%s model)", p->name, model_name);
+    if (pc_tune_curve_svg(curve, title, 1, names, n_points, series, &d)) {
+      fprintf(stderr, "portent tune: %s\n", d.msg);
+      status = EXIT_FAILED;
+    }
+  }
+done:
+  pc_state_free(best);
+  pc_tuner_free(t);
+  model.free(model.self);
+  pc_program_free(p);
+  ptg_target_free(target);
+  return status;
+}

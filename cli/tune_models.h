@@ -1,0 +1,13 @@
+/* The cost models `portent tune` and `portent bench tune` can rank candidates with, by name. */
+#ifndef PORTENT_CLI_TUNE_MODELS_H
+#define PORTENT_CLI_TUNE_MODELS_H
+
+#include "compiler.h"
+#include "targets.h"
+
+/* "random, xgb, ..." for usage texts. */
+const char *tune_model_names(void);
+/* Builds the named model; the target may be NULL (the analytic model needs one). */
+int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc_cost_model *out, pt_diag *d);
+
+#endif
