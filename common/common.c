@@ -104,6 +104,16 @@ char *pt_sprintf(pt_arena *a, const char *fmt, ...) {
   return p;
 }
 
+void pt_sbuf_printf(pt_sbuf *b, const char *fmt, ...) {
+  if (b->cap == 0 || b->len + 1 >= b->cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) b->len += (size_t)n;
+  if (b->len >= b->cap) b->len = b->cap - 1;
+}
+
 double pt_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -39,6 +39,13 @@ void *pt_alloc(pt_arena *a, size_t size);
 char *pt_strdup(pt_arena *a, const char *s);
 char *pt_sprintf(pt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Text appended into a fixed buffer, truncating silently at its end (printing helpers). */
+typedef struct {
+  char *buf;
+  size_t cap, len;
+} pt_sbuf;
+void pt_sbuf_printf(pt_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Monotonic time in seconds. */
 double pt_now(void);
 

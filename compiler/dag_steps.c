@@ -130,6 +130,14 @@ static bool stage_is_attach_target(const pc_state *s, int sid) {
   return false;
 }
 
+/* After inserting a stage at `at`, the original (now at + 1) keeps where it was computed. */
+static void keep_attachment(pc_state *s, int at, const pc_stage *before) {
+  pc_stage *st = &s->stages[at + 1];
+  st->at = before->at;
+  st->attach_stage = before->attach_stage >= at ? before->attach_stage + 1 : before->attach_stage;
+  st->attach_node = before->attach_node;
+}
+
 static int apply_cache_write(pc_state *s, const pc_step *step, pt_diag *d) {
   int sid = step->stage_id, rc = check_dag_step(s, sid, "CHW", d);
   if (rc) return rc;
@@ -160,10 +168,7 @@ static int apply_cache_write(pc_state *s, const pc_step *step, pt_diag *d) {
   adopt(s, p);
   pc_stage_init(&s->stages[sid], p, sid);
   pc_stage_init(&s->stages[sid + 1], p, sid + 1);
-  /* The original stage keeps where it was computed. */
-  s->stages[sid + 1].at = keep_at.at;
-  s->stages[sid + 1].attach_stage = keep_at.attach_stage >= sid ? keep_at.attach_stage + 1 : keep_at.attach_stage;
-  s->stages[sid + 1].attach_node = keep_at.attach_node;
+  keep_attachment(s, sid, &keep_at);
   return 0;
 }
 
@@ -344,9 +349,7 @@ static int apply_rfactor(pc_state *s, const pc_step *step, pt_diag *d) {
   adopt(s, p);
   pc_stage_init(&s->stages[at], p, at);
   pc_stage_init(&s->stages[at + 1], p, at + 1);
-  s->stages[at + 1].at = keep.at;
-  s->stages[at + 1].attach_stage = keep.attach_stage >= at ? keep.attach_stage + 1 : keep.attach_stage;
-  s->stages[at + 1].attach_node = keep.attach_node;
+  keep_attachment(s, at, &keep);
   return 0;
 }
 

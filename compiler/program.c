@@ -274,75 +274,60 @@ static const char *kind_text[] = {
 };
 _Static_assert(PT_ARRAY_LEN(kind_text) == PC_E_COUNT, "one text per expression kind");
 
-typedef struct {
-  char *buf;
-  size_t cap, len;
-} sbuf;
 
-static void put(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sbuf *s, const char *fmt, ...) {
-  if (s->len >= s->cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(s->buf + s->len, s->cap - s->len, fmt, ap);
-  va_end(ap);
-  if (n > 0) s->len += (size_t)n;
-  if (s->len >= s->cap) s->len = s->cap - 1;
-}
-
-static void print_expr(sbuf *s, const pc_program *p, const pc_op *op, const pc_expr *e) {
+static void print_expr(pt_sbuf *s, const pc_program *p, const pc_op *op, const pc_expr *e) {
   switch (e->kind) {
-  case PC_E_CONST_F: put(s, "%g", e->fval); return;
-  case PC_E_CONST_I: put(s, "%lld", (long long)e->ival); return;
-  case PC_E_AXIS: put(s, "%s", op->axis_name[e->axis]); return;
+  case PC_E_CONST_F: pt_sbuf_printf(s, "%g", e->fval); return;
+  case PC_E_CONST_I: pt_sbuf_printf(s, "%lld", (long long)e->ival); return;
+  case PC_E_AXIS: pt_sbuf_printf(s, "%s", op->axis_name[e->axis]); return;
   case PC_E_LOAD:
-    put(s, "%s[", p->ops[e->tensor].name);
+    pt_sbuf_printf(s, "%s[", p->ops[e->tensor].name);
     for (int i = 0; i < e->n_args; i++) {
-      if (i) put(s, ", ");
+      if (i) pt_sbuf_printf(s, ", ");
       print_expr(s, p, op, e->args[i]);
     }
-    put(s, "]");
+    pt_sbuf_printf(s, "]");
     return;
   default: break;
   }
   if (e->n_args == 2 && !(e->kind == PC_E_MAX || e->kind == PC_E_MIN)) {
-    put(s, "(");
+    pt_sbuf_printf(s, "(");
     print_expr(s, p, op, e->args[0]);
-    put(s, " %s ", kind_text[e->kind]);
+    pt_sbuf_printf(s, " %s ", kind_text[e->kind]);
     print_expr(s, p, op, e->args[1]);
-    put(s, ")");
+    pt_sbuf_printf(s, ")");
     return;
   }
-  put(s, "%s(", kind_text[e->kind]);
+  pt_sbuf_printf(s, "%s(", kind_text[e->kind]);
   for (int i = 0; i < e->n_args; i++) {
-    if (i) put(s, ", ");
+    if (i) pt_sbuf_printf(s, ", ");
     print_expr(s, p, op, e->args[i]);
   }
-  put(s, ")");
+  pt_sbuf_printf(s, ")");
 }
 
 void pc_program_print(const pc_program *p, char *buf, size_t cap) {
-  sbuf s = {buf, cap, 0};
+  pt_sbuf s = {buf, cap, 0};
   buf[0] = 0;
   for (int i = 0; i < p->n_ops; i++) {
     const pc_op *op = &p->ops[i];
-    put(&s, "%d %s[", i, op->name);
-    for (int k = 0; k < op->ndim; k++) put(&s, "%s%lld", k ? ", " : "", (long long)op->shape[k]);
-    put(&s, "]");
+    pt_sbuf_printf(&s, "%d %s[", i, op->name);
+    for (int k = 0; k < op->ndim; k++) pt_sbuf_printf(&s, "%s%lld", k ? ", " : "", (long long)op->shape[k]);
+    pt_sbuf_printf(&s, "]");
     if (op->is_placeholder) {
-      put(&s, " = placeholder\n");
+      pt_sbuf_printf(&s, " = placeholder\n");
       continue;
     }
-    put(&s, "(");
-    for (int k = 0; k < op->ndim; k++) put(&s, "%s%s", k ? ", " : "", op->axis_name[k]);
-    put(&s, ") = ");
+    pt_sbuf_printf(&s, "(");
+    for (int k = 0; k < op->ndim; k++) pt_sbuf_printf(&s, "%s%s", k ? ", " : "", op->axis_name[k]);
+    pt_sbuf_printf(&s, ") = ");
     if (op->reduce != PC_REDUCE_NONE) {
-      put(&s, "%s(", op->reduce == PC_REDUCE_SUM ? "sum" : "max");
+      pt_sbuf_printf(&s, "%s(", op->reduce == PC_REDUCE_SUM ? "sum" : "max");
       for (int k = 0; k < op->n_reduce; k++)
-        put(&s, "%s%s:%lld", k ? ", " : "", op->axis_name[op->ndim + k], (long long)op->reduce_extent[k]);
-      put(&s, ") ");
+        pt_sbuf_printf(&s, "%s%s:%lld", k ? ", " : "", op->axis_name[op->ndim + k], (long long)op->reduce_extent[k]);
+      pt_sbuf_printf(&s, ") ");
     }
     print_expr(&s, p, op, op->body);
-    put(&s, "%s\n", op->is_output ? "   (output)" : "");
+    pt_sbuf_printf(&s, "%s\n", op->is_output ? "   (output)" : "");
   }
 }

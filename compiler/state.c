@@ -385,52 +385,37 @@ static const char *ann_name(int a) {
   }
 }
 
-typedef struct {
-  char *buf;
-  size_t cap, len;
-} sbuf;
 
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sbuf *b, const char *fmt, ...) {
-  if (b->len + 1 >= b->cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
-  va_end(ap);
-  if (n > 0) b->len += (size_t)n;
-  if (b->len >= b->cap) b->len = b->cap - 1;
-}
+static void print_stage(const pc_state *s, int sid, int depth, pt_sbuf *b);
 
-static void print_stage(const pc_state *s, int sid, int depth, sbuf *b);
-
-static void print_attached(const pc_state *s, int sid, int node, int depth, sbuf *b) {
+static void print_attached(const pc_state *s, int sid, int node, int depth, pt_sbuf *b) {
   for (int o = 0; o < s->n_stages; o++)
     if (s->stages[o].at == PC_AT_ITER && s->stages[o].attach_stage == sid && s->stages[o].attach_node == node)
       print_stage(s, o, depth, b);
 }
 
-static void print_stage(const pc_state *s, int sid, int depth, sbuf *b) {
+static void print_stage(const pc_state *s, int sid, int depth, pt_sbuf *b) {
   const pc_stage *st = &s->stages[sid];
   const pc_op *op = &s->prog->ops[st->op];
   for (int l = 0; l < st->n_leaves; l++) {
     const pc_iter *it = &st->nodes[st->leaves[l]];
-    put(b, "%*s%sfor %s (0,%lld)\n", 2 * (depth + l), "", ann_name(it->annotation), it->name, (long long)it->extent);
+    pt_sbuf_printf(b, "%*s%sfor %s (0,%lld)\n", 2 * (depth + l), "", ann_name(it->annotation), it->name, (long long)it->extent);
     print_attached(s, sid, st->leaves[l], depth + l + 1, b);
   }
-  put(b, "%*s%s = ...\n", 2 * (depth + st->n_leaves), "", op->name);
+  pt_sbuf_printf(b, "%*s%s = ...\n", 2 * (depth + st->n_leaves), "", op->name);
 }
 
 void pc_state_print(const pc_state *s, char *buf, size_t cap) {
-  sbuf b = {buf, cap, 0};
+  pt_sbuf b = {buf, cap, 0};
   buf[0] = 0;
   for (int i = 0; i < s->n_stages; i++) {
     const pc_stage *st = &s->stages[i];
     const pc_op *op = &s->prog->ops[st->op];
     if (op->is_placeholder) {
-      put(&b, "Placeholder: %s\n", op->name);
+      pt_sbuf_printf(&b, "Placeholder: %s\n", op->name);
       continue;
     }
     if (st->at == PC_AT_ROOT) print_stage(s, i, 0, &b);
-    if (st->at == PC_AT_INLINE) put(&b, "(%s inlined)\n", op->name);
+    if (st->at == PC_AT_INLINE) pt_sbuf_printf(&b, "(%s inlined)\n", op->name);
   }
 }
