@@ -1,0 +1,72 @@
+/* common/: the thread pool visits every index exactly once for any size and thread count;
+ * atomic writes leave the old file intact on failure; the arena hands out zeroed memory. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "test.h"
+
+typedef struct {
+  int *hits;
+} visit_ctx;
+
+static void visit(void *ctx, int64_t b, int64_t e) {
+  visit_ctx *v = ctx;
+  for (int64_t i = b; i < e; i++) __atomic_fetch_add(&v->hits[i], 1, __ATOMIC_RELAXED);
+}
+
+int main(void) {
+  static const int64_t sizes[] = {0, 1, 2, 3, 7, 64, 1000, 12345};
+  for (int threads = 1; threads <= 5; threads++) {
+    pt_pool *p = pt_pool_new(threads);
+    CHECK(pt_pool_threads(p) == threads);
+    for (size_t k = 0; k < PT_ARRAY_LEN(sizes); k++)
+      for (int rep = 0; rep < 20; rep++) {
+        int64_t n = sizes[k];
+        visit_ctx v = {calloc((size_t)n + 1, sizeof(int))};
+        pt_parallel_for(p, visit, &v, n);
+        for (int64_t i = 0; i < n; i++) CHECK_MSG(v.hits[i] == 1, "threads %d n %lld index %lld hit %d times", threads, (long long)n, (long long)i, v.hits[i]);
+        free(v.hits);
+      }
+    pt_pool_free(p);
+  }
+  pt_arena *a = pt_arena_new();
+  for (int i = 0; i < 1000; i++) {
+    unsigned char *m = pt_alloc(a, (size_t)(i * 37 % 5000) + 1);
+    CHECK(((uintptr_t)m & 15) == 0 && m[0] == 0);
+  }
+  char *big = pt_alloc(a, 1 << 20);
+  CHECK(big[(1 << 20) - 1] == 0);
+  CHECK(strcmp(pt_sprintf(a, "%d-%s", 7, "x"), "7-x") == 0);
+  pt_arena_free(a);
+
+  char dir[] = "/tmp/portent_common_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[256];
+  snprintf(path, sizeof path, "%s/f.json", dir);
+  pt_diag d = {0};
+  CHECK(pt_write_file_atomic(path, "first", 5, &d) == 0);
+  chmod(dir, 0500); /* no new files: the atomic write must fail and leave the old content */
+  if (geteuid() != 0) {
+    CHECK(pt_write_file_atomic(path, "second", 6, &d) != 0 && strstr(d.msg, path));
+    size_t len;
+    char *back = pt_read_file(path, &len, &d);
+    CHECK(back && strcmp(back, "first") == 0);
+    free(back);
+  }
+  chmod(dir, 0700);
+  pt_diag_clear(&d);
+  CHECK(pt_write_file_atomic("/nonexistent/dir/x", "x", 1, &d) != 0 && strstr(d.msg, "/nonexistent/dir/x"));
+  unlink(path);
+  rmdir(dir);
+
+  pt_rng r1 = {5}, r2 = {5};
+  for (int i = 0; i < 100; i++) CHECK(pt_rng_next(&r1) == pt_rng_next(&r2));
+  for (int i = 0; i < 1000; i++) {
+    double u = pt_rng_uniform(&r1);
+    CHECK(u >= 0 && u < 1);
+  }
+  TEST_DONE();
+}
