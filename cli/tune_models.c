@@ -1,15 +1,37 @@
-/* Cost models by name for the tuning commands: random (compiler/), xgb (predictor/learned.h). */
+/* Cost models by name for the tuning commands: random (compiler/), xgb (predictor/learned.h),
+ * analytic (predictor/predictor.h). */
+#include <stdlib.h>
 #include <string.h>
 
+#include "learned.h"
+#include "predictor.h"
 #include "tune_models.h"
 
-const char *tune_model_names(void) { return "random"; }
+const char *tune_model_names(void) { return "random, xgb, analytic"; }
+
+/* The predictor's models come as allocated structs: keep the contents, free the shell. */
+static int take(pc_cost_model *m, pc_cost_model *out) {
+  *out = *m;
+  free(m);
+  return 0;
+}
 
 int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc_cost_model *out, pt_diag *d) {
   if (strcmp(name, "random") == 0) {
     *out = pc_cost_model_random(seed);
     return 0;
   }
-  (void)target;
+  if (strcmp(name, "xgb") == 0) {
+    pp_xgb_opts o;
+    pp_xgb_opts_default(&o);
+    o.seed = seed;
+    pc_cost_model *m = pp_cost_model_xgb(&o, d);
+    return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
+  }
+  if (strcmp(name, "analytic") == 0) {
+    if (!target) return pt_fail(d, PT_ERR_INPUT, "the analytic model needs --target T.json");
+    pc_cost_model *m = pp_cost_model_analytic(target, NULL, d);
+    return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
+  }
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());
 }
