@@ -13,6 +13,7 @@ typedef struct {
 /* One line per suite. */
 static const bench_suite suites[] = {
     {"compile", cmd_bench_compile, "compile time per candidate; GFLOP/s vs OpenBLAS and oneDNN"},
+    {"tune", cmd_bench_tune, "best latency per cost model after N measurements; vs oneDNN and OpenBLAS"},
     {"predict", cmd_bench_predict, "predicted vs measured over random schedules: MAPE, Spearman, top-k, ablation"},
     {"characterize", cmd_bench_characterize, "characterize twice: run-to-run differences, measured vs published"},
 };

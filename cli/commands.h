@@ -16,6 +16,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_bench_predict(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_bench_tune(int argc, char **argv);
 int cmd_bench_characterize(int argc, char **argv);
 
 #endif
