@@ -12,8 +12,8 @@
 #include "predictor.h"
 #include "targets.h"
 
-#define N_PRESETS 5
-static const char *const presets[N_PRESETS] = {"patent", "patent+bw", "steady", "steady+mlp", "full"};
+#define N_PRESETS 6
+static const char *const presets[N_PRESETS] = {"patent", "patent+bw", "steady", "steady+mlp", "steady+bw", "full"};
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -29,7 +29,15 @@ struct pp_predictor {
   pt_arena *arena;      /* fallback notes */
   int n_fallbacks, cap_fallbacks;
   const char **fallbacks;
+  struct pp_timeline *timelines; /* scheduler scratch, PP_MAX_UNITS of them */
 };
+
+void pp_timelines_free(pp_predictor *pp);
+size_t pp_timeline_size(void);
+/* pp_schedule repeated: the settled cycles per copy, or for fewer than 8 executions all of
+ * them scheduled together (makespan / executions). */
+double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges,
+                          double executions);
 
 /* Cost of (op, elem, bits) on the target, memoized; *unit gets the resource index. */
 ptg_inst_cost pp_inst_cost(pp_predictor *pp, ptg_op op, ptg_elem elem, int bits, int *unit);

@@ -10,45 +10,66 @@
 
 /* Per-unit occupancy timeline in whole cycles: each cycle holds `pipes` cycles of pipe time.
  * Instructions reserve in program order (oldest first, as an out-of-order scheduler picks),
- * and a younger one may fill an earlier gap an older one left. */
-typedef struct {
+ * and a younger one may fill an earlier gap an older one left. `next` skips full cycles
+ * (union-find with path compression), so a saturated unit costs no rescans. */
+struct pp_timeline {
   double *used;
-  int len, first_open;
-} timeline;
+  int *next;
+  int len, hi; /* allocated cycles; 1 + the last cycle touched since the last reset */
+};
+typedef struct pp_timeline timeline;
 
 static void tl_grow(timeline *t, int c) {
   if (c < t->len) return;
   int len = t->len ? t->len : 256;
   while (len <= c) len *= 2;
   t->used = realloc(t->used, sizeof(double) * (size_t)len);
-  for (int i = t->len; i < len; i++) t->used[i] = 0;
+  t->next = realloc(t->next, sizeof(int) * (size_t)len);
+  for (int i = t->len; i < len; i++) t->used[i] = 0, t->next[i] = i;
   t->len = len;
+}
+
+static void tl_reset(timeline *t) {
+  for (int i = 0; i < t->hi && i < t->len; i++) t->used[i] = 0, t->next[i] = i;
+  t->hi = 0;
+}
+
+static int tl_open(timeline *t, int c) {
+  tl_grow(t, c);
+  int root = c;
+  while (t->next[root] != root) {
+    root = t->next[root];
+    tl_grow(t, root);
+  }
+  while (t->next[c] != root) {
+    int n = t->next[c];
+    t->next[c] = root;
+    c = n;
+  }
+  return root;
 }
 
 /* Reserves occ cycles of pipe time at or after `ready`; returns the start time. */
 static double tl_reserve(timeline *t, int pipes, double ready, double occ) {
-  int c = (int)floor(ready);
-  if (c < t->first_open) c = t->first_open;
-  double start = -1;
+  int c = tl_open(t, ready > 0 ? (int)floor(ready) : 0);
+  double start = ready > c ? ready : c;
   for (;;) {
-    tl_grow(t, c);
-    double spare = pipes - t->used[c];
-    if (spare > 1e-9) {
-      double take = spare < occ ? spare : occ;
-      if (start < 0) start = ready > c ? ready : c;
-      t->used[c] += take;
-      occ -= take;
-    }
-    if (t->used[c] >= pipes - 1e-9 && c == t->first_open) t->first_open++;
+    double take = pipes - t->used[c] < occ ? pipes - t->used[c] : occ;
+    if (c + 2 > t->hi) t->hi = c + 2;
+    t->used[c] += take;
+    occ -= take;
+    if (t->used[c] >= pipes - 1e-9) t->next[c] = c + 1;
     if (occ <= 1e-9) return start;
-    c++;
+    c = tl_open(t, c + 1);
   }
 }
 
-/* Schedules `iters` copies in program order; fills finish[k] = last finish of copy k.
- * Returns the makespan. */
+/* Schedules up to `iters` copies in program order; fills finish[k] = last finish of copy k
+ * (a running maximum). With settle, stops at the first power of two k >= 8 where the cycles
+ * per iteration over the last half and the quarter before agree within 2%, and returns
+ * them; otherwise returns the makespan. */
 static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, int iters,
-                  double *iter_finish) {
+                  double *iter_finish, bool settle) {
   int total = n * iters;
   int *pred_start = calloc((size_t)n + 1, sizeof(int));
   int *pred = malloc(sizeof(int) * (n_edges > 0 ? n_edges : 1));
@@ -70,7 +91,8 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     pred[k] = s, pred_prev[k] = carried;
   }
   double *finish = malloc(sizeof(double) * (size_t)total);
-  timeline *tl = calloc((size_t)(pp->n_units > 0 ? pp->n_units : 1), sizeof(timeline));
+  timeline *tl = pp->timelines; /* reused across calls: only the touched prefix is reset */
+  for (int u = 0; u < pp->n_units; u++) tl_reset(&tl[u]);
   double uops = 0, w = pp->issue_width > 0 ? pp->issue_width : 4, makespan = 0;
   for (int k = 0; k < iters; k++) {
     iter_finish[k] = 0;
@@ -97,34 +119,46 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
       if (fin > iter_finish[k]) iter_finish[k] = fin;
       if (fin > makespan) makespan = fin;
     }
+    if (k > 0 && iter_finish[k] < iter_finish[k - 1]) iter_finish[k] = iter_finish[k - 1];
+    int done = k + 1;
+    if (settle && done >= 8 && (done & (done - 1)) == 0) {
+      double half = (iter_finish[done - 1] - iter_finish[done / 2 - 1]) / (done / 2);
+      double quarter = (iter_finish[done / 2 - 1] - iter_finish[done / 4 - 1]) / (done / 4);
+      if (fabs(half - quarter) <= 0.02 * half || done == iters) {
+        makespan = half;
+        break;
+      }
+    }
   }
-  if (uops / w > makespan) makespan = uops / w;
-  for (int u = 0; u < pp->n_units; u++) free(tl[u].used);
-  free(tl), free(pred_start), free(pred), free(pred_prev), free(fill), free(finish);
+  if (!settle && uops / w > makespan) makespan = uops / w;
+  free(pred_start), free(pred), free(pred_prev), free(fill), free(finish);
   return makespan;
 }
 
-double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, bool repeat) {
+double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges,
+                          double executions) {
   if (n <= 0) return 0;
-  if (!repeat) {
-    double f;
-    return run(pp, n, ops, n_edges, edges, 1, &f);
+  double finish[64];
+  /* Large bodies settle within few copies; bound the work at ~2048 simulated instructions. */
+  int iters = 64;
+  while (iters > 8 && iters * n > 2048) iters /= 2;
+  if (executions >= 1 && executions < 8) { /* too few executions for a steady state: all of them */
+    int k = (int)executions;
+    return run(pp, n, ops, n_edges, edges, k, finish, false) / k;
   }
-  /* Repeat until the slope over the second quarter and the second half agree within 2%. */
-  double prev = -1;
-  for (int iters = 8; iters <= 64; iters *= 2) {
-    double finish[64];
-    run(pp, n, ops, n_edges, edges, iters, finish);
-    /* finish times need not be monotone (a later copy may end first): use running maxima */
-    for (int k = 1; k < iters; k++)
-      if (finish[k] < finish[k - 1]) finish[k] = finish[k - 1];
-    double half = (finish[iters - 1] - finish[iters / 2 - 1]) / (iters / 2);
-    double quarter = (finish[iters / 2 - 1] - finish[iters / 4 - 1]) / (iters / 4);
-    if (fabs(half - quarter) <= 0.02 * half || (prev >= 0 && fabs(half - prev) <= 0.02 * half) || iters == 64)
-      return half;
-    prev = half;
-  }
-  return prev;
+  return run(pp, n, ops, n_edges, edges, iters, finish, true);
+}
+
+double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, bool repeat) {
+  double finish[1];
+  if (!repeat) return n > 0 ? run(pp, n, ops, n_edges, edges, 1, finish, false) : 0;
+  return pp_schedule_copies(pp, n, ops, n_edges, edges, 1e18);
+}
+
+size_t pp_timeline_size(void) { return sizeof(timeline); }
+
+void pp_timelines_free(pp_predictor *pp) {
+  for (int u = 0; u < PP_MAX_UNITS; u++) free(pp->timelines[u].used), free(pp->timelines[u].next);
 }
 
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {

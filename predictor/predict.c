@@ -27,6 +27,7 @@ int pp_options_preset(pp_options *o, const char *name) {
   if (strcmp(name, "steady") == 0) o->steady_state = true;
   else if (strcmp(name, "steady+mlp") == 0) o->steady_state = o->mlp = true;
   else if (strcmp(name, "patent+bw") == 0) o->bandwidth = true;
+  else if (strcmp(name, "steady+bw") == 0) o->steady_state = o->bandwidth = true;
   else if (strcmp(name, "full") == 0) o->steady_state = o->mlp = o->bandwidth = true;
   else return PT_ERR_INVALID;
   return 0;
@@ -42,6 +43,7 @@ pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag
   }
   pp_predictor *pp = calloc(1, sizeof *pp);
   pp->arena = pt_arena_new();
+  pp->timelines = pt_alloc(pp->arena, pp_timeline_size() * PP_MAX_UNITS);
   pp->t = t, pp->o = *o;
   pp->threads = o->threads > 0 ? o->threads : t->cores;
   pp->freq_ghz = t->frequency_ghz.value > 0 ? t->frequency_ghz.value : 3;
@@ -62,6 +64,7 @@ pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag
 
 void pp_predictor_free(pp_predictor *pp) {
   if (!pp) return;
+  pp_timelines_free(pp);
   pt_arena_free(pp->arena);
   free(pp);
 }
@@ -155,13 +158,15 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       if (bp->ecount <= 0 || b->n_nodes == 0) continue;
       bool repeat = pp->o.steady_state && b->loop >= 0;
       pp_legalize_block(pp, b, fp->load_latency, ops);
-      double cyc = pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, repeat);
+      double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
+                          : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
       double compute = cyc;
       if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
         memcpy(ops_l1, ops, sizeof *ops * b->n_nodes);
         for (int k = 0; k < b->n_nodes; k++)
           if (ops_l1[k].is_load) ops_l1[k].latency = pp->l1_latency;
-        compute = pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, repeat);
+        compute = repeat ? pp_schedule_copies(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, bp->ecount)
+                         : pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, false);
         if (compute > cyc) compute = cyc;
       }
       int uops = 0;
@@ -177,10 +182,10 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bp->bound = res >= 0.9 * compute ? (issue ? PP_BOUND_ISSUE : PP_BOUND_UNIT) : PP_BOUND_LATENCY;
       if (bp->bound == PP_BOUND_UNIT) bp->unit = pp->unit_names[unit];
       if (cyc > 1.1 * compute) bp->bound = PP_BOUND_MEMORY;
-      if (pp->o.steady_state) {
-        /* Misses beyond L1 in flight at once: one (misses serialize) unless the MLP extension
-         * lets up to overlapping_misses of them overlap (Little's law). */
-        double stall = lines * stall_per_line / (pp->o.mlp ? pp->mlp : 1);
+      if (pp->o.mlp) {
+        /* Little's law: at most overlapping_misses accesses beyond L1 in flight, so a block
+         * takes at least its lines x excess latency / overlapping_misses. */
+        double stall = lines * stall_per_line / pp->mlp;
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
       }
       bp->cycles = cyc;

@@ -21,14 +21,14 @@
 typedef struct pp_options {
   int threads;          /* threads on the target; 0 = all its cores */
   bool steady_state;    /* loop blocks: steady-state cycles per iteration of repeated bodies */
-  bool mlp;             /* misses overlap up to the target's overlapping_misses (needs steady_state) */
+  bool mlp;             /* Little's law: a block takes at least its misses x latency / overlapping_misses */
   bool bandwidth;       /* roofline: a function takes at least bytes / bandwidth at each level */
   bool no_breakdown;    /* skip the compute/memory split (one simulation per block: faster) */
 } pp_options;
 
 /* The full model (all extensions on, threads = cores). */
 void pp_options_default(pp_options *o);
-/* "patent" "steady" "steady+mlp" "full" (steady+mlp+bandwidth): the ablation rows. */
+/* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three). */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {
