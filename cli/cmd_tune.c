@@ -149,7 +149,7 @@ int cmd_tune(int argc, char **argv) {
       fprintf(stderr, "portent tune: %s\n", d.msg);
       goto done;
     }
-    if (!quiet)
+    if (!json) /* even with --quiet: what was reused matters */
       fprintf(stderr, "tune %s: resumed %d measured candidates from %s (%d unusable lines skipped), best %.4g ms\n",
               p->name, n, o.log_path, n_bad, pc_tuner_stats(t)->best_s * 1e3);
   }

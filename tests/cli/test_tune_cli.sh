@@ -1,0 +1,69 @@
+#!/bin/sh
+# portent tune as a user runs it: a short search writes one record per measurement, the best
+# module and the curve; resuming reports a truncated or corrupted line by number and skips it;
+# kill -9 loses at most the candidate being measured; two tuners share one log without
+# interleaving lines; bad usage exits 2.
+portent="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check NAME EXPECTED_EXIT COMMAND...
+  name=$1; want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; fail=1
+  fi
+}
+has() { # has NAME FILE TEXT
+  grep -q -- "$3" "$2" || { echo "FAIL $1: '$3' not in $2:"; cat "$2"; fail=1; }
+}
+lines() { wc -l <"$1" | tr -d ' '; }
+quick="--population 24 --generations 1 --measure-per-round 4 --min-time 0 --threads 1 --quiet"
+w=matmul:32,24,40
+
+check tune 0 "$portent" tune $w --trials 8 $quick --log "$tmp/log" -o "$tmp/best.ll" --curve "$tmp/c.svg"
+has tune "$tmp/out" "best: .* ms"
+has tune "$tmp/out" '^steps: \[\["'
+[ "$(lines "$tmp/log")" = 8 ] || { echo "FAIL tune: $(lines "$tmp/log") records, expected 8"; fail=1; }
+has tune-ll "$tmp/best.ll" "define void @portent_matmul"
+has tune-svg "$tmp/c.svg" "<polyline"
+check tune-json 0 "$portent" tune $w --trials 4 $quick --json
+has tune-json "$tmp/out" '"best_seconds": '
+
+# A truncated last line and a garbage line: named by number, skipped; the run continues.
+head -c -30 "$tmp/log" >"$tmp/log2" && printf '\nnot json at all\n' >>"$tmp/log2"
+check resume 0 "$portent" tune $w --trials 12 $quick --log "$tmp/log2" --resume
+has resume "$tmp/err" "log2:8:"
+has resume "$tmp/err" "log2:9:"
+has resume "$tmp/err" "resumed 7 measured candidates"
+[ "$(lines "$tmp/log2")" = 14 ] || { echo "FAIL resume: $(lines "$tmp/log2") lines, expected 9 + 5"; fail=1; }
+
+# kill -9 in the middle of a run: every line written is a whole record.
+"$portent" tune $w --trials 1000 $quick --log "$tmp/log3" >/dev/null 2>&1 &
+pid=$!
+sleep 3
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+n=$(lines "$tmp/log3")
+check resume-killed 0 "$portent" tune $w --trials $((n + 2)) $quick --log "$tmp/log3" --resume
+has resume-killed "$tmp/err" "resumed $n measured candidates from .* (0 unusable lines skipped)"
+
+# Two tuners appending to one log: no interleaved lines.
+"$portent" tune $w --trials 8 $quick --seed 5 --log "$tmp/log4" >/dev/null 2>&1 &
+p1=$!
+"$portent" tune matmul:40,24,32 --trials 8 $quick --seed 6 --log "$tmp/log4" >/dev/null 2>&1 &
+p2=$!
+wait $p1 $p2
+check shared-log 0 "$portent" tune $w --trials 8 $quick --log "$tmp/log4" --resume
+has shared-log "$tmp/err" "resumed 8 measured candidates from .* (0 unusable lines skipped)"
+[ "$(lines "$tmp/log4")" = 16 ] || { echo "FAIL shared-log: $(lines "$tmp/log4") lines, expected 16"; fail=1; }
+
+check no-workload 2 "$portent" tune
+check bad-model 2 "$portent" tune $w --model nonsense
+has bad-model "$tmp/err" "unknown cost model 'nonsense'"
+check measure0-needs-analytic 2 "$portent" tune $w --measure 0
+has measure0-needs-analytic "$tmp/err" "analytic"
+check resume-needs-log 2 "$portent" tune $w --resume
+check bench-tune-help 0 "$portent" bench tune --help
+exit $fail
