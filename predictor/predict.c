@@ -99,6 +99,36 @@ static double block_executions(const pa_profile *p, const pa_function *f, const 
   return b->static_count_per_call > 0 ? b->static_count_per_call * (f->calls > 0 ? (double)f->calls : 1) : 0;
 }
 
+static bool fp_accumulate(const pa_node *n) {
+  return (n->op == PA_OP_ADD || n->op == PA_OP_SUB || n->op == PA_OP_FMA) && n->elem &&
+         (n->elem[0] == 'f' || n->elem[0] == 'b');
+}
+
+/* Cycles of the longest chain of dependent float adds in a block that starts at an add with
+ * an operand from another block: an accumulator whose phi lives in a loop header elsewhere.
+ * The block's own steady state cannot see that recurrence (its edges stay in the block). */
+static double open_chain(const pa_block *b, const pp_op *ops) {
+  int n = b->n_nodes;
+  if (n == 0) return 0;
+  int in_preds[n];
+  double len[n];
+  for (int i = 0; i < n; i++) in_preds[i] = 0, len[i] = 0;
+  for (int e = 0; e < b->n_edges; e++)
+    if (b->edges[e].kind != PA_EDGE_MEMORY) in_preds[b->edges[e].dst]++;
+  double best = 0;
+  for (int i = 0; i < n; i++) {
+    if (!fp_accumulate(&b->nodes[i]) || ops[i].parts == 0) continue;
+    /* an add with both operands in the block starts no chain; one fed by a chain extends it */
+    if (in_preds[i] < 2) len[i] = ops[i].latency;
+    for (int e = 0; e < b->n_edges; e++)
+      if (b->edges[e].dst == i && b->edges[e].kind == PA_EDGE_DATA && len[b->edges[e].src] > 0 &&
+          len[b->edges[e].src] + ops[i].latency > len[i])
+        len[i] = len[b->edges[e].src] + ops[i].latency;
+    if (len[i] > best) best = len[i];
+  }
+  return best;
+}
+
 pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   const ptg_target *t = pp->t;
   if (!p || p->version != PA_PROFILE_VERSION) {
@@ -135,6 +165,11 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     for (int j = 0; j < p->functions[i].n_blocks; j++)
       if (p->functions[i].blocks[j].n_nodes > max_nodes) max_nodes = p->functions[i].blocks[j].n_nodes;
   pp_op *ops = malloc(sizeof *ops * max_nodes), *ops_l1 = malloc(sizeof *ops * max_nodes);
+  int max_loops = 1;
+  for (int i = 0; i < p->n_functions; i++)
+    if (p->functions[i].n_loops > max_loops) max_loops = p->functions[i].n_loops;
+  double *loop_chain = malloc(sizeof(double) * max_loops), *loop_cycles = malloc(sizeof(double) * max_loops);
+  int *loop_costliest = malloc(sizeof(int) * max_loops);
   double footprint = p->reuse_total.cold;
   for (int i = 0; i < p->n_functions; i++) {
     const pa_function *f = &p->functions[i];
@@ -148,6 +183,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     double stall_per_line = fp->load_latency - pp->l1_latency;
     if (stall_per_line < 0) stall_per_line = 0;
     double l1_bytes = 0;
+    int first_block = r->n_blocks;
+    for (int l = 0; l < f->n_loops; l++) loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1;
     for (int j = 0; j < f->n_blocks; j++) {
       const pa_block *b = &f->blocks[j];
       pp_block_pred *bp = &r->blocks[r->n_blocks++];
@@ -191,8 +228,29 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bp->cycles = cyc;
       bp->compute_cycles = compute;
       bp->total_cycles = cyc * bp->ecount;
+      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops) {
+        int l = b->loop;
+        loop_chain[l] += open_chain(b, ops) * bp->ecount;
+        loop_cycles[l] += bp->total_cycles;
+        if (loop_costliest[l] < 0 || bp->total_cycles > r->blocks[first_block + loop_costliest[l]].total_cycles)
+          loop_costliest[l] = j;
+      }
+    }
+    /* Steady state across a loop's blocks: an accumulator carried from block to block takes
+     * at least its chain of add latencies per iteration (charged to the loop's costliest block). */
+    for (int l = 0; l < f->n_loops; l++)
+      if (loop_costliest[l] >= 0 && loop_chain[l] > loop_cycles[l]) {
+        pp_block_pred *bp = &r->blocks[first_block + loop_costliest[l]];
+        double extra = loop_chain[l] - loop_cycles[l];
+        bp->total_cycles += extra;
+        bp->compute_cycles += extra / (bp->ecount > 0 ? bp->ecount : 1);
+        bp->cycles = bp->total_cycles / (bp->ecount > 0 ? bp->ecount : 1);
+        bp->bound = PP_BOUND_LATENCY;
+      }
+    for (int j = first_block; j < r->n_blocks; j++) {
+      pp_block_pred *bp = &r->blocks[j];
       fp->cycles += bp->total_cycles;
-      fp->compute_cycles += compute * bp->ecount;
+      fp->compute_cycles += bp->compute_cycles * bp->ecount;
       by_bound[bp->bound] += bp->total_cycles / hz;
     }
     fp->memory_cycles = fp->cycles - fp->compute_cycles;
@@ -242,7 +300,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     r->compute_seconds += fp->compute_cycles / hz;
     r->memory_seconds += fp->memory_cycles / hz;
   }
-  free(ops), free(ops_l1);
+  free(ops), free(ops_l1), free(loop_chain), free(loop_cycles), free(loop_costliest);
   r->bound = PP_BOUND_ISSUE;
   for (int b = 0; b < PP_BOUND_COUNT; b++)
     if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;
