@@ -97,50 +97,50 @@ pc_cost_model pc_cost_model_random(uint64_t seed) {
 #define PREDICT_CHUNK 32
 
 int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, pt_diag *d) {
-  pc_state *states[PREDICT_CHUNK];
+  pc_state *states[PREDICT_CHUNK], *scratch[PREDICT_CHUNK] = {0};
   double scores[PREDICT_CHUNK];
+  int rc = 0;
   for (int base = 0; base < pop->n; base += PREDICT_CHUNK) {
     int n = pop->n - base < PREDICT_CHUNK ? pop->n - base : PREDICT_CHUNK, k = 0;
     int idx[PREDICT_CHUNK];
     for (int i = 0; i < n; i++) {
       pt_diag ignore = {0};
-      pc_state *s = sk_replay(p, pop->c[base + i].n, pop->c[base + i].steps, &ignore);
+      if (!scratch[k]) scratch[k] = sk_scratch_new(p);
       pop->c[base + i].score = -INFINITY;
-      if (s) {
+      if (sk_replay_into(scratch[k], p, pop->c[base + i].n, pop->c[base + i].steps, &ignore) == 0) {
         idx[k] = base + i;
-        states[k++] = s;
+        states[k] = scratch[k];
+        k++;
       }
     }
     double t0 = pt_now();
-    int rc = k ? m->predict(m->self, p, k, states, scores, d) : 0;
+    rc = k ? m->predict(m->self, p, k, states, scores, d) : 0;
     if (t_model) *t_model += pt_now() - t0;
-    for (int i = 0; i < k; i++) {
-      if (rc == 0) pop->c[idx[i]].score = isfinite(scores[i]) ? scores[i] : -INFINITY;
-      pc_state_free(states[i]);
-    }
-    if (rc) return rc;
+    for (int i = 0; i < k && rc == 0; i++) pop->c[idx[i]].score = isfinite(scores[i]) ? scores[i] : -INFINITY;
+    if (rc) break;
   }
-  return 0;
+  for (int i = 0; i < PREDICT_CHUNK; i++) pc_state_free(scratch[i]);
+  return rc;
 }
 
 void sk_sample_population(const pc_sketches *sk, int want, const sk_hashset *skip, pt_rng *rng, sk_pop *out) {
   sk_hashset seen = {0};
   for (int i = 0; i < out->n; i++) sk_hashset_add(&seen, out->c[i].hash);
   int fails = 0, target = out->n + want;
+  pc_state *s = sk_scratch_new(sk->p);
   /* Ansor retries sampling until the population is full; bounded here so a workload whose
    * samples keep colliding (a tiny shape) still returns. */
   while (out->n < target && fails < 4 * want + 64) {
     pt_diag d = {0};
-    pc_state *s = pc_sketch_sample(sk, (int)pt_rng_range(rng, sk->n), rng, &d);
-    if (!s) {
+    if (sk_sample_into(sk, (int)pt_rng_range(rng, sk->n), rng, s, &d)) {
       fails++;
       continue;
     }
     uint64_t h = sk_steps_hash(s->n_steps, s->steps);
     if (sk_hashset_has(skip, h) || !sk_hashset_add(&seen, h)) fails++;
     else sk_pop_push(out, s->steps, s->n_steps, h);
-    pc_state_free(s);
   }
+  pc_state_free(s);
   sk_hashset_free(&seen);
 }
 
@@ -187,6 +187,7 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
   sk_hashset in_best = {0};
   sk_pop next = {0};
   pc_step *child = malloc(sizeof(pc_step) * PC_MAX_STEPS);
+  pc_state *scratch = sk_scratch_new(p);
   double *prefix = NULL;
   int rc = 0;
   for (int gen = 0; gen <= o->generations && pop->n > 0; gen++) {
@@ -217,15 +218,15 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
       int n = -1;
       if (r < o->crossover_prob) {
         const sk_cand *b = &pop->c[pick(prefix, pop->n, rng)];
-        n = sk_crossover(p, a, b, rng, child);
+        n = sk_crossover(p, scratch, a, b, rng, child);
       } else if (r < o->crossover_prob + o->mutation_prob) {
         /* Ansor's CPU weights: tile size 0.90, auto unroll 0.04, compute location 0.05,
          * parallel 0.01 (sketch_policy.cc). */
         double w = pt_rng_uniform(rng);
-        if (w < 0.90) n = sk_mutate_tile_size(p, a, o->sketch.max_innermost_factor, rng, child);
-        else if (w < 0.94) n = sk_mutate_auto_unroll(p, a, rng, child);
-        else if (w < 0.99) n = sk_mutate_compute_location(p, a, rng, child);
-        else n = sk_mutate_parallel(p, a, rng, child);
+        if (w < 0.90) n = sk_mutate_tile_size(p, scratch, a, o->sketch.max_innermost_factor, rng, child);
+        else if (w < 0.94) n = sk_mutate_auto_unroll(p, scratch, a, rng, child);
+        else if (w < 0.99) n = sk_mutate_compute_location(p, scratch, a, rng, child);
+        else n = sk_mutate_parallel(p, scratch, a, rng, child);
       } else {
         memcpy(child, a->steps, sizeof(pc_step) * (size_t)a->n);
         n = a->n;
@@ -245,6 +246,7 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
   sk_pop_free(&next);
   sk_hashset_free(&in_best);
   free(child);
+  pc_state_free(scratch);
   free(prefix);
   return rc;
 }

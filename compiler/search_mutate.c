@@ -8,14 +8,12 @@
 
 #include "tune_internal.h"
 
-static bool valid(const pc_program *p, int n, const pc_step *steps) {
+static bool valid(const pc_program *p, pc_state *scratch, int n, const pc_step *steps) {
   pt_diag d = {0};
-  pc_state *s = sk_replay(p, n, steps, &d);
-  pc_state_free(s);
-  return s != NULL;
+  return sk_replay_into(scratch, p, n, steps, &d) == 0;
 }
 
-int sk_mutate_tile_size(const pc_program *p, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out) {
+int sk_mutate_tile_size(const pc_program *p, pc_state *scratch, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out) {
   int ids[PC_MAX_STEPS], n = 0;
   for (int i = 0; i < c->n; i++)
     if (c->steps[i].kind == PC_STEP_SP && c->steps[i].extent > 1 && c->steps[i].n_lengths > 0 &&
@@ -59,12 +57,12 @@ int sk_mutate_tile_size(const pc_program *p, const sk_cand *c, int max_inner, pt
       else if (k == dst) v *= factor;
       out[sid].lengths[k - 1] = v;
     }
-    return valid(p, c->n, out) ? c->n : -1;
+    return valid(p, scratch, c->n, out) ? c->n : -1;
   }
   return -1;
 }
 
-int sk_mutate_auto_unroll(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out) {
+int sk_mutate_auto_unroll(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out) {
   static const int configs[] = {0, 16, 64, 512};
   int ids[PC_MAX_STEPS], n = 0;
   for (int i = 0; i < c->n; i++)
@@ -73,14 +71,14 @@ int sk_mutate_auto_unroll(const pc_program *p, const sk_cand *c, pt_rng *rng, pc
   memcpy(out, c->steps, sizeof(pc_step) * (size_t)c->n);
   pc_step *pr = &out[ids[pt_rng_range(rng, n)]];
   snprintf(pr->pragma, sizeof pr->pragma, "auto_unroll_max_step$%d", configs[pt_rng_range(rng, 4)]);
-  return valid(p, c->n, out) ? c->n : -1;
+  return valid(p, scratch, c->n, out) ? c->n : -1;
 }
 
 static bool changes_stages(pc_step_kind k) { return k == PC_STEP_CHW || k == PC_STEP_CHR || k == PC_STEP_RF; }
 
 /* A different number of outer loops fused into a parallel loop; later annotations of that
  * stage shift by the change in loop count. */
-int sk_mutate_parallel(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out) {
+int sk_mutate_parallel(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out) {
   int ids[PC_MAX_STEPS], n = 0;
   for (int i = 1; i < c->n; i++) {
     const pc_step *an = &c->steps[i], *fu = &c->steps[i - 1];
@@ -91,8 +89,8 @@ int sk_mutate_parallel(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_st
   if (n == 0) return -1;
   int an_id = ids[pt_rng_range(rng, n)], fu_id = an_id - 1;
   pt_diag d = {0};
-  pc_state *s = sk_replay(p, fu_id, c->steps, &d);
-  if (!s) return -1;
+  pc_state *s = scratch;
+  if (sk_replay_into(s, p, fu_id, c->steps, &d)) return -1;
   int sid = c->steps[fu_id].stage_id;
   const pc_stage *st = &s->stages[sid];
   int max_fuse = 0;
@@ -100,7 +98,6 @@ int sk_mutate_parallel(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_st
     const pc_iter *it = &st->nodes[st->leaves[max_fuse]];
     if (it->kind == PC_ITER_REDUCE || it->annotation != PC_ANN_NONE || sk_iter_has_attached(s, sid, max_fuse)) break;
   }
-  pc_state_free(s);
   if (max_fuse == 0) return -1;
   int fuse_to = 1 + (int)pt_rng_range(rng, max_fuse);
   int offset = c->steps[fu_id].ids[c->steps[fu_id].n_ids - 1] - (fuse_to - 1);
@@ -115,13 +112,13 @@ int sk_mutate_parallel(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_st
     if (st2->kind != PC_STEP_AN && st2->kind != PC_STEP_PR) return -1;
     if (st2->iter_id != 0) st2->iter_id += offset;
   }
-  return valid(p, c->n, out) ? c->n : -1;
+  return valid(p, scratch, c->n, out) ? c->n : -1;
 }
 
-int sk_mutate_compute_location(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out) {
+int sk_mutate_compute_location(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out) {
   pt_diag d = {0};
-  pc_state *s = sk_replay(p, c->n, c->steps, &d);
-  if (!s) return -1;
+  pc_state *s = scratch;
+  if (sk_replay_into(s, p, c->n, c->steps, &d)) return -1;
   int ids[PC_MAX_STEPS], n = 0;
   for (int i = 0; i < c->n; i++) {
     if (c->steps[i].kind != PC_STEP_CA) continue;
@@ -140,16 +137,15 @@ int sk_mutate_compute_location(const pc_program *p, const sk_cand *c, pt_rng *rn
       memcpy(out, c->steps, sizeof(pc_step) * (size_t)c->n);
       out[step_id].target_stage_id = cand[k][0] - inc;
       out[step_id].target_iter_id = cand[k][1];
-      rc = valid(p, c->n, out) ? c->n : -1;
+      rc = valid(p, scratch, c->n, out) ? c->n : -1;
     }
   }
-  pc_state_free(s);
   return rc;
 }
 
 /* Parents with the same step structure (kinds and stages in the same order) exchange the
  * tile sizes and unroll pragmas stage by stage. */
-int sk_crossover(const pc_program *p, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out) {
+int sk_crossover(const pc_program *p, pc_state *scratch, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out) {
   if (a->n != b->n) return -1;
   for (int i = 0; i < a->n; i++)
     if (a->steps[i].kind != b->steps[i].kind || a->steps[i].stage_id != b->steps[i].stage_id) return -1;
@@ -169,5 +165,5 @@ int sk_crossover(const pc_program *p, const sk_cand *a, const sk_cand *b, pt_rng
       any_a = true;
   }
   if (!any_a || !any_b) return -1;
-  return valid(p, a->n, out) ? a->n : -1;
+  return valid(p, scratch, a->n, out) ? a->n : -1;
 }

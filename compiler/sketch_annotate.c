@@ -191,17 +191,20 @@ int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps) {
   return sketch->n_steps;
 }
 
-pc_state *pc_sketch_sample(const pc_sketches *sk, int i, pt_rng *rng, pt_diag *d) {
-  if (i < 0 || i >= sk->n) {
-    pt_fail(d, PT_ERR_INVALID, "sketch %d out of range (%d sketches)", i, sk->n);
-    return NULL;
-  }
+int sk_sample_into(const pc_sketches *sk, int i, pt_rng *rng, pc_state *scratch, pt_diag *d) {
+  if (i < 0 || i >= sk->n) return pt_fail(d, PT_ERR_INVALID, "sketch %d out of range (%d sketches)", i, sk->n);
   pc_step *steps = malloc(sizeof(pc_step) * PC_MAX_STEPS);
-  int n = sk_fill_tiles(sk, i, rng, steps);
-  pc_state *s = NULL;
-  if (n < 0) pt_fail(d, PT_ERR_INVALID, "sketch %d: a split has no factorization", i);
-  else s = sk_replay(sk->p, n, steps, d);
+  int n = sk_fill_tiles(sk, i, rng, steps), rc;
+  if (n < 0) rc = pt_fail(d, PT_ERR_INVALID, "sketch %d: a split has no factorization", i);
+  else rc = sk_replay_into(scratch, sk->p, n, steps, d);
   free(steps);
-  if (s) annotate(s, &sk->o, rng);
-  return s;
+  if (rc == 0) annotate(scratch, &sk->o, rng);
+  return rc;
+}
+
+pc_state *pc_sketch_sample(const pc_sketches *sk, int i, pt_rng *rng, pt_diag *d) {
+  pc_state *s = sk_scratch_new(sk->p);
+  if (s && sk_sample_into(sk, i, rng, s, d) == 0) return s;
+  pc_state_free(s);
+  return NULL;
 }

@@ -23,4 +23,7 @@ struct pc_sketches {
 /* sketch_annotate.c: the sketch's steps with random tile sizes; returns their count or -1. */
 int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps);
 
+/* A random annotation of sketch i into a scratch state (see pc_sketch_sample). */
+int sk_sample_into(const pc_sketches *sk, int i, pt_rng *rng, pc_state *scratch, pt_diag *d);
+
 #endif

@@ -33,6 +33,10 @@ pc_step sk_step(pc_step_kind k, int stage);
 int sk_apply(pc_state *s, pc_step st, pt_diag *d);
 /* Replays steps on a fresh state of p; NULL (and d filled) if any step is invalid. */
 pc_state *sk_replay(const pc_program *p, int n, const pc_step *steps, pt_diag *d);
+/* A reusable state (free with pc_state_free) and replay into it; on error the scratch holds
+ * a partial state (still freeable and reusable). */
+pc_state *sk_scratch_new(const pc_program *p);
+int sk_replay_into(pc_state *s, const pc_program *p, int n, const pc_step *steps, pt_diag *d);
 /* A canonical 64-bit hash of a step sequence (dedupe of candidates). */
 uint64_t sk_steps_hash(int n, const pc_step *steps);
 
@@ -72,11 +76,11 @@ void sk_hashset_free(sk_hashset *h);
 /* search_mutate.c: Ansor's mutation rules and a crossover of two parents with the same
  * step structure. Each writes the child's steps (cap PC_MAX_STEPS) and returns their count,
  * or -1 when the rule does not apply or the child is invalid. */
-int sk_mutate_tile_size(const pc_program *p, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out);
-int sk_mutate_auto_unroll(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out);
-int sk_mutate_parallel(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out);
-int sk_mutate_compute_location(const pc_program *p, const sk_cand *c, pt_rng *rng, pc_step *out);
-int sk_crossover(const pc_program *p, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out);
+int sk_mutate_tile_size(const pc_program *p, pc_state *scratch, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out);
+int sk_mutate_auto_unroll(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);
+int sk_mutate_parallel(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);
+int sk_mutate_compute_location(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);
+int sk_crossover(const pc_program *p, pc_state *scratch, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out);
 
 /* search.c: scores a population with the model (states replayed in chunks). */
 int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, pt_diag *d);
