@@ -217,8 +217,11 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
       double r = pt_rng_uniform(rng);
       int n = -1;
       if (r < o->crossover_prob) {
-        const sk_cand *b = &pop->c[pick(prefix, pop->n, rng)];
-        n = sk_crossover(p, scratch, a, b, rng, child);
+        /* A partner with the same structure (children of one parent mostly are). */
+        for (int k = 0; k < 8 && n < 0; k++) {
+          const sk_cand *b = &pop->c[pick(prefix, pop->n, rng)];
+          if (b != a && b->n == a->n) n = sk_crossover(p, scratch, a, b, rng, child);
+        }
       } else if (r < o->crossover_prob + o->mutation_prob) {
         /* Ansor's CPU weights: tile size 0.90, auto unroll 0.04, compute location 0.05,
          * parallel 0.01 (sketch_policy.cc). */

@@ -143,22 +143,20 @@ int sk_mutate_compute_location(const pc_program *p, pc_state *scratch, const sk_
   return rc;
 }
 
-/* Parents with the same step structure (kinds and stages in the same order) exchange the
- * tile sizes and unroll pragmas stage by stage. */
+/* Parents with the same step structure (kinds and stages in the same order) exchange tile
+ * sizes and unroll pragmas: each split or pragma step comes from either parent (follow
+ * splits follow their source). Ansor's paper merges per stage; per step still mixes when only
+ * one stage is tiled, as in a matmul. */
 int sk_crossover(const pc_program *p, pc_state *scratch, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out) {
   if (a->n != b->n) return -1;
   for (int i = 0; i < a->n; i++)
     if (a->steps[i].kind != b->steps[i].kind || a->steps[i].stage_id != b->steps[i].stage_id) return -1;
-  bool from_b[PC_MAX_STAGES + 8];
   bool any_a = false, any_b = false;
-  for (int k = 0; k < PC_MAX_STAGES + 8; k++) {
-    from_b[k] = pt_rng_range(rng, 2) == 1;
-  }
   memcpy(out, a->steps, sizeof(pc_step) * (size_t)a->n);
   for (int i = 0; i < a->n; i++) {
-    int sid = a->steps[i].stage_id;
     if (a->steps[i].kind != PC_STEP_SP && a->steps[i].kind != PC_STEP_PR) continue;
-    if (sid >= 0 && sid < PC_MAX_STAGES + 8 && from_b[sid]) {
+    if (sk_steps_hash(1, &a->steps[i]) == sk_steps_hash(1, &b->steps[i])) continue; /* same either way */
+    if (pt_rng_range(rng, 2)) {
       out[i] = b->steps[i];
       any_b = true;
     } else

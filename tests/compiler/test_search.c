@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "compiler/compiler.h"
+#include "compiler/tune_internal.h"
 #include "test.h"
 
 typedef struct {
@@ -55,7 +56,78 @@ static void quick_opts(pc_tune_opts *o, const char *log) {
   o->measure.min_repeats = 3;
 }
 
+/* Every mutation rule and crossover, many times over random samples of matmul_add (fusion and
+ * compute_at) and softmax (rfactor, compute locations): children are valid, differ from their
+ * parent, and a few of them run correctly. */
+static void check_mutations(const char *spec) {
+  pt_diag d = {0};
+  pc_program *p = pc_workload_build(spec, &d);
+  pc_sketch_opts so;
+  pc_sketch_opts_default(&so);
+  so.vector_lanes = 8;
+  pc_sketches *sk = pc_sketches_generate(p, &so, &d);
+  pc_measure_opts mo;
+  pc_measure_opts_default(&mo);
+  mo.min_time_s = 0;
+  mo.min_repeats = 1;
+  pc_reference *ref = pc_reference_new(p, &mo, &d);
+  CHECK(sk && ref);
+  pt_rng rng = {7};
+  pc_state *scratch = pc_state_new(p);
+  pc_step *child = malloc(sizeof(pc_step) * PC_MAX_STEPS);
+  int made[5] = {0}, measured = 0;
+  for (int i = 0; i < 60; i++) {
+    pc_state *s = pc_sketch_sample(sk, (int)pt_rng_range(&rng, pc_sketches_count(sk)), &rng, &d);
+    if (!s) continue;
+    sk_cand c = {s->n_steps, s->steps, sk_steps_hash(s->n_steps, s->steps), 0};
+    for (int rule = 0; rule < 5; rule++) {
+      int n = -1;
+      switch (rule) {
+      case 0: n = sk_mutate_tile_size(p, scratch, &c, 64, &rng, child); break;
+      case 1: n = sk_mutate_auto_unroll(p, scratch, &c, &rng, child); break;
+      case 2: n = sk_mutate_parallel(p, scratch, &c, &rng, child); break;
+      case 3: n = sk_mutate_compute_location(p, scratch, &c, &rng, child); break;
+      case 4: { /* a partner of the same structure: two tile mutations away */
+        pc_step *m1 = malloc(sizeof(pc_step) * PC_MAX_STEPS), *m2 = malloc(sizeof(pc_step) * PC_MAX_STEPS);
+        int k1 = sk_mutate_tile_size(p, scratch, &c, 64, &rng, m1);
+        sk_cand c1 = {k1, m1, 0, 0};
+        int k2 = k1 > 0 ? sk_mutate_tile_size(p, scratch, &c1, 64, &rng, m2) : -1;
+        sk_cand c2 = {k2, m2, 0, 0};
+        if (k2 > 0) c2.n = k2, n = sk_crossover(p, scratch, &c, &c2, &rng, child);
+        free(m1);
+        free(m2);
+        break;
+      }
+      }
+      if (n < 0) continue;
+      made[rule]++;
+      pt_diag cd = {0};
+      pc_state *cs = pc_state_new(p);
+      CHECK_MSG(pc_state_apply_all(cs, n, child, &cd) == 0, "%s rule %d: %s", spec, rule, cd.msg);
+      if (rule == 0 || rule == 2) CHECK(sk_steps_hash(n, child) != c.hash);
+      if (measured < 8 && pt_rng_range(&rng, 4) == 0) {
+        pc_measure_result r;
+        CHECK(pc_measure(cs, ref, &mo, &r, &cd) == 0);
+        CHECK_MSG(r.error == PC_MEASURE_OK, "%s rule %d: error %d %s", spec, rule, r.error, r.message);
+        measured++;
+      }
+      pc_state_free(cs);
+    }
+    pc_state_free(s);
+  }
+  printf("%s: children by tile size %d, unroll %d, parallel %d, compute location %d, crossover %d; %d run\n", spec,
+         made[0], made[1], made[2], made[3], made[4], measured);
+  CHECK(made[0] > 20 && made[1] > 20 && made[2] > 0 && made[4] > 0);
+  free(child);
+  pc_state_free(scratch);
+  pc_reference_free(ref);
+  pc_sketches_free(sk);
+  pc_program_free(p);
+}
+
 int main(void) {
+  check_mutations("matmul_add:32,16,24");
+  check_mutations("softmax:6,40");
   char log[] = "/tmp/portent_test_search_XXXXXX";
   int fd = mkstemp(log);
   CHECK(fd >= 0);
