@@ -59,6 +59,12 @@ check shared-log 0 "$portent" tune $w --trials 8 $quick --log "$tmp/log4" --resu
 has shared-log "$tmp/err" "resumed 8 measured candidates from .* (0 unusable lines skipped)"
 [ "$(lines "$tmp/log4")" = 16 ] || { echo "FAIL shared-log: $(lines "$tmp/log4") lines, expected 16"; fail=1; }
 
+# A target nobody here can run: the analytic model ranks, nothing is measured.
+check measure0 0 "$portent" tune matmul:16,16,16 --model analytic --target targets/intel-skylake-sp.json --measure 0 \
+  --population 6 --generations 0 -o "$tmp/pred.ll"
+has measure0 "$tmp/out" "predicted best (nothing measured)"
+has measure0-ll "$tmp/pred.ll" "define void @portent_matmul"
+
 check no-workload 2 "$portent" tune
 check bad-model 2 "$portent" tune $w --model nonsense
 has bad-model "$tmp/err" "unknown cost model 'nonsense'"
