@@ -129,6 +129,17 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
   return best;
 }
 
+/* An accumulator carried around a loop lives in a float phi of its header; without one, the
+ * float chains of its blocks end in stores and iterations overlap. */
+static bool header_has_fp_phi(const pa_function *f, int loop) {
+  const pa_block *h = &f->blocks[f->loops[loop].header];
+  for (int i = 0; i < h->n_nodes; i++)
+    if (h->nodes[i].opcode && strcmp(h->nodes[i].opcode, "phi") == 0 && h->nodes[i].elem &&
+        (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b'))
+      return true;
+  return false;
+}
+
 pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   const ptg_target *t = pp->t;
   if (!p || p->version != PA_PROFILE_VERSION) {
@@ -217,7 +228,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       int unit;
       double res = pp_resource_bound(pp, b->n_nodes, ops, &issue, &unit);
       bp->bound = res >= 0.9 * compute ? (issue ? PP_BOUND_ISSUE : PP_BOUND_UNIT) : PP_BOUND_LATENCY;
-      if (bp->bound == PP_BOUND_UNIT) bp->unit = pp->unit_names[unit];
+      if (bp->bound == PP_BOUND_UNIT) bp->unit = pt_strdup(r->arena, pp->unit_names[unit]); /* outlives pp */
       if (cyc > 1.1 * compute) bp->bound = PP_BOUND_MEMORY;
       if (pp->o.mlp) {
         /* Little's law: at most overlapping_misses accesses beyond L1 in flight, so a block
@@ -228,7 +239,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bp->cycles = cyc;
       bp->compute_cycles = compute;
       bp->total_cycles = cyc * bp->ecount;
-      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops) {
+      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops && header_has_fp_phi(f, b->loop)) {
         int l = b->loop;
         loop_chain[l] += open_chain(b, ops) * bp->ecount;
         loop_cycles[l] += bp->total_cycles;
