@@ -20,6 +20,9 @@ static const command commands[] = {
     {"targets", cmd_targets, "show, compare or validate target descriptions"},
     {"predict", cmd_predict, "predict the time of a program profile on a target description"},
     {"tune", cmd_tune, "search a workload's schedule: sketches, evolutionary search, measured top-k"},
+    {"dataset", cmd_dataset, "collect measured random schedules as TVM records; merge logs"},
+    {"train", cmd_train, "train a learned cost model (tlp, mtl-tlp) on TVM records"},
+    {"eval", cmd_eval, "rank records with a learned model: top-k, pairwise accuracy, Spearman"},
     {"bench", cmd_bench, "benchmark suites (bench characterize, ...)"},
 };
 

@@ -1,0 +1,326 @@
+/* portent dataset: build training data for the learned cost models. `collect` draws random
+ * schedules of each workload (the tuner's sketches with random annotation), measures them in a
+ * child process and appends TVM records; `merge` concatenates logs, dropping duplicates. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "compiler.h"
+
+static void collect_usage(FILE *f) {
+  fprintf(f, "usage: portent dataset collect --workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite --per-workload N --log data.jsonl\n"
+             "       [--seed S] [--shard i/N] [--threads T] [--min-time SEC] [--timeout SEC] [--target STR]\n"
+             "       portent dataset merge -o out.jsonl in1.jsonl [in2.jsonl ...]\n"
+             "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n\n"
+             "collect: for each workload (suite names such as mm512, TVM keys, or name:p1,p2,...; 'suite' = the\n"
+             "  whole benchmark suite) draw N random schedules from the tuner's sketches, measure each in a\n"
+             "  child process (checked against the reference) and append one TVM record per schedule.\n"
+             "  --shard i/N keeps workloads i, i+N, i+2N, ... (0-based) so N machines split a list.\n"
+             "  --target STR overrides the record's target string (default: this host's, with -mcpu).\n"
+             "merge: copies every usable record of the inputs to -o, once per (workload, target, steps).\n"
+             "split: holds out a seeded share of the workloads for testing (portent train/eval --split).\n");
+}
+
+/* Splits a comma list (or "suite") into workload specs; returns the count. */
+static int split_workloads(const char *list, char ***out) {
+  int cap = 8, n = 0;
+  char **v = malloc(sizeof *v * (size_t)cap);
+  if (strcmp(list, "suite") == 0) {
+    for (int i = 0; i < pc_suite_count(); i++) {
+      if (n == cap) v = realloc(v, sizeof *v * (size_t)(cap *= 2));
+      v[n++] = strdup(pc_suite_name(i));
+    }
+    *out = v;
+    return n;
+  }
+  /* Parameterised specs hold commas ("matmul:64,64,64"), so such lists are ';'-separated;
+   * '@FILE' reads one spec per line. */
+  char *copy = NULL;
+  if (list[0] == '@') {
+    pt_diag d = {0};
+    copy = pt_read_file(list + 1, NULL, &d);
+    if (!copy) {
+      fprintf(stderr, "portent dataset collect: %s\n", d.msg);
+      free(v);
+      return -1;
+    }
+  } else copy = strdup(list);
+  const char *sep = strpbrk(copy, ":[;\n") ? ";\n" : ",";
+  char *save = NULL;
+  for (char *t = strtok_r(copy, sep, &save); t; t = strtok_r(NULL, sep, &save)) {
+    while (*t == ' ') t++;
+    if (!*t || *t == '#') continue;
+    if (n == cap) v = realloc(v, sizeof *v * (size_t)(cap *= 2));
+    v[n++] = strdup(t);
+  }
+  free(copy);
+  *out = v;
+  return n;
+}
+
+static int collect_one(const char *spec, int per_workload, pt_rng *rng, const pc_measure_opts *mo, const char *target,
+                       const char *log, int *n_ok, int *n_fail) {
+  pt_diag d = {0};
+  pc_program *p = pc_workload_build(spec, &d);
+  if (!p) {
+    fprintf(stderr, "portent dataset collect: %s: %s\n", spec, d.msg);
+    return -1;
+  }
+  pc_reference *ref = pc_reference_new(p, mo, &d);
+  pc_sketch_opts so;
+  pc_sketch_opts_default(&so);
+  so.num_cores = (int)sysconf(_SC_NPROCESSORS_ONLN); /* same sketches whatever --threads */
+  pc_sketches *sk = ref ? pc_sketches_generate(p, &so, &d) : NULL;
+  if (!sk || pc_sketches_count(sk) == 0) {
+    fprintf(stderr, "portent dataset collect: %s: %s\n", spec, d.msg[0] ? d.msg : "no sketches");
+    pc_reference_free(ref);
+    pc_program_free(p);
+    return -1;
+  }
+  int rc = 0;
+  for (int k = 0; k < per_workload; k++) {
+    pc_state *s = NULL;
+    for (int attempt = 0; attempt < 50 && !s; attempt++) {
+      pt_diag sd = {0};
+      s = pc_sketch_sample(sk, (int)pt_rng_range(rng, pc_sketches_count(sk)), rng, &sd);
+    }
+    if (!s) break;
+    pc_measure_result res;
+    pt_diag md = {0};
+    double t0 = pt_now();
+    pc_measure(s, ref, mo, &res, &md);
+    pc_record r;
+    pc_record_from_measure(&r, s, &res, pt_now() - t0);
+    if (target) snprintf(r.target, sizeof r.target, "%s", target);
+    pc_state_free(s);
+    if (pc_record_append(log, &r, &md) < 0) {
+      fprintf(stderr, "portent dataset collect: %s\n", md.msg);
+      rc = -1;
+      break;
+    }
+    if (res.error == PC_MEASURE_OK) (*n_ok)++;
+    else (*n_fail)++;
+    fprintf(stderr, "\rcollect %s: %d/%d", spec, k + 1, per_workload);
+  }
+  fprintf(stderr, "\n");
+  pc_sketches_free(sk);
+  pc_reference_free(ref);
+  pc_program_free(p);
+  return rc;
+}
+
+static int cmd_collect(int argc, char **argv) {
+  const char *list = NULL, *log = NULL, *target = NULL;
+  int per = 0, shard = 0, n_shards = 1;
+  uint64_t seed = 1;
+  pc_measure_opts mo;
+  pc_measure_opts_default(&mo);
+  mo.min_time_s = 0.05;
+  mo.timeout_s = 5;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool v = i + 1 < argc;
+    if (strcmp(a, "--help") == 0) {
+      collect_usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(a, "--workloads") == 0 && v) list = argv[++i];
+    else if (strcmp(a, "--per-workload") == 0 && v) per = atoi(argv[++i]);
+    else if (strcmp(a, "--log") == 0 && v) log = argv[++i];
+    else if (strcmp(a, "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(a, "--threads") == 0 && v) mo.threads = atoi(argv[++i]);
+    else if (strcmp(a, "--min-time") == 0 && v) mo.min_time_s = atof(argv[++i]);
+    else if (strcmp(a, "--timeout") == 0 && v) mo.timeout_s = atof(argv[++i]);
+    else if (strcmp(a, "--target") == 0 && v) target = argv[++i];
+    else if (strcmp(a, "--shard") == 0 && v) {
+      if (sscanf(argv[++i], "%d/%d", &shard, &n_shards) != 2 || n_shards < 1 || shard < 0 || shard >= n_shards) {
+        fprintf(stderr, "portent dataset collect: --shard wants i/N with 0 <= i < N\n");
+        return EXIT_USAGE;
+      }
+    } else {
+      fprintf(stderr, "portent dataset collect: unexpected argument '%s'\n", a);
+      collect_usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (!list || !log || per < 1 || mo.threads < 1 || mo.timeout_s <= 0) {
+    fprintf(stderr, "portent dataset collect: --workloads, --log and --per-workload >= 1 are required\n");
+    return EXIT_USAGE;
+  }
+  char **specs;
+  int n = split_workloads(list, &specs);
+  if (n < 0) return EXIT_USAGE;
+  int n_ok = 0, n_fail = 0, failed = 0;
+  for (int w = 0; w < n; w++) {
+    /* One stream per workload (seed, index), so a shard draws what the full run would. */
+    pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)w};
+    if (w % n_shards == shard && collect_one(specs[w], per, &rng, &mo, target, log, &n_ok, &n_fail) < 0) failed++;
+    free(specs[w]);
+  }
+  free(specs);
+  printf("collected %d records (%d ran correctly, %d failed) into %s\n", n_ok + n_fail, n_ok, n_fail, log);
+  return failed ? EXIT_FAILED : EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- merge */
+
+typedef struct {
+  char **keys;
+  int n, cap;
+  const char *out;
+  int written, dup;
+  pt_diag *d;
+} merge_ctx;
+
+static int merge_record(const pc_record *r, int line, void *ctx) {
+  (void)line;
+  merge_ctx *m = ctx;
+  char *steps = pc_steps_to_json(r->n_steps, r->steps);
+  size_t len = strlen(r->workload_key) + strlen(r->target) + strlen(steps ? steps : "") + 3;
+  char *key = malloc(len);
+  snprintf(key, len, "%s\n%s\n%s", r->workload_key, r->target, steps ? steps : "");
+  free(steps);
+  for (int i = 0; i < m->n; i++)
+    if (strcmp(m->keys[i], key) == 0) {
+      free(key);
+      m->dup++;
+      return 0;
+    }
+  if (m->n == m->cap) m->keys = realloc(m->keys, sizeof(char *) * (size_t)(m->cap = m->cap ? m->cap * 2 : 256));
+  m->keys[m->n++] = key;
+  if (pc_record_append(m->out, r, m->d) < 0) return -1;
+  m->written++;
+  return 0;
+}
+
+static int cmd_merge(int argc, char **argv) {
+  const char *out = NULL;
+  int first = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0) {
+      collect_usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+    else if (!first) first = i;
+  }
+  if (!out || !first) {
+    collect_usage(stderr);
+    return EXIT_USAGE;
+  }
+  pt_diag d = {0};
+  merge_ctx m = {.out = out, .d = &d};
+  int rc = EXIT_OK;
+  for (int i = first; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0) {
+      i++;
+      continue;
+    }
+    int bad = 0;
+    if (pc_record_read_file(argv[i], merge_record, NULL, &m, &bad, &d) < 0) {
+      fprintf(stderr, "portent dataset merge: %s\n", d.msg);
+      rc = EXIT_FAILED;
+      break;
+    }
+  }
+  for (int i = 0; i < m.n; i++) free(m.keys[i]);
+  free(m.keys);
+  printf("merged %d records into %s (%d duplicates dropped)\n", m.written, out, m.dup);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- split */
+
+typedef struct {
+  char **keys;
+  int n, cap;
+} key_set;
+
+static int collect_key(const pc_record *r, int line, void *ctx) {
+  (void)line;
+  key_set *k = ctx;
+  for (int i = 0; i < k->n; i++)
+    if (strcmp(k->keys[i], r->workload_key) == 0) return 0;
+  if (k->n == k->cap) k->keys = realloc(k->keys, sizeof(char *) * (size_t)(k->cap = k->cap ? 2 * k->cap : 64));
+  k->keys[k->n++] = strdup(r->workload_key);
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Holds out a seeded random share of the workloads (TLP splits by task, never by schedule). */
+static int cmd_split(int argc, char **argv) {
+  const char *out = NULL;
+  double frac = 0.2;
+  uint64_t seed = 1;
+  key_set k = {0};
+  pt_diag d = {0};
+  int rc = EXIT_OK;
+  for (int i = 1; i < argc && rc == EXIT_OK; i++) {
+    bool v = i + 1 < argc;
+    if (strcmp(argv[i], "--help") == 0) {
+      printf("usage: portent dataset split --data records.jsonl [--data ...] [--test-fraction F] [--seed S] -o split.json\n"
+             "Writes {\"test\": [workload keys]}: a seeded share F (default 0.2) of the workloads, at least one.\n");
+      return EXIT_OK;
+    } else if (strcmp(argv[i], "--data") == 0 && v) {
+      if (pc_record_read_file(argv[++i], collect_key, NULL, &k, NULL, &d) < 0) {
+        fprintf(stderr, "portent dataset split: %s\n", d.msg);
+        rc = EXIT_USAGE;
+      }
+    } else if (strcmp(argv[i], "--test-fraction") == 0 && v) frac = atof(argv[++i]);
+    else if (strcmp(argv[i], "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "-o") == 0 && v) out = argv[++i];
+    else {
+      fprintf(stderr, "portent dataset split: unexpected argument '%s'\n", argv[i]);
+      rc = EXIT_USAGE;
+    }
+  }
+  if (rc == EXIT_OK && (!out || k.n < 2 || !(frac > 0 && frac < 1))) {
+    fprintf(stderr, "portent dataset split: needs -o, --data with at least two workloads (has %d), 0 < F < 1\n", k.n);
+    rc = EXIT_USAGE;
+  }
+  if (rc == EXIT_OK) {
+    qsort(k.keys, (size_t)k.n, sizeof(char *), cmp_str);
+    pt_rng rng = {seed};
+    for (int i = k.n - 1; i > 0; i--) {
+      int j = (int)pt_rng_range(&rng, i + 1);
+      char *t = k.keys[i];
+      k.keys[i] = k.keys[j], k.keys[j] = t;
+    }
+    int n_test = (int)(frac * k.n + 0.5);
+    n_test = n_test < 1 ? 1 : n_test >= k.n ? k.n - 1 : n_test;
+    size_t cap = 64;
+    for (int i = 0; i < n_test; i++) cap += 2 * strlen(k.keys[i]) + 8;
+    char *text = malloc(cap);
+    size_t len = (size_t)snprintf(text, cap, "{\"test\": [");
+    for (int i = 0; i < n_test; i++) {
+      len += (size_t)snprintf(text + len, cap - len, "%s\n  \"", i ? "," : "");
+      for (const char *c = k.keys[i]; *c; c++) {
+        if (*c == '"' || *c == '\\') text[len++] = '\\';
+        text[len++] = *c;
+      }
+      text[len++] = '"';
+    }
+    len += (size_t)snprintf(text + len, cap - len, "\n]}\n");
+    if (pt_write_file_atomic(out, text, len, &d) < 0) {
+      fprintf(stderr, "portent dataset split: %s\n", d.msg);
+      rc = EXIT_FAILED;
+    } else printf("held out %d of %d workloads in %s\n", n_test, k.n, out);
+    free(text);
+  }
+  for (int i = 0; i < k.n; i++) free(k.keys[i]);
+  free(k.keys);
+  return rc;
+}
+
+int cmd_dataset(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+    collect_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? EXIT_USAGE : EXIT_OK;
+  }
+  if (strcmp(argv[1], "collect") == 0) return cmd_collect(argc - 1, argv + 1);
+  if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+  if (strcmp(argv[1], "split") == 0) return cmd_split(argc - 1, argv + 1);
+  fprintf(stderr, "portent dataset: unknown subcommand '%s'\n", argv[1]);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,105 @@
+/* portent eval: ranks TVM records with a trained TLP / MTL-TLP model and prints TLP's metrics:
+ * top-k per task (best latency / best latency among the model's k top-ranked), averaged over
+ * tasks, and the mean per-task pairwise accuracy and Spearman's rho. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "tlp_cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: portent eval --model model.safetensors --data records.jsonl [--data more.jsonl ...]\n"
+             "       [--split split.json] [--platform P] [--json]\n\n"
+             "  --split FILE    evaluate only the workloads its \"test\" list holds out\n"
+             "  --platform P    MTL-TLP: the platform (head) to rank for; default: every head in the data\n"
+             "Tokens the model's vocabulary lacks encode as 0 (unknown); failed measurements are skipped.\n");
+}
+
+int cmd_eval(int argc, char **argv) {
+  tlp_cli_restart_without_forced_core("eval", argc, argv);
+  const char *model_path = NULL, *split_path = NULL, *platform = NULL;
+  char **files = calloc((size_t)argc + 1, sizeof(char *));
+  int n_files = 0;
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool v = i + 1 < argc;
+    if (strcmp(a, "--help") == 0) {
+      usage(stdout);
+      free(files);
+      return EXIT_OK;
+    } else if (strcmp(a, "--model") == 0 && v) model_path = argv[++i];
+    else if (strcmp(a, "--data") == 0 && v) files[n_files++] = argv[++i];
+    else if (strcmp(a, "--split") == 0 && v) split_path = argv[++i];
+    else if (strcmp(a, "--platform") == 0 && v) platform = argv[++i];
+    else if (strcmp(a, "--json") == 0) json = true;
+    else {
+      fprintf(stderr, "portent eval: unexpected argument '%s'\n", a);
+      usage(stderr);
+      free(files);
+      return EXIT_USAGE;
+    }
+  }
+  if (!model_path || !n_files) {
+    fprintf(stderr, "portent eval: --model and --data are required\n");
+    free(files);
+    return EXIT_USAGE;
+  }
+  pt_diag d = {0};
+  pp_tlp_model *m = pp_tlp_model_load(model_path, &d);
+  if (!m) {
+    fprintf(stderr, "portent eval: %s\n", d.msg);
+    free(files);
+    return EXIT_USAGE;
+  }
+  fprintf(stderr, "OpenBLAS core: %s\n", pp_tlp_blas_core());
+  int n_out = pp_tlp_model_config(m)->n_out;
+  /* A one-head model was trained with tasks = (workload key, target); several heads join the
+   * platforms (MTL-TLP). The head names say which: "all" or platform names. */
+  bool mtl = !(n_out == 1 && strcmp(pp_tlp_model_platform(m, 0), "all") == 0);
+  pp_tlp_split split = {0};
+  pp_tlp_dataset ds;
+  pp_tlp_dataset_init(&ds, mtl);
+  int rc = EXIT_OK;
+  if (split_path && pp_tlp_split_read(split_path, &split, &d) < 0) {
+    fprintf(stderr, "portent eval: %s\n", d.msg);
+    rc = EXIT_USAGE;
+    goto done;
+  }
+  if (tlp_cli_load(&ds, n_files, files, split_path ? &split : NULL, pp_tlp_model_vocab(m), false, "eval") < 0) {
+    rc = EXIT_USAGE;
+    goto done;
+  }
+  if (json) printf("[");
+  int shown = 0;
+  for (int out = 0; out < n_out; out++) {
+    const char *name = pp_tlp_model_platform(m, out);
+    if (platform && strcmp(platform, name) != 0) continue;
+    int p = pp_tlp_platform_index(&ds, name);
+    if (p < 0) continue;
+    pp_tlp_metrics mt;
+    if (pp_tlp_evaluate(m, &ds, p, out, split_path != NULL, &mt, &d) < 0) {
+      fprintf(stderr, "portent eval: %s\n", d.msg);
+      rc = EXIT_FAILED;
+      continue;
+    }
+    if (json)
+      printf("%s{\"platform\": \"%s\", \"tasks\": %d, \"samples\": %d, \"top1\": %.6g, \"top5\": %.6g, "
+             "\"pairwise\": %.6g, \"spearman\": %.6g}",
+             shown ? ", " : "", name, mt.n_tasks, mt.n_samples, mt.top1, mt.top5, mt.pairwise, mt.spearman);
+    else tlp_cli_print_metrics(stdout, name, &mt);
+    shown++;
+  }
+  if (json) printf("]\n");
+  if (!shown && rc == EXIT_OK) {
+    fprintf(stderr, "portent eval: no labeled record on %s%s\n", platform ? "platform " : "the model's platforms",
+            platform ? platform : "");
+    rc = EXIT_USAGE;
+  }
+done:
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_split_free(&split);
+  pp_tlp_model_free(m);
+  free(files);
+  return rc;
+}

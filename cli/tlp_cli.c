@@ -1,0 +1,43 @@
+/* Shared by portent train and portent eval: data loading with a summary, metrics printing. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tlp_cli.h"
+
+void tlp_cli_restart_without_forced_core(const char *command, int argc, char **argv) {
+  if (!getenv("OPENBLAS_CORETYPE") && !getenv("OPENBLAS_L2_SIZE")) return;
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OPENBLAS_L2_SIZE");
+  char **args = calloc((size_t)argc + 2, sizeof(char *));
+  args[0] = "portent";
+  args[1] = (char *)command;
+  for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
+  execv("/proc/self/exe", args);
+  free(args); /* exec failed: carry on with the forced core, which the command prints */
+}
+
+int tlp_cli_load(pp_tlp_dataset *ds, int n_files, char **files, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
+                 const char *cmd) {
+  for (int i = 0; i < n_files; i++) {
+    pt_diag d = {0};
+    if (pp_tlp_dataset_load(ds, files[i], sp, v, grow, &d) < 0) {
+      fprintf(stderr, "portent %s: %s\n", cmd, d.msg);
+      return d.err ? d.err : PT_ERR_IO;
+    }
+  }
+  pp_tlp_dataset_finish(ds);
+  int n_test = 0;
+  for (int i = 0; i < ds->n; i++) n_test += ds->s[i].test;
+  fprintf(stderr,
+          "%s: %d schedules (%d held out) in %d workloads, %d platform%s; skipped %d unreadable lines, %d failed "
+          "measurements, %d non-finite or non-positive latencies; %d repeated measurements kept at their fastest\n",
+          cmd, ds->n, n_test, ds->n_groups, ds->n_platforms, ds->n_platforms == 1 ? "" : "s", ds->n_bad_lines,
+          ds->n_failed, ds->n_nonpositive, ds->n_duplicates);
+  return 0;
+}
+
+void tlp_cli_print_metrics(FILE *f, const char *label, const pp_tlp_metrics *m) {
+  fprintf(f, "%-28s tasks %4d  samples %6d  top-1 %.4f  top-5 %.4f  pairwise %.4f  spearman %.4f\n", label,
+          m->n_tasks, m->n_samples, m->top1, m->top5, m->pairwise, m->spearman);
+}

@@ -1,0 +1,18 @@
+/* What `portent train` and `portent eval` share: loading records into a TLP dataset (with a
+ * summary of what was skipped) and printing the ranking metrics. */
+#ifndef PORTENT_CLI_TLP_CLI_H
+#define PORTENT_CLI_TLP_CLI_H
+
+#include <stdio.h>
+
+#include "tlp.h"
+
+/* Restarts the process without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (OpenBLAS reads them
+ * when it loads, so only a fresh process can drop a forced core). argv is the subcommand's. */
+void tlp_cli_restart_without_forced_core(const char *command, int argc, char **argv);
+/* Loads every file; returns 0 or a negative error (message printed). */
+int tlp_cli_load(pp_tlp_dataset *ds, int n_files, char **files, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
+                 const char *cmd);
+void tlp_cli_print_metrics(FILE *f, const char *label, const pp_tlp_metrics *m);
+
+#endif

@@ -1,0 +1,214 @@
+/* predictor/'s TLP and MTL-TLP cost models (Zhai et al., "TLP: A Deep Learning-based Cost
+ * Model for Tensor Program Tuning", ASPLOS 2023): features taken straight from the schedule
+ * steps, an attention network trained to rank, weights in safetensors. Module-internal public
+ * header for now, to be merged into predictor.h. */
+#ifndef PORTENT_PREDICTOR_TLP_H
+#define PORTENT_PREDICTOR_TLP_H
+
+#include <stdbool.h>
+
+#include "compiler.h"
+
+/* ---------------------------------------------------------------- safetensors */
+
+/* One F32 tensor of a safetensors file (8-byte little-endian header length, JSON header with
+ * dtype, shape, data_offsets, "__metadata__" string map, then the data). */
+#define PP_ST_MAX_DIMS 4
+typedef struct pp_st_tensor {
+  char name[96];
+  int ndim;
+  int64_t shape[PP_ST_MAX_DIMS];
+  const float *data; /* numel floats */
+} pp_st_tensor;
+
+typedef struct pp_st_meta {
+  const char *key, *value;
+} pp_st_meta;
+
+/* Writes tensors and metadata atomically (temp + rename). */
+int pp_st_write(const char *path, int n, const pp_st_tensor *t, int n_meta, const pp_st_meta *meta, pt_diag *d);
+
+typedef struct pp_st_file pp_st_file;
+/* Reads and validates a whole file: header length within the file, JSON header, every tensor
+ * F32 with a shape matching its data_offsets inside the data region, no overlaps. Errors name
+ * the file and the tensor. */
+pp_st_file *pp_st_read(const char *path, pt_diag *d);
+const pp_st_tensor *pp_st_find(const pp_st_file *f, const char *name); /* NULL if absent */
+int pp_st_count(const pp_st_file *f);
+const pp_st_tensor *pp_st_at(const pp_st_file *f, int i);
+const char *pp_st_meta_get(const pp_st_file *f, const char *key); /* NULL if absent */
+void pp_st_free(pp_st_file *f);
+int64_t pp_st_numel(const pp_st_tensor *t);
+
+/* ---------------------------------------------------------------- features */
+
+#define PP_TLP_SEQ_LEN 25 /* TLP: cropping 54 x 40 to 25 x 22 improved accuracy */
+#define PP_TLP_EMB 22
+
+/* Name arguments (pragma names, scopes) become token ids; 0 is "unknown". */
+typedef struct pp_tlp_vocab {
+  int n; /* tokens 1..n */
+  char **tokens;
+  int cap;
+} pp_tlp_vocab;
+/* id of a token, adding it when `grow` (0 when unknown and not growing). */
+int pp_tlp_vocab_id(pp_tlp_vocab *v, const char *token, bool grow);
+void pp_tlp_vocab_clear(pp_tlp_vocab *v);
+
+/* The raw (unnormalized) features of a step sequence: seq_len x emb floats, row k = step k
+ * (one-hot kind, then its numeric arguments as log2(1+|x|) with sign, its name arguments as
+ * token ids), cropped to seq_len steps and emb columns, padded with zero rows. Returns the
+ * number of real rows. */
+int pp_tlp_features(int n_steps, const pc_step *steps, pp_tlp_vocab *v, bool grow, int seq_len, int emb, float *out);
+
+/* ---------------------------------------------------------------- datasets */
+
+/* A platform name from a TVM target string: the -mcpu value (or the first word, e.g. "cuda"),
+ * with "/Nc" appended when the target sets -num-cores. */
+void pp_tlp_platform(const char *target, char *buf, size_t cap);
+
+typedef struct pp_tlp_sample {
+  int group;        /* workload key (+ target when single-platform) index */
+  int n_rows;
+  bool test;        /* held out by the split */
+  float *x;         /* seq_len x emb raw features */
+  float *latency;   /* per platform, seconds (0: no label) */
+  float *label;     /* per platform: min latency of its task / latency */
+} pp_tlp_sample;
+
+typedef struct pp_tlp_dataset {
+  int seq_len, emb;
+  bool multi_platform;  /* samples joined across platforms by (workload key, steps) */
+  int n, cap;
+  pp_tlp_sample *s;
+  int n_groups;
+  char **groups;
+  int n_platforms;
+  char **platforms;
+  /* Lines skipped while loading, by reason. */
+  int n_bad_lines, n_failed, n_nonpositive, n_duplicates;
+  void *index; /* join table while loading */
+} pp_tlp_dataset;
+
+typedef struct pp_tlp_split {
+  int n_test;
+  char **test_keys; /* workload keys held out */
+} pp_tlp_split;
+/* {"test": ["workload key", ...]} (a "train" list, if present, is ignored: the rest trains). */
+int pp_tlp_split_read(const char *path, pp_tlp_split *sp, pt_diag *d);
+void pp_tlp_split_free(pp_tlp_split *sp);
+
+void pp_tlp_dataset_init(pp_tlp_dataset *ds, bool multi_platform);
+/* Adds a log's records: failed measurements, non-finite or non-positive latencies are counted
+ * and skipped; the vocabulary grows on training rows only (test rows use it frozen). */
+int pp_tlp_dataset_load(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
+                        pt_diag *d);
+/* Computes labels min_latency/latency within each task (group x platform). */
+void pp_tlp_dataset_finish(pp_tlp_dataset *ds);
+void pp_tlp_dataset_free(pp_tlp_dataset *ds);
+int pp_tlp_platform_index(const pp_tlp_dataset *ds, const char *platform); /* -1 if absent */
+
+/* ---------------------------------------------------------------- the network */
+
+typedef struct pp_tlp_config {
+  int seq_len, emb;
+  int n_enc;
+  int enc[6];       /* encoder widths; the last is the model width D (TLP: 64 128 256 256) */
+  int heads;        /* self-attention heads (TLP: 8) */
+  int res_blocks;   /* TLP: 2 */
+  int n_dec;
+  int dec[6];       /* decoder widths before the final 1 (TLP: 256 128 64) */
+  int n_out;        /* output heads: 1 for TLP, one per platform for MTL-TLP */
+} pp_tlp_config;
+void pp_tlp_config_default(pp_tlp_config *c);
+
+typedef struct pp_tlp_model pp_tlp_model;
+pp_tlp_model *pp_tlp_model_new(const pp_tlp_config *c, uint64_t seed, pt_diag *d);
+void pp_tlp_model_free(pp_tlp_model *m);
+const pp_tlp_config *pp_tlp_model_config(const pp_tlp_model *m);
+int pp_tlp_model_n_params(const pp_tlp_model *m);
+float *pp_tlp_model_params(pp_tlp_model *m);
+float *pp_tlp_model_grads(pp_tlp_model *m);
+/* Scores (higher = faster) of b samples of raw features for output head `out`. Normalizes
+ * with the model's statistics. */
+int pp_tlp_model_predict(pp_tlp_model *m, int b, const float *const *x, const int *n_rows, int out, float *scores);
+/* Forward of normalized inputs (b x seq_len x emb), scores for every head (b x n_out), keeping
+ * activations for pp_tlp_model_backward (which adds d loss/d params into the gradients). */
+int pp_tlp_model_forward(pp_tlp_model *m, int b, const float *x, float *scores);
+void pp_tlp_model_backward(pp_tlp_model *m, const float *dscores);
+/* Raw features -> the network's input (padding rows stay zero). */
+void pp_tlp_model_normalize(const pp_tlp_model *m, const float *raw, int n_rows, float *out);
+/* The parameter tensors in order (cols 0: a bias vector), for the weights file. */
+int pp_tlp_model_tensor_count(const pp_tlp_model *m);
+const char *pp_tlp_model_tensor(pp_tlp_model *m, int i, int *rows, int *cols, float **data);
+/* Normalization statistics (emb floats each) and vocabulary, stored with the weights. */
+float *pp_tlp_model_norm_mean(pp_tlp_model *m);
+float *pp_tlp_model_norm_std(pp_tlp_model *m);
+pp_tlp_vocab *pp_tlp_model_vocab(pp_tlp_model *m);
+/* Platform names of the output heads (MTL-TLP), n_out entries; set by training. */
+void pp_tlp_model_set_platform(pp_tlp_model *m, int out, const char *name);
+const char *pp_tlp_model_platform(const pp_tlp_model *m, int out);
+int pp_tlp_model_save(const pp_tlp_model *m, const char *path, pt_diag *d);
+pp_tlp_model *pp_tlp_model_load(const char *path, pt_diag *d);
+
+/* Layers, exposed for the gradient checks. Row-major matrices; W is out x in (PyTorch). */
+void pp_nn_linear_fwd(int rows, int in, int out, const float *x, const float *w, const float *b, float *y);
+/* dx (may be NULL) = dy W; dw += dy^T x; db += column sums of dy. */
+void pp_nn_linear_bwd(int rows, int in, int out, const float *x, const float *w, const float *dy, float *dx, float *dw,
+                      float *db);
+/* Multi-head self-attention core on qkv (b*l x 3D rows: q, k, v): o (b*l x D) and the
+ * probabilities p (b x heads x l x l) kept for the backward pass. */
+void pp_nn_attention_fwd(int b, int l, int dim, int heads, const float *qkv, float *p, float *o);
+void pp_nn_attention_bwd(int b, int l, int dim, int heads, const float *qkv, const float *p, const float *dout,
+                         float *dqkv);
+
+/* The OpenBLAS kernel set in use ("Haswell", "SkylakeX", "Zen", ...). */
+const char *pp_tlp_blas_core(void);
+
+/* ---------------------------------------------------------------- losses */
+
+typedef enum { PP_LOSS_LAMBDARANK, PP_LOSS_MSE } pp_tlp_loss;
+/* Loss over n scores with labels (entries with has[i] false are ignored; has may be NULL),
+ * its gradient written to grad (zero for ignored entries). LambdaRank is TLP's: NDCG-weighted
+ * pairwise logistic loss summed over pairs with label_i > label_j. MSE is the mean squared
+ * error. */
+double pp_tlp_loss_eval(pp_tlp_loss kind, int n, const float *scores, const float *labels, const bool *has,
+                        float *grad);
+
+/* ---------------------------------------------------------------- training and evaluation */
+
+typedef struct pp_tlp_train_opts {
+  int epochs;          /* TLP: 50 */
+  int batch;           /* TLP: 1024 */
+  double lr;           /* Adam, TLP: 7e-4 */
+  pp_tlp_loss loss;
+  uint64_t seed;
+  int target_platform; /* MTL-TLP: head whose labels are thinned (-1: none) */
+  double target_fraction; /* share of the target platform's labeled samples kept (1: all) */
+  bool target_only;    /* train on the target platform's labels alone (the single-task baseline) */
+  bool verbose;        /* a line per epoch on stderr */
+} pp_tlp_train_opts;
+void pp_tlp_train_opts_default(pp_tlp_train_opts *o);
+
+/* Trains a new model on the dataset's training samples (normalization and vocabulary from
+ * them; the vocabulary is moved into the model). Fails with a clear error when there is no
+ * training sample or no task with two distinct latencies to rank. */
+pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp_config *c,
+                           const pp_tlp_train_opts *o, pt_diag *d);
+
+typedef struct pp_tlp_metrics {
+  int n_tasks, n_samples;
+  double top1, top5;       /* TLP's top-k, averaged over tasks */
+  double pairwise, spearman; /* averaged over tasks with >= 2 distinct latencies */
+} pp_tlp_metrics;
+/* Ranks each task's samples (test ones when test_only) on platform `platform` with head `out`. */
+int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int out, bool test_only,
+                    pp_tlp_metrics *r, pt_diag *d);
+
+/* ---------------------------------------------------------------- the cost model */
+
+/* The search's interface over a trained model file (head 0, or the head of `platform` when
+ * not NULL). Free with pp_cost_model_free. */
+pc_cost_model *pp_cost_model_tlp(const char *path, const char *platform, pt_diag *d);
+
+#endif

@@ -1,0 +1,296 @@
+/* Training TLP / MTL-TLP: LambdaRank (TLP's default) or MSE on labels min_latency/latency, Adam
+ * (TLP's reference: lr 7e-4, batch 1024, 50 epochs); MTL-TLP sums each sample's loss over the
+ * platforms that label it. Then the evaluation TLP reports: top-k per task, pairwise accuracy
+ * and Spearman's rho. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predictor.h"
+#include "tlp.h"
+
+void pp_tlp_train_opts_default(pp_tlp_train_opts *o) {
+  *o = (pp_tlp_train_opts){.epochs = 50, .batch = 1024, .lr = 7e-4, .loss = PP_LOSS_LAMBDARANK, .seed = 1,
+                           .target_platform = -1, .target_fraction = 1};
+}
+
+/* ---------------------------------------------------------------- losses */
+
+typedef struct {
+  float v;
+  int i;
+} keyed;
+
+static int by_value_desc(const void *a, const void *b) {
+  float x = ((const keyed *)a)->v, y = ((const keyed *)b)->v;
+  return x > y ? -1 : x < y ? 1 : ((const keyed *)a)->i - ((const keyed *)b)->i;
+}
+
+/* TLP's LambdaRankLoss (after allRank): candidates sorted by predicted score, position i has
+ * discount D_i = log2(1 + i) and gain G = (2^label - 1) / maxDCG; each pair with label_i >
+ * label_j costs -|1/D_i - 1/D_j| |G_i - G_j| log2 sigmoid(s_i - s_j). */
+static double lambdarank(int n, const float *s, const float *t, float *g) {
+  keyed *bp = malloc(sizeof *bp * (size_t)n), *bt = malloc(sizeof *bt * (size_t)n);
+  for (int i = 0; i < n; i++) bp[i] = (keyed){s[i], i}, bt[i] = (keyed){t[i], i};
+  qsort(bp, (size_t)n, sizeof *bp, by_value_desc);
+  qsort(bt, (size_t)n, sizeof *bt, by_value_desc);
+  double max_dcg = 0;
+  for (int i = 0; i < n; i++) max_dcg += (exp2(fmax(bt[i].v, 0)) - 1) / log2(2.0 + i);
+  if (max_dcg < 1e-10) max_dcg = 1e-10;
+  double *inv_d = malloc(sizeof(double) * (size_t)n), *gain = malloc(sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    inv_d[i] = 1 / log2(2.0 + i);
+    gain[i] = (exp2(fmax(t[bp[i].i], 0)) - 1) / max_dcg;
+  }
+  double loss = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      int a = bp[i].i, b = bp[j].i;
+      if (!(t[a] > t[b])) continue;
+      double w = fabs(inv_d[i] - inv_d[j]) * fabs(gain[i] - gain[j]);
+      if (w == 0) continue;
+      double x = (double)s[a] - s[b];
+      double log_sig = x > 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); /* log sigmoid(x), stable */
+      loss -= w * log_sig / M_LN2;
+      double dx = -w * (1 - 1 / (1 + exp(-x))) / M_LN2; /* d loss / d x */
+      g[a] += (float)dx, g[b] -= (float)dx;
+    }
+  free(bp), free(bt), free(inv_d), free(gain);
+  return loss;
+}
+
+double pp_tlp_loss_eval(pp_tlp_loss kind, int n, const float *scores, const float *labels, const bool *has,
+                        float *grad) {
+  int *idx = malloc(sizeof(int) * (size_t)(n + 1));
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    grad[i] = 0;
+    if (!has || has[i]) idx[k++] = i;
+  }
+  double loss = 0;
+  if (k > 0) {
+    float *s = malloc(sizeof(float) * (size_t)k * 3), *t = s + k, *g = s + 2 * k;
+    for (int i = 0; i < k; i++) s[i] = scores[idx[i]], t[i] = labels[idx[i]], g[i] = 0;
+    if (kind == PP_LOSS_MSE) {
+      for (int i = 0; i < k; i++) {
+        double e = (double)s[i] - t[i];
+        loss += e * e / k;
+        g[i] = (float)(2 * e / k);
+      }
+    } else
+      loss = lambdarank(k, s, t, g);
+    for (int i = 0; i < k; i++) grad[idx[i]] = g[i];
+    free(s);
+  }
+  free(idx);
+  return loss;
+}
+
+/* ---------------------------------------------------------------- training */
+
+static void shuffle(int n, int *v, pt_rng *r) {
+  for (int i = n - 1; i > 0; i--) {
+    int j = (int)pt_rng_range(r, i + 1), t = v[i];
+    v[i] = v[j], v[j] = t;
+  }
+}
+
+/* Whether some task has two labeled samples with distinct latencies, i.e. something to rank. */
+static bool has_rankable_task(const pp_tlp_dataset *ds, const bool *keep) {
+  int ng = ds->n_groups, np = ds->n_platforms;
+  float *first = calloc((size_t)ng * np + 1, sizeof(float));
+  bool found = false;
+  for (int i = 0; i < ds->n && !found; i++) {
+    if (ds->s[i].test) continue;
+    for (int p = 0; p < np && !found; p++) {
+      if (!keep[(size_t)i * np + p]) continue;
+      float *f = &first[ds->s[i].group * np + p];
+      if (*f == 0) *f = ds->s[i].latency[p];
+      else if (*f != ds->s[i].latency[p]) found = true;
+    }
+  }
+  free(first);
+  return found;
+}
+
+pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp_config *cin,
+                           const pp_tlp_train_opts *o, pt_diag *d) {
+  pp_tlp_config c = *cin;
+  c.seq_len = ds->seq_len, c.emb = ds->emb;
+  c.n_out = ds->n_platforms > 0 ? ds->n_platforms : 1;
+  int np = ds->n_platforms;
+  if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0))
+    return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch and learning rate must be positive"), NULL;
+  /* Which labels train: all of them, except a fraction of the target platform's (MTL-TLP). */
+  bool *keep = calloc((size_t)ds->n * np + 1, sizeof(bool));
+  pt_rng thin = {o->seed ^ 0x5DEECE66Dull};
+  int *train = malloc(sizeof(int) * (size_t)(ds->n + 1));
+  int n_train = 0;
+  for (int i = 0; i < ds->n; i++) {
+    if (ds->s[i].test) continue;
+    bool any = false;
+    for (int p = 0; p < np; p++) {
+      bool k = ds->s[i].latency[p] > 0;
+      if (k && p == o->target_platform && o->target_fraction < 1) k = pt_rng_uniform(&thin) < o->target_fraction;
+      if (o->target_only && p != o->target_platform) k = false;
+      keep[(size_t)i * np + p] = k;
+      any |= k;
+    }
+    if (any) train[n_train++] = i;
+  }
+  pp_tlp_model *m = NULL;
+  float *x = NULL, *adam_m = NULL, *adam_v = NULL, *batch_x = NULL, *scores = NULL, *dscores = NULL;
+  float *lab = NULL, *grad = NULL;
+  bool *has = NULL;
+  if (n_train == 0) {
+    pt_fail(d, PT_ERR_INPUT, "TLP training: no training sample (the data is empty, every record failed, or the "
+                             "split holds out every workload)");
+    goto fail;
+  }
+  if (!has_rankable_task(ds, keep)) {
+    pt_fail(d, PT_ERR_INPUT, "TLP training: no task has two schedules with different latencies, nothing to rank "
+                             "(%d training samples)", n_train);
+    goto fail;
+  }
+  m = pp_tlp_model_new(&c, o->seed, d);
+  if (!m) goto fail;
+  for (int p = 0; p < np; p++) pp_tlp_model_set_platform(m, p, ds->platforms[p]);
+  /* Normalization from the training rows (padding excluded). */
+  float *mean = pp_tlp_model_norm_mean(m), *sd = pp_tlp_model_norm_std(m);
+  double *s1 = calloc((size_t)c.emb, sizeof(double)), *s2 = calloc((size_t)c.emb, sizeof(double));
+  long rows = 0;
+  for (int t = 0; t < n_train; t++) {
+    const pp_tlp_sample *s = &ds->s[train[t]];
+    for (int r = 0; r < s->n_rows; r++, rows++)
+      for (int k = 0; k < c.emb; k++) {
+        double v = s->x[r * c.emb + k];
+        s1[k] += v, s2[k] += v * v;
+      }
+  }
+  for (int k = 0; k < c.emb; k++) {
+    double mu = rows ? s1[k] / rows : 0, var = rows ? s2[k] / rows - mu * mu : 0;
+    mean[k] = (float)mu;
+    sd[k] = var > 1e-12 ? (float)sqrt(var) : 1.0f;
+  }
+  free(s1), free(s2);
+  for (int i = 0; i < vocab->n; i++) pp_tlp_vocab_id(pp_tlp_model_vocab(m), vocab->tokens[i], true);
+
+  size_t per = (size_t)c.seq_len * c.emb;
+  int bmax = o->batch < n_train ? o->batch : n_train;
+  x = malloc(sizeof(float) * per * (size_t)n_train);
+  batch_x = malloc(sizeof(float) * per * (size_t)bmax);
+  scores = malloc(sizeof(float) * (size_t)bmax * c.n_out);
+  dscores = malloc(sizeof(float) * (size_t)bmax * c.n_out);
+  lab = malloc(sizeof(float) * (size_t)bmax), grad = malloc(sizeof(float) * (size_t)bmax);
+  has = malloc(sizeof(bool) * (size_t)bmax);
+  int n_params = pp_tlp_model_n_params(m);
+  adam_m = calloc((size_t)n_params, sizeof(float));
+  adam_v = calloc((size_t)n_params, sizeof(float));
+  if (!x || !batch_x || !scores || !dscores || !lab || !grad || !has || !adam_m || !adam_v) {
+    pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train);
+    goto fail;
+  }
+  for (int t = 0; t < n_train; t++) pp_tlp_model_normalize(m, ds->s[train[t]].x, ds->s[train[t]].n_rows, x + per * t);
+  int *order = malloc(sizeof(int) * (size_t)n_train);
+  for (int t = 0; t < n_train; t++) order[t] = t;
+  pt_rng rng = {o->seed};
+  float *w = pp_tlp_model_params(m), *g = pp_tlp_model_grads(m);
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-8; /* Adam's defaults (Kingma & Ba 2015), as torch.optim.Adam */
+  long step = 0;
+  for (int epoch = 0; epoch < o->epochs; epoch++) {
+    double t0 = pt_now(), total = 0;
+    shuffle(n_train, order, &rng);
+    for (int at = 0; at < n_train; at += bmax) {
+      int b = n_train - at < bmax ? n_train - at : bmax;
+      for (int i = 0; i < b; i++) memcpy(batch_x + per * i, x + per * order[at + i], sizeof(float) * per);
+      if (pp_tlp_model_forward(m, b, batch_x, scores) < 0) {
+        free(order);
+        pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for a batch of %d", b);
+        goto fail;
+      }
+      for (int out = 0; out < c.n_out; out++) {
+        float *sc = grad; /* reuse: scores of this head, then its gradient */
+        for (int i = 0; i < b; i++) {
+          int si = train[order[at + i]];
+          sc[i] = scores[i * c.n_out + out];
+          lab[i] = ds->s[si].label[out];
+          has[i] = keep[(size_t)si * np + out];
+        }
+        float *gs = malloc(sizeof(float) * (size_t)b);
+        total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
+        for (int i = 0; i < b; i++) dscores[i * c.n_out + out] = gs[i];
+        free(gs);
+      }
+      memset(g, 0, sizeof(float) * (size_t)n_params);
+      pp_tlp_model_backward(m, dscores);
+      step++;
+      double c1 = 1 - pow(b1, (double)step), c2 = 1 - pow(b2, (double)step);
+      for (int k = 0; k < n_params; k++) {
+        adam_m[k] = (float)(b1 * adam_m[k] + (1 - b1) * g[k]);
+        adam_v[k] = (float)(b2 * adam_v[k] + (1 - b2) * (double)g[k] * g[k]);
+        w[k] -= (float)(o->lr * (adam_m[k] / c1) / (sqrt(adam_v[k] / c2) + eps));
+      }
+    }
+    if (!isfinite(total)) {
+      free(order);
+      pt_fail(d, PT_ERR_RUNTIME, "TLP training diverged at epoch %d (loss not finite); try a lower --lr", epoch + 1);
+      goto fail;
+    }
+    if (o->verbose) fprintf(stderr, "epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
+  }
+  free(order);
+  free(keep), free(train), free(x), free(adam_m), free(adam_v), free(batch_x), free(scores), free(dscores);
+  free(lab), free(grad), free(has);
+  return m;
+fail:
+  free(keep), free(train), free(x), free(adam_m), free(adam_v), free(batch_x), free(scores), free(dscores);
+  free(lab), free(grad), free(has);
+  pp_tlp_model_free(m);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int out, bool test_only,
+                    pp_tlp_metrics *r, pt_diag *d) {
+  memset(r, 0, sizeof *r);
+  if (platform < 0 || platform >= ds->n_platforms)
+    return pt_fail(d, PT_ERR_INVALID, "evaluation: platform %d not in the data", platform);
+  int *idx = malloc(sizeof(int) * (size_t)(ds->n + 1));
+  int n = 0;
+  for (int i = 0; i < ds->n; i++)
+    if (ds->s[i].latency[platform] > 0 && (!test_only || ds->s[i].test)) idx[n++] = i;
+  const float **xs = malloc(sizeof(float *) * (size_t)(n + 1));
+  int *rows = malloc(sizeof(int) * (size_t)(n + 1));
+  float *sc = malloc(sizeof(float) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) xs[i] = ds->s[idx[i]].x, rows[i] = ds->s[idx[i]].n_rows;
+  int rc = n ? pp_tlp_model_predict(m, n, xs, rows, out, sc) : 0;
+  free(xs), free(rows);
+  if (rc < 0) {
+    free(idx), free(sc);
+    return pt_fail(d, rc, "evaluation: prediction failed (%s)", pt_err_name(rc));
+  }
+  /* Per task: its samples' negated scores (lower = predicted faster) and latencies. */
+  double *pred = malloc(sizeof(double) * (size_t)(n + 1)), *meas = malloc(sizeof(double) * (size_t)(n + 1));
+  int n_rank = 0;
+  for (int gidx = 0; gidx < ds->n_groups; gidx++) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+      if (ds->s[idx[i]].group == gidx) pred[k] = -sc[i], meas[k] = ds->s[idx[i]].latency[platform], k++;
+    if (k == 0) continue;
+    r->n_tasks++;
+    r->n_samples += k;
+    r->top1 += pp_topk(k, pred, meas, 1);
+    r->top5 += pp_topk(k, pred, meas, 5);
+    double pa = pp_pairwise_accuracy(k, pred, meas), sp = pp_spearman(k, pred, meas);
+    if (isfinite(pa) && isfinite(sp)) r->pairwise += pa, r->spearman += sp, n_rank++;
+  }
+  if (r->n_tasks) r->top1 /= r->n_tasks, r->top5 /= r->n_tasks;
+  if (n_rank) r->pairwise /= n_rank, r->spearman /= n_rank;
+  else r->pairwise = r->spearman = NAN;
+  free(idx), free(sc), free(pred), free(meas);
+  if (!r->n_tasks) return pt_fail(d, PT_ERR_INPUT, "evaluation: no labeled sample%s on platform '%s'",
+                                  test_only ? " in the test split" : "", ds->platforms[platform]);
+  return 0;
+}

@@ -1,0 +1,370 @@
+/* TLP end to end on small inputs: step features (one-hot, crop, unknown tokens), safetensors
+ * round trip and corrupted files, a tiny training run on synthetic records whose latency is a
+ * known function of the steps (must beat random ranking), MTL-TLP with a missing platform, the
+ * cost-model interface, and the robustness rows (empty data, one task, NaN/zero latencies). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "predictor/predictor.h"
+#include "predictor/tlp.h"
+#include "test.h"
+
+static char tmpdir[] = "/tmp/portent-tlp-XXXXXX";
+
+static const char *tmp(const char *name) {
+  static char buf[4][256];
+  static int k;
+  char *b = buf[k++ % 4];
+  snprintf(b, 256, "%s/%s", tmpdir, name);
+  return b;
+}
+
+/* ---------------------------------------------------------------- features */
+
+static void test_features(void) {
+  pc_step s[3] = {0};
+  s[0] = (pc_step){.kind = PC_STEP_SP, .stage_id = 2, .iter_id = 0, .extent = 512, .n_lengths = 2, .lengths = {8, 16}};
+  s[1] = (pc_step){.kind = PC_STEP_PR, .stage_id = 2, .iter_id = 1};
+  snprintf(s[1].pragma, sizeof s[1].pragma, "auto_unroll_max_step$64");
+  s[2] = (pc_step){.kind = PC_STEP_CHW, .stage_id = 1};
+  snprintf(s[2].scope, sizeof s[2].scope, "local");
+  pp_tlp_vocab v = {0};
+  float x[4 * PP_TLP_EMB];
+  int rows = pp_tlp_features(3, s, &v, true, 4, PP_TLP_EMB, x);
+  CHECK(rows == 3);
+  CHECK(x[PC_STEP_SP] == 1 && x[PC_STEP_AN] == 0);               /* one-hot kind */
+  CHECK(fabsf(x[PC_STEP_COUNT] - log2f(3)) < 1e-6);              /* stage 2 -> log2(1 + 2) */
+  CHECK(fabsf(x[PC_STEP_COUNT + 2] - log2f(513)) < 1e-5);        /* extent */
+  CHECK(v.n == 2);                                               /* "auto_unroll_max_step", "local" */
+  CHECK(x[PP_TLP_EMB + PC_STEP_COUNT + 2] == 1);                 /* pragma name token id 1 */
+  CHECK(fabsf(x[PP_TLP_EMB + PC_STEP_COUNT + 3] - log2f(65)) < 1e-5); /* pragma value */
+  CHECK(x[2 * PP_TLP_EMB + PC_STEP_COUNT + 1] == 2);             /* scope token id 2 */
+  for (int k = 0; k < PP_TLP_EMB; k++) CHECK(x[3 * PP_TLP_EMB + k] == 0); /* padding row */
+  /* A token never seen encodes as 0 and does not grow a frozen vocabulary. */
+  snprintf(s[2].scope, sizeof s[2].scope, "shared");
+  pp_tlp_features(3, s, &v, false, 4, PP_TLP_EMB, x);
+  CHECK(x[2 * PP_TLP_EMB + PC_STEP_COUNT + 1] == 0 && v.n == 2);
+  /* Cropping: 3 steps into 2 rows, 22 columns into 16. */
+  CHECK(pp_tlp_features(3, s, &v, false, 2, 16, x) == 2);
+  pp_tlp_vocab_clear(&v);
+  char plat[64];
+  pp_tlp_platform("llvm -keys=cpu -mcpu=znver4", plat, sizeof plat);
+  CHECK(strcmp(plat, "znver4") == 0);
+  pp_tlp_platform("llvm -keys=cpu -mcpu=znver5 -num-cores=2", plat, sizeof plat);
+  CHECK(strcmp(plat, "znver5/2c") == 0);
+  pp_tlp_platform("cuda -model=a100", plat, sizeof plat);
+  CHECK(strcmp(plat, "cuda") == 0);
+}
+
+/* ---------------------------------------------------------------- safetensors */
+
+static void write_bytes(const char *path, const void *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  fwrite(b, 1, n, f);
+  fclose(f);
+}
+
+static void test_safetensors(void) {
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[2] = {-1, 0.5f};
+  pp_st_tensor t[2] = {{.name = "a", .ndim = 2, .shape = {2, 3}, .data = a}, {.name = "b", .ndim = 1, .shape = {2}, .data = b}};
+  pp_st_meta meta[] = {{"format", "test"}};
+  pt_diag d = {0};
+  CHECK(pp_st_write(tmp("t.safetensors"), 2, t, 1, meta, &d) == 0);
+  pp_st_file *f = pp_st_read(tmp("t.safetensors"), &d);
+  CHECK_MSG(f, "%s", d.msg);
+  if (f) {
+    CHECK(pp_st_count(f) == 2);
+    const pp_st_tensor *ra = pp_st_find(f, "a");
+    CHECK(ra && ra->ndim == 2 && ra->shape[1] == 3 && ra->data[5] == 6);
+    CHECK(strcmp(pp_st_meta_get(f, "format"), "test") == 0);
+    pp_st_free(f);
+  }
+  size_t len;
+  char *bytes = pt_read_file(tmp("t.safetensors"), &len, &d);
+  uint64_t hlen = 0;
+  for (int k = 0; k < 8; k++) hlen |= (uint64_t)(unsigned char)bytes[k] << (8 * k);
+  CHECK(hlen % 8 == 0 && 8 + hlen + 32 == len);
+  /* Corruptions, each a clear error (never a crash). */
+  struct {
+    const char *what, *needle;
+    size_t len;
+    int patch_at;
+    const char *patch;
+  } rows[] = {
+      {"truncated data", "data_offsets", len - 4, -1, NULL},
+      {"truncated header", "header length", 20, -1, NULL},
+      {"shorter than 8 bytes", "shorter", 5, -1, NULL},
+      {"header length too big", "header length", len, 3, "\x7f"},
+      {"not JSON", "JSON", len, 8, "@"},
+      {"wrong dtype", "dtype", len, -2, "F16"},
+  };
+  for (size_t r = 0; r < PT_ARRAY_LEN(rows); r++) {
+    char *c = malloc(len);
+    memcpy(c, bytes, len);
+    if (rows[r].patch_at >= 0 && rows[r].patch) c[rows[r].patch_at] = rows[r].patch[0];
+    if (rows[r].patch_at == -2) memcpy(strstr(c + 8, "F32"), "F16", 3);
+    write_bytes(tmp("bad.safetensors"), c, rows[r].len);
+    free(c);
+    pt_diag e = {0};
+    pp_st_file *g = pp_st_read(tmp("bad.safetensors"), &e);
+    CHECK_MSG(!g && strstr(e.msg, rows[r].needle) && strstr(e.msg, "bad.safetensors"), "%s: %s", rows[r].what, e.msg);
+    pp_st_free(g);
+  }
+  free(bytes);
+}
+
+/* ---------------------------------------------------------------- synthetic records */
+
+/* Latency is a known function of the steps: best with an inner tile of 16 and the parallel
+ * annotation, slower with every doubling away from 16; each workload scales it. */
+static double synth_latency(int inner_log2, int parallel, int unroll, double scale) {
+  return scale * (1 + 0.5 * abs(inner_log2 - 4)) * (parallel ? 0.5 : 1) * (unroll == 64 ? 0.8 : 1) * 1e-3;
+}
+
+static void write_synthetic(const char *path, int n_tasks, int per_task, const char *target, uint64_t seed,
+                            bool bad_rows) {
+  pt_rng r = {seed};
+  FILE *out = fopen(path, "a"); /* not pc_record_append: its fsync per line would take seconds */
+  for (int t = 0; t < n_tasks; t++)
+    for (int k = 0; k < per_task; k++) {
+      pc_record rec = {0};
+      snprintf(rec.workload_key, sizeof rec.workload_key, "[\"matmul\", %d, 512, 512, \"float32\"]", 64 * (t + 1));
+      snprintf(rec.target, sizeof rec.target, "%s", target);
+      int il = (int)pt_rng_range(&r, 8), par = (int)pt_rng_range(&r, 2), unroll = pt_rng_range(&r, 2) ? 64 : 512;
+      rec.n_steps = 3;
+      rec.steps[0] = (pc_step){.kind = PC_STEP_SP, .stage_id = 2, .iter_id = 0, .extent = 512, .n_lengths = 2,
+                               .lengths = {512 >> il >> 1 ? 2 : 1, 1 << il}, .inner_to_outer = true};
+      rec.steps[1] = (pc_step){.kind = PC_STEP_AN, .stage_id = 2, .iter_id = 0, .annotation = par ? 3 : 0};
+      rec.steps[2] = (pc_step){.kind = PC_STEP_PR, .stage_id = 2, .iter_id = 0};
+      snprintf(rec.steps[2].pragma, sizeof rec.steps[2].pragma, "auto_unroll_max_step$%d", unroll);
+      rec.n_costs = 1;
+      rec.costs[0] = synth_latency(il, par, unroll, 1 + t);
+      snprintf(rec.version, sizeof rec.version, "v0.6");
+      char *line = pc_record_format(&rec);
+      fprintf(out, "%s\n", line);
+      free(line);
+    }
+  fclose(out);
+  if (bad_rows) {
+    FILE *f = fopen(path, "a");
+    /* A zero latency, a NaN one (JSON has no NaN: the record reader skips the line as
+     * unreadable), a failed run, a line that is not a record. */
+    fprintf(f, "{\"i\": [[\"[\\\"matmul\\\", 64, 512, 512, \\\"float32\\\"]\", \"%s\"], [[], []]], "
+               "\"r\": [[0], 0, 0.1, 1], \"v\": \"v0.6\"}\n", target);
+    fprintf(f, "{\"i\": [[\"[\\\"matmul\\\", 64, 512, 512, \\\"float32\\\"]\", \"%s\"], [[], []]], "
+               "\"r\": [[NaN], 0, 0.1, 1], \"v\": \"v0.6\"}\n", target);
+    fprintf(f, "{\"i\": [[\"[\\\"matmul\\\", 64, 512, 512, \\\"float32\\\"]\", \"%s\"], [[], []]], "
+               "\"r\": [[1e10], 4, 0.1, 1], \"v\": \"v0.6\"}\n", target);
+    fprintf(f, "not a record\n");
+    fclose(f);
+  }
+}
+
+static pp_tlp_config small_config(void) {
+  pp_tlp_config c;
+  pp_tlp_config_default(&c);
+  c.enc[0] = 16, c.enc[1] = 32, c.enc[2] = 32, c.enc[3] = 32;
+  c.heads = 4;
+  c.dec[0] = 32, c.dec[1] = 16, c.dec[2] = 8;
+  return c;
+}
+
+static void test_training(void) {
+  const char *data = tmp("synth.jsonl");
+  write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", 11, true);
+  pp_tlp_dataset ds;
+  pp_tlp_dataset_init(&ds, false);
+  pp_tlp_vocab v = {0};
+  pt_diag d = {0};
+  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  CHECK(ds.n_groups == 4 && ds.n_platforms == 1);
+  CHECK_MSG(ds.n_failed == 1 && ds.n_nonpositive == 1 && ds.n_bad_lines == 2, "failed %d nonpos %d bad %d",
+            ds.n_failed, ds.n_nonpositive, ds.n_bad_lines);
+  /* labels: min/latency in (0, 1], 1 for each task's best */
+  int ones = 0;
+  for (int i = 0; i < ds.n; i++) {
+    CHECK(ds.s[i].label[0] > 0 && ds.s[i].label[0] <= 1);
+    ones += ds.s[i].label[0] == 1;
+  }
+  CHECK(ones >= 4);
+  pp_tlp_config c = small_config();
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.epochs = 25, o.batch = 64, o.lr = 3e-3;
+  pp_tlp_model *m = pp_tlp_train(&ds, &v, &c, &o, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  if (!m) goto done;
+  pp_tlp_metrics mt;
+  CHECK(pp_tlp_evaluate(m, &ds, 0, 0, false, &mt, &d) == 0);
+  fprintf(stderr, "synthetic: top-1 %.3f top-5 %.3f pairwise %.3f spearman %.3f\n", mt.top1, mt.top5, mt.pairwise,
+          mt.spearman);
+  /* Random ranking: pairwise 0.5, Spearman 0. */
+  CHECK_MSG(mt.pairwise > 0.8 && mt.spearman > 0.7 && mt.top5 > 0.9, "pairwise %g spearman %g top5 %g", mt.pairwise,
+            mt.spearman, mt.top5);
+  /* Round trip: the loaded model predicts exactly what the trained one does. */
+  CHECK(pp_tlp_model_save(m, tmp("m.safetensors"), &d) == 0);
+  pp_tlp_model *m2 = pp_tlp_model_load(tmp("m.safetensors"), &d);
+  CHECK_MSG(m2, "%s", d.msg);
+  if (m2) {
+    const float *xs[3] = {ds.s[0].x, ds.s[1].x, ds.s[2].x};
+    int rows[3] = {ds.s[0].n_rows, ds.s[1].n_rows, ds.s[2].n_rows};
+    float a[3], b[3];
+    pp_tlp_model_predict(m, 3, xs, rows, 0, a);
+    pp_tlp_model_predict(m2, 3, xs, rows, 0, b);
+    CHECK(a[0] == b[0] && a[1] == b[1] && a[2] == b[2]);
+    CHECK(pp_tlp_model_vocab(m2)->n == v.n);
+    pp_tlp_model_free(m2);
+  }
+  /* The cost-model interface ranks states like the model. */
+  pc_cost_model *cm = pp_cost_model_tlp(tmp("m.safetensors"), NULL, &d);
+  CHECK_MSG(cm, "%s", d.msg);
+  if (cm) {
+    pc_state st[2] = {0};
+    pc_state *sp[2] = {&st[0], &st[1]};
+    for (int k = 0; k < 2; k++) {
+      pc_record rec;
+      (void)rec;
+      st[k].n_steps = 3;
+      st[k].steps[0] = (pc_step){.kind = PC_STEP_SP, .stage_id = 2, .extent = 512, .n_lengths = 2,
+                                 .lengths = {2, k ? 16 : 1}, .inner_to_outer = true};
+      st[k].steps[1] = (pc_step){.kind = PC_STEP_AN, .stage_id = 2, .annotation = k ? 3 : 0};
+      st[k].steps[2] = (pc_step){.kind = PC_STEP_PR, .stage_id = 2};
+      snprintf(st[k].steps[2].pragma, sizeof st[k].steps[2].pragma, "auto_unroll_max_step$%d", k ? 64 : 512);
+    }
+    double sc[2];
+    CHECK(cm->predict(cm->self, NULL, 2, sp, sc, &d) == 0);
+    CHECK_MSG(sc[1] > sc[0], "good schedule %g should outscore bad %g", sc[1], sc[0]);
+    pp_cost_model_free(cm);
+  }
+  CHECK(!pp_cost_model_tlp(tmp("m.safetensors"), "no-such-platform", &d));
+  /* A weights file with a NaN is refused. */
+  {
+    size_t len;
+    char *bytes = pt_read_file(tmp("m.safetensors"), &len, &d);
+    float nan = NAN;
+    memcpy(bytes + len - 8, &nan, 4);
+    write_bytes(tmp("nan.safetensors"), bytes, len);
+    free(bytes);
+    pt_diag e = {0};
+    CHECK(!pp_tlp_model_load(tmp("nan.safetensors"), &e) && strstr(e.msg, "not finite"));
+  }
+  pp_tlp_model_free(m);
+done:
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
+static void test_mtl(void) {
+  /* Two platforms; the second labels only half the schedules. */
+  const char *data = tmp("mtl.jsonl");
+  write_synthetic(data, 3, 48, "llvm -keys=cpu -mcpu=znver4", 21, false);
+  write_synthetic(data, 3, 24, "llvm -keys=cpu -mcpu=znver5", 21, false);
+  pp_tlp_dataset ds;
+  pp_tlp_dataset_init(&ds, true);
+  pp_tlp_vocab v = {0};
+  pt_diag d = {0};
+  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  CHECK(ds.n_platforms == 2 && ds.n_groups == 3);
+  int p5 = pp_tlp_platform_index(&ds, "znver5"), both = 0;
+  for (int i = 0; i < ds.n; i++) both += ds.s[i].latency[0] > 0 && ds.s[i].latency[1] > 0;
+  CHECK(p5 >= 0 && both > 0 && both < ds.n);
+  pp_tlp_config c = small_config();
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.epochs = 20, o.batch = 64, o.lr = 3e-3, o.target_platform = p5, o.target_fraction = 0.5;
+  pp_tlp_model *m = pp_tlp_train(&ds, &v, &c, &o, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  if (m) {
+    CHECK(pp_tlp_model_config(m)->n_out == 2 && strcmp(pp_tlp_model_platform(m, p5), "znver5") == 0);
+    pp_tlp_metrics mt;
+    CHECK(pp_tlp_evaluate(m, &ds, p5, p5, false, &mt, &d) == 0);
+    CHECK_MSG(mt.pairwise > 0.7, "mtl pairwise %g", mt.pairwise);
+    pp_tlp_model_free(m);
+  }
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
+static void test_robustness(void) {
+  pt_diag d = {0};
+  pp_tlp_config c = small_config();
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.epochs = 1;
+  /* Empty file: no training sample. */
+  write_bytes(tmp("empty.jsonl"), "", 0);
+  pp_tlp_dataset ds;
+  pp_tlp_dataset_init(&ds, false);
+  pp_tlp_vocab v = {0};
+  CHECK(pp_tlp_dataset_load(&ds, tmp("empty.jsonl"), NULL, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "no training sample"));
+  pp_tlp_dataset_free(&ds);
+  /* Missing file: an I/O error naming it. */
+  pt_diag_clear(&d);
+  pp_tlp_dataset_init(&ds, false);
+  CHECK(pp_tlp_dataset_load(&ds, tmp("absent.jsonl"), NULL, &v, true, &d) < 0 && strstr(d.msg, "absent.jsonl"));
+  pp_tlp_dataset_free(&ds);
+  /* One task whose schedules all ran equally fast: nothing to rank. */
+  pt_diag_clear(&d);
+  {
+    pc_record rec = {0};
+    snprintf(rec.workload_key, sizeof rec.workload_key, "[\"matmul\", 8, 8, 8, \"float32\"]");
+    snprintf(rec.target, sizeof rec.target, "llvm");
+    rec.n_costs = 1, rec.costs[0] = 1e-3;
+    for (int k = 0; k < 3; k++) {
+      rec.n_steps = 1;
+      rec.steps[0] = (pc_step){.kind = PC_STEP_AN, .stage_id = 1, .iter_id = k, .annotation = 2};
+      pc_record_append(tmp("flat.jsonl"), &rec, &d);
+    }
+  }
+  pp_tlp_dataset_init(&ds, false);
+  CHECK(pp_tlp_dataset_load(&ds, tmp("flat.jsonl"), NULL, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "nothing to rank"));
+  pp_tlp_dataset_free(&ds);
+  /* A single task with distinct latencies trains (documented: metrics over one task). */
+  pt_diag_clear(&d);
+  write_synthetic(tmp("one.jsonl"), 1, 16, "llvm", 3, false);
+  pp_tlp_dataset_init(&ds, false);
+  CHECK(pp_tlp_dataset_load(&ds, tmp("one.jsonl"), NULL, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  pp_tlp_model *m = pp_tlp_train(&ds, &v, &c, &o, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  pp_tlp_model_free(m);
+  pp_tlp_dataset_free(&ds);
+  /* A split holding out everything leaves nothing to train on. */
+  pp_tlp_split sp = {.n_test = 1, .test_keys = (char *[]){"[\"matmul\", 64, 512, 512, \"float32\"]"}};
+  pp_tlp_dataset_init(&ds, false);
+  CHECK(pp_tlp_dataset_load(&ds, tmp("one.jsonl"), &sp, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d));
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+  /* Not a TLP file / not a file. */
+  pt_diag_clear(&d);
+  CHECK(!pp_tlp_model_load(tmp("t.safetensors"), &d) && strstr(d.msg, "not a portent TLP model"));
+  pt_diag_clear(&d);
+  CHECK(!pp_tlp_model_load(tmp("absent.safetensors"), &d));
+  /* Config sanity. */
+  pp_tlp_config bad = c;
+  bad.heads = 5;
+  CHECK(!pp_tlp_model_new(&bad, 1, &d));
+}
+
+int main(void) {
+  if (!mkdtemp(tmpdir)) return 1;
+  test_features();
+  test_safetensors();
+  test_training();
+  test_mtl();
+  test_robustness();
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  TEST_DONE();
+}

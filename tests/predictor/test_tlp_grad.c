@@ -1,0 +1,160 @@
+/* TLP's layers against finite differences: linear, multi-head attention, the whole network
+ * (encoder, attention residual, residual blocks, per-platform decoders, sum over steps), and
+ * the LambdaRank and MSE losses. Central differences in float, relative tolerance. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "predictor/tlp.h"
+#include "test.h"
+
+static void fill(pt_rng *r, int n, float *v, float scale) {
+  for (int i = 0; i < n; i++) v[i] = (float)(2 * pt_rng_uniform(r) - 1) * scale;
+}
+
+static double dot(int n, const float *a, const float *b) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += (double)a[i] * b[i];
+  return s;
+}
+
+static bool close_enough(double analytic, double numeric, double tol) {
+  return fabs(analytic - numeric) <= tol * fmax(1.0, fmax(fabs(analytic), fabs(numeric)));
+}
+
+/* loss = sum(linear(x) * R) */
+static double linear_loss(int rows, int in, int out, const float *x, const float *w, const float *b, const float *r) {
+  float y[64];
+  pp_nn_linear_fwd(rows, in, out, x, w, b, y);
+  return dot(rows * out, y, r);
+}
+
+static void test_linear(void) {
+  enum { ROWS = 3, IN = 4, OUT = 5 };
+  pt_rng rng = {1};
+  float x[ROWS * IN], w[OUT * IN], b[OUT], r[ROWS * OUT], dx[ROWS * IN], dw[OUT * IN] = {0}, db[OUT] = {0};
+  fill(&rng, ROWS * IN, x, 1), fill(&rng, OUT * IN, w, 1), fill(&rng, OUT, b, 1), fill(&rng, ROWS * OUT, r, 1);
+  pp_nn_linear_bwd(ROWS, IN, OUT, x, w, r, dx, dw, db);
+  float *params[] = {x, w, b}, *grads[] = {dx, dw, db};
+  int sizes[] = {ROWS * IN, OUT * IN, OUT};
+  for (int p = 0; p < 3; p++)
+    for (int i = 0; i < sizes[p]; i++) {
+      float keep = params[p][i], h = 1e-2f;
+      params[p][i] = keep + h;
+      double up = linear_loss(ROWS, IN, OUT, x, w, b, r);
+      params[p][i] = keep - h;
+      double down = linear_loss(ROWS, IN, OUT, x, w, b, r);
+      params[p][i] = keep;
+      double num = (up - down) / (2 * h);
+      CHECK_MSG(close_enough(grads[p][i], num, 1e-3), "linear param %d[%d]: %g vs %g", p, i, grads[p][i], num);
+    }
+}
+
+static double attention_loss(int b, int l, int dim, int heads, const float *qkv, const float *r) {
+  float p[2 * 2 * 4 * 4], o[2 * 4 * 4];
+  pp_nn_attention_fwd(b, l, dim, heads, qkv, p, o);
+  return dot(b * l * dim, o, r);
+}
+
+static void test_attention(void) {
+  enum { B = 2, L = 4, DIM = 4, H = 2 };
+  pt_rng rng = {2};
+  float qkv[B * L * 3 * DIM], r[B * L * DIM], p[B * H * L * L], o[B * L * DIM], dqkv[B * L * 3 * DIM];
+  fill(&rng, B * L * 3 * DIM, qkv, 1.5f), fill(&rng, B * L * DIM, r, 1);
+  pp_nn_attention_fwd(B, L, DIM, H, qkv, p, o);
+  for (int s = 0; s < B * H * L; s++) { /* probabilities: rows sum to 1 */
+    double sum = 0;
+    for (int j = 0; j < L; j++) sum += p[s * L + j];
+    CHECK(fabs(sum - 1) < 1e-5);
+  }
+  pp_nn_attention_bwd(B, L, DIM, H, qkv, p, r, dqkv);
+  for (int i = 0; i < B * L * 3 * DIM; i++) {
+    float keep = qkv[i], h = 1e-2f;
+    qkv[i] = keep + h;
+    double up = attention_loss(B, L, DIM, H, qkv, r);
+    qkv[i] = keep - h;
+    double down = attention_loss(B, L, DIM, H, qkv, r);
+    qkv[i] = keep;
+    double num = (up - down) / (2 * h);
+    CHECK_MSG(close_enough(dqkv[i], num, 2e-3), "attention dqkv[%d]: %g vs %g", i, dqkv[i], num);
+  }
+}
+
+/* The whole network: loss = sum over samples and heads of score * R. */
+static double model_loss(pp_tlp_model *m, int b, const float *x, const float *r, float *scores) {
+  pp_tlp_model_forward(m, b, x, scores);
+  return dot(b * pp_tlp_model_config(m)->n_out, scores, r);
+}
+
+static void test_model(void) {
+  pp_tlp_config c = {.seq_len = 5, .emb = 6, .n_enc = 2, .enc = {8, 8}, .heads = 2, .res_blocks = 2, .n_dec = 1,
+                     .dec = {6}, .n_out = 2};
+  pt_diag d = {0};
+  pp_tlp_model *m = pp_tlp_model_new(&c, 3, &d);
+  CHECK(m);
+  if (!m) return;
+  enum { B = 3 };
+  pt_rng rng = {4};
+  float x[B * 5 * 6], r[B * 2], scores[B * 2];
+  fill(&rng, B * 5 * 6, x, 1), fill(&rng, B * 2, r, 1);
+  int n = pp_tlp_model_n_params(m);
+  float *w = pp_tlp_model_params(m), *g = pp_tlp_model_grads(m);
+  for (int i = 0; i < n; i++) g[i] = 0;
+  model_loss(m, B, x, r, scores);
+  pp_tlp_model_backward(m, r);
+  float *analytic = malloc(sizeof(float) * n);
+  for (int i = 0; i < n; i++) analytic[i] = g[i];
+  int bad = 0, checked = 0;
+  for (int i = 0; i < n; i++) {
+    float keep = w[i], h = 5e-4f;
+    w[i] = keep + h;
+    double up = model_loss(m, B, x, r, scores);
+    w[i] = keep - h;
+    double down = model_loss(m, B, x, r, scores);
+    w[i] = keep;
+    double num = (up - down) / (2 * h);
+    checked++;
+    if (!close_enough(analytic[i], num, 2e-2)) {
+      if (bad < 10) fprintf(stderr, "model param %d: %g vs %g\n", i, analytic[i], num);
+      bad++;
+    }
+  }
+  /* h is small enough that no ReLU input crosses zero here (2e-3 crossed two). */
+  CHECK_MSG(bad == 0, "%d of %d parameter gradients differ from finite differences", bad, checked);
+  free(analytic);
+  pp_tlp_model_free(m);
+}
+
+static void test_losses(void) {
+  enum { N = 7 };
+  pt_rng rng = {5};
+  float s[N], t[N] = {1, 0.5f, 0.8f, 0.2f, 0.5f, 0.9f, 0.1f}, g[N], gi[N];
+  bool has[N] = {true, true, true, false, true, true, true};
+  fill(&rng, N, s, 2);
+  for (int kind = 0; kind < 2; kind++) {
+    pp_tlp_loss_eval(kind, N, s, t, has, g);
+    CHECK(g[3] == 0); /* ignored entry: no gradient */
+    for (int i = 0; i < N; i++) {
+      float keep = s[i], h = 1e-3f;
+      s[i] = keep + h;
+      double up = pp_tlp_loss_eval(kind, N, s, t, has, gi);
+      s[i] = keep - h;
+      double down = pp_tlp_loss_eval(kind, N, s, t, has, gi);
+      s[i] = keep;
+      double num = (up - down) / (2 * h);
+      CHECK_MSG(close_enough(g[i], num, 2e-2), "loss %d d/ds[%d]: %g vs %g", kind, i, g[i], num);
+    }
+  }
+  /* LambdaRank is lower when the scores order the labels right. */
+  float right[N], wrong[N];
+  for (int i = 0; i < N; i++) right[i] = t[i] * 4, wrong[i] = -t[i] * 4;
+  CHECK(pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, N, right, t, NULL, g) <
+        pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, N, wrong, t, NULL, g));
+}
+
+int main(void) {
+  test_linear();
+  test_attention();
+  test_model();
+  test_losses();
+  TEST_DONE();
+}
