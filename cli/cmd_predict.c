@@ -15,8 +15,9 @@ static void usage(FILE *f) {
           "  --target T.json  target description (a file, or a shipped name such as amd-zen4)\n"
           "  PROFILE.json     program profile of `portent analyze` (with block counts)\n"
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
-          "  --model M        patent | steady | steady+mlp | patent+bw | full (default full: steady-state\n"
-          "                   loops, memory-level parallelism and the bandwidth bound on top of the patent)\n"
+          "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full (default steady+bw:\n"
+          "                   steady-state loops and the bandwidth bound on top of the patent's formula;\n"
+          "                   full adds memory-level parallelism)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");
@@ -31,7 +32,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "full";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {
@@ -66,7 +67,7 @@ int cmd_predict(int argc, char **argv) {
   pp_options o;
   pp_options_default(&o);
   if (pp_options_preset(&o, model)) {
-    fprintf(stderr, "portent predict: unknown --model '%s' (patent, steady, steady+mlp, patent+bw, full)\n", model);
+    fprintf(stderr, "portent predict: unknown --model '%s' (patent, patent+bw, steady, steady+mlp, steady+bw, full)\n", model);
     return EXIT_USAGE;
   }
   pt_diag d = {0};

@@ -15,7 +15,7 @@ const char *pp_bound_name(pp_bound b) { return b >= 0 && b < PP_BOUND_COUNT ? bo
 
 void pp_options_default(pp_options *o) {
   memset(o, 0, sizeof *o);
-  o->steady_state = o->mlp = o->bandwidth = true;
+  o->steady_state = o->bandwidth = true; /* "steady+bw": the most accurate in docs/validation.md */
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -129,15 +129,16 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
   return best;
 }
 
-/* An accumulator carried around a loop lives in a float phi of its header; without one, the
- * float chains of its blocks end in stores and iterations overlap. */
-static bool header_has_fp_phi(const pa_function *f, int loop) {
+/* Accumulators carried around a loop live in float phis of its header: without one, the
+ * float chains of its blocks end in stores and iterations overlap; with k of them, the
+ * chains are taken to be k independent ones of equal length. */
+static int header_fp_phis(const pa_function *f, int loop) {
   const pa_block *h = &f->blocks[f->loops[loop].header];
+  int k = 0;
   for (int i = 0; i < h->n_nodes; i++)
-    if (h->nodes[i].opcode && strcmp(h->nodes[i].opcode, "phi") == 0 && h->nodes[i].elem &&
-        (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b'))
-      return true;
-  return false;
+    k += h->nodes[i].opcode && strcmp(h->nodes[i].opcode, "phi") == 0 && h->nodes[i].elem &&
+         (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b');
+  return k;
 }
 
 pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
@@ -239,9 +240,9 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bp->cycles = cyc;
       bp->compute_cycles = compute;
       bp->total_cycles = cyc * bp->ecount;
-      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops && header_has_fp_phi(f, b->loop)) {
+      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops && header_fp_phis(f, b->loop) > 0) {
         int l = b->loop;
-        loop_chain[l] += open_chain(b, ops) * bp->ecount;
+        loop_chain[l] += open_chain(b, ops) * bp->ecount / header_fp_phis(f, l);
         loop_cycles[l] += bp->total_cycles;
         if (loop_costliest[l] < 0 || bp->total_cycles > r->blocks[first_block + loop_costliest[l]].total_cycles)
           loop_costliest[l] = j;

@@ -26,7 +26,7 @@ typedef struct pp_options {
   bool no_breakdown;    /* skip the compute/memory split (one simulation per block: faster) */
 } pp_options;
 
-/* The full model (all extensions on, threads = cores). */
+/* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three). */
 int pp_options_preset(pp_options *o, const char *name);

@@ -1,0 +1,68 @@
+/* Aggregation: total = sum of cost(BB) x ECount(BB); a parallel function's executions are
+ * divided over the threads in whole chunks of its parallel loop, plus fork/join per call; an
+ * accumulator carried across a loop's blocks bounds the loop (steady state). */
+#include "predictor/synthetic.h"
+#include "test.h"
+
+int main(void) {
+  pt_diag d = {0};
+  ptg_target *t = synthetic_target(512, 4);
+  t->n_runtime = 1;
+  t->runtime = pt_alloc(t->arena, sizeof *t->runtime);
+  t->runtime[0].threads = 4;
+  t->runtime[0].fork_join_ns.value = 1000; /* 1 us */
+  t->runtime[0].barrier_ns.value = NAN;
+
+  /* one block of 8 dependent adds (32 cycles as a DAG) executed 1000 times, outside loops */
+  pa_node nodes[8];
+  pa_edge chain[7];
+  for (int i = 0; i < 8; i++) nodes[i] = synthetic_node(PA_OP_ADD, "fadd", 16);
+  for (int i = 0; i < 7; i++) chain[i] = (pa_edge){i, i + 1, PA_EDGE_DATA};
+  pa_block b = {.name = "b", .count = 1000, .loop = -1, .n_nodes = 8, .nodes = nodes, .n_edges = 7, .edges = chain};
+  pa_function f = {.name = "serial", .calls = 1, .threads = 1, .n_blocks = 1, .blocks = &b};
+  pa_profile p = {.version = PA_PROFILE_VERSION, .source = "agg", .counts_source = "instrumented", .n_functions = 1,
+                  .functions = &f};
+  pp_options o = {.threads = 1};
+  pp_prediction *r = pp_predict_profile(&p, t, &o, &d);
+  CHECK_MSG(r && fabs(r->cycles - 32000) < 100, "cycles %g", r ? r->cycles : -1);
+  CHECK(r && fabs(r->seconds - 32e-6) < 1e-7);
+  pp_prediction_free(r);
+
+  /* the same as a parallel body (KERNEL_par0) whose outer loop has 10 iterations: on 4
+   * threads one thread runs ceil(10/4) = 3 of them, so 3/10 of the work, plus 1 us fork/join */
+  pa_loop loop = {.header = 0, .parent = -1, .depth = 1, .n_blocks = 1, .trip_count = 10};
+  b.count = 10, b.loop = 0;
+  f.name = "k_par0", f.n_loops = 1, f.loops = &loop;
+  loop.blocks = (int[]){0};
+  o.threads = 4;
+  r = pp_predict_profile(&p, t, &o, &d);
+  CHECK_MSG(r && fabs(r->functions[0].work_fraction - 0.3) < 1e-9, "work %g", r ? r->functions[0].work_fraction : -1);
+  CHECK_MSG(r && fabs(r->fork_join_seconds - 1e-6) < 1e-12, "fork/join %g", r ? r->fork_join_seconds : -1);
+  pp_prediction_free(r);
+
+  /* a two-block loop: the header holds the float accumulator phi, the body adds into it
+   * (fmul -> fadd with the accumulator from the header: no in-block edge). Each block alone is
+   * throughput bound (< 1 cycle); the accumulator makes every iteration wait one FMA (4). */
+  pa_node head[2] = {{.op = PA_OP_OTHER, .opcode = "phi", .elem = "f32", .lanes = 1, .bits = 32},
+                     {.op = PA_OP_OTHER, .opcode = "br", .elem = "void", .lanes = 1}};
+  pa_node body[3] = {synthetic_node(PA_OP_MUL, "fmul", 1), synthetic_node(PA_OP_ADD, "fadd", 1),
+                     {.op = PA_OP_OTHER, .opcode = "br", .elem = "void", .lanes = 1}};
+  pa_edge body_edges[1] = {{0, 1, PA_EDGE_DATA}};
+  pa_block blocks[2] = {
+      {.name = "head", .count = 1000, .loop = 0, .n_nodes = 2, .nodes = head},
+      {.name = "body", .count = 1000, .loop = 0, .n_nodes = 3, .nodes = body, .n_edges = 1, .edges = body_edges}};
+  pa_loop l2 = {.header = 0, .parent = -1, .depth = 1, .n_blocks = 2, .blocks = (int[]){0, 1}, .trip_count = 1000};
+  pa_function g = {.name = "acc", .calls = 1, .threads = 1, .n_blocks = 2, .blocks = blocks, .n_loops = 1, .loops = &l2};
+  p.functions = &g;
+  o = (pp_options){.threads = 1, .steady_state = true};
+  r = pp_predict_profile(&p, t, &o, &d);
+  CHECK_MSG(r && fabs(r->cycles - 4000) < 50, "accumulator loop %g cycles, want 4000", r ? r->cycles : -1);
+  pp_prediction_free(r);
+  /* without the float phi the body's iterations overlap */
+  head[0].elem = "i64";
+  r = pp_predict_profile(&p, t, &o, &d);
+  CHECK_MSG(r && r->cycles < 2000, "no accumulator: %g cycles", r ? r->cycles : -1);
+  pp_prediction_free(r);
+  ptg_target_free(t);
+  TEST_DONE();
+}
