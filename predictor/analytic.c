@@ -24,6 +24,7 @@ pa_profile *pp_profile_state(const pc_state *s, int threads, double sample_rate,
   for (int b = 0; b < nb; b++) sizes[b] = pc_kernel_buffer_numel(k, b);
   pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), nb, sizes, threads > 0 ? threads : 1, 1);
   free(sizes);
+  if (spec) spec->timeout_s = 30; /* instrumented runs are ~100x slower than the kernel */
   pa_options opt = {.sample_rate = sample_rate > 0 ? sample_rate : 0.01};
   pa_profile *p = spec ? pa_profile_llvm(pc_kernel_module(k), spec, &opt, d) : NULL;
   pa_run_spec_free(spec);
