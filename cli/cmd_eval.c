@@ -87,7 +87,10 @@ int cmd_eval(int argc, char **argv) {
       printf("%s{\"platform\": \"%s\", \"tasks\": %d, \"samples\": %d, \"top1\": %.6g, \"top5\": %.6g, "
              "\"pairwise\": %.6g, \"spearman\": %.6g}",
              shown ? ", " : "", name, mt.n_tasks, mt.n_samples, mt.top1, mt.top5, mt.pairwise, mt.spearman);
-    else tlp_cli_print_metrics(stdout, name, &mt);
+    else {
+      tlp_cli_print_metrics(stdout, name, &mt);
+      tlp_cli_print_random(stdout, "  random ranking", &ds, p, split_path != NULL);
+    }
     shown++;
   }
   if (json) printf("]\n");

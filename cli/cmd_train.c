@@ -160,8 +160,10 @@ int cmd_train(int argc, char **argv) {
           snprintf(label, sizeof label, "%s %s %.0f%% %s", base ? "tlp" : "mtl-tlp", target, fractions[f] * 100,
                    held ? "test" : "train");
         else snprintf(label, sizeof label, "tlp %s", held ? "test" : "train");
-        if (pp_tlp_evaluate(m, &ds, p, p, held, &mt, &ed) == 0) tlp_cli_print_metrics(stdout, label, &mt);
-        else fprintf(stderr, "portent train: %s\n", ed.msg);
+        if (pp_tlp_evaluate(m, &ds, p, p, held, &mt, &ed) == 0) {
+          tlp_cli_print_metrics(stdout, label, &mt);
+          if (f == 0 && base == (baseline ? 1 : 0)) tlp_cli_print_random(stdout, "  random ranking", &ds, p, held);
+        } else fprintf(stderr, "portent train: %s\n", ed.msg);
       }
       printf("trained in %.1f s (%d parameters)\n", secs, pp_tlp_model_n_params(m));
       fflush(stdout);

@@ -14,5 +14,7 @@ void tlp_cli_restart_without_forced_core(const char *command, int argc, char **a
 int tlp_cli_load(pp_tlp_dataset *ds, int n_files, char **files, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
                  const char *cmd);
 void tlp_cli_print_metrics(FILE *f, const char *label, const pp_tlp_metrics *m);
+/* The same line for a random ranking (top-k expectations; pairwise 0.5 and Spearman 0 by symmetry). */
+void tlp_cli_print_random(FILE *f, const char *label, const pp_tlp_dataset *ds, int platform, bool test_only);
 
 #endif

@@ -205,6 +205,9 @@ typedef struct pp_tlp_metrics {
 int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int out, bool test_only,
                     pp_tlp_metrics *r, pt_diag *d);
 
+/* The expected top-k of a random ranking on the same tasks (the baseline to beat). */
+double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, int k);
+
 /* ---------------------------------------------------------------- the cost model */
 
 /* The search's interface over a trained model file (head 0, or the head of `platform` when

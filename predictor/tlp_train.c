@@ -294,3 +294,35 @@ int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int
                                   test_only ? " in the test split" : "", ds->platforms[platform]);
   return 0;
 }
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* What a random ranking scores: E[best / min latency of k schedules drawn without replacement],
+ * exactly: with latencies sorted ascending, the i-th is the minimum of the draw with
+ * probability C(n-1-i, k-1) / C(n, k). Averaged over tasks like pp_tlp_evaluate. */
+double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, int k) {
+  float *lat = malloc(sizeof(float) * (size_t)(ds->n + 1));
+  double sum = 0;
+  int tasks = 0;
+  for (int g = 0; g < ds->n_groups; g++) {
+    int n = 0;
+    for (int i = 0; i < ds->n; i++)
+      if (ds->s[i].group == g && ds->s[i].latency[platform] > 0 && (!test_only || ds->s[i].test))
+        lat[n++] = ds->s[i].latency[platform];
+    if (!n) continue;
+    qsort(lat, (size_t)n, sizeof(float), cmp_float);
+    int kk = k < n ? k : n;
+    double e = 0, p = (double)kk / n; /* P(min is the first) = C(n-1, k-1) / C(n, k) = k / n */
+    for (int i = 0; i + kk <= n; i++) {
+      e += p * lat[0] / lat[i];
+      /* C(n-2-i, k-1) / C(n-1-i, k-1) = (n-1-i-(k-1)) / (n-1-i) */
+      if (n - 1 - i > 0) p *= (double)(n - 1 - i - (kk - 1)) / (n - 1 - i);
+    }
+    sum += e, tasks++;
+  }
+  free(lat);
+  return tasks ? sum / tasks : NAN;
+}

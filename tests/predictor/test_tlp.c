@@ -356,7 +356,20 @@ static void test_robustness(void) {
   CHECK(!pp_tlp_model_new(&bad, 1, &d));
 }
 
+static void test_random_baseline(void) {
+  /* One task with latencies 1, 2, 4: a random pick scores (1 + 1/2 + 1/4) / 3; the best of two
+   * random picks misses the fastest only when it draws {2, 4}: (2/3) 1 + (1/3) 1/2. */
+  float lat[3] = {2, 1, 4}, lab[3] = {0};
+  pp_tlp_sample s[3];
+  for (int i = 0; i < 3; i++) s[i] = (pp_tlp_sample){.group = 0, .latency = &lat[i], .label = &lab[i]};
+  pp_tlp_dataset ds = {.n = 3, .s = s, .n_groups = 1, .n_platforms = 1};
+  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, 1) - 1.75 / 3) < 1e-9);
+  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, 2) - (2.0 / 3 + 1.0 / 6)) < 1e-9);
+  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, 5) - 1) < 1e-9);
+}
+
 int main(void) {
+  test_random_baseline();
   if (!mkdtemp(tmpdir)) return 1;
   test_features();
   test_safetensors();
