@@ -54,25 +54,28 @@ typedef struct {
   double best;
   int n;
   double *curve, *wall;
-  double t_model, t_search, t_compile, t_measure, t_total;
+  double t_model, t_search, t_compile, t_measure, t_total; /* t_search: excluding the model */
   int failed;
 } model_run;
 
 static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--population P] [--generations G] [--measure-per-round K] [--threads N] [--min-time SEC]\n"
-             "       [--seed S] [--target T.json] [--svg-dir DIR] [--json]\n\n"
+             "       [--seed S] [--target T.json] [--svg-dir DIR] [--log-dir DIR] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
              "measurements; the ratio of the last to oneDNN (with reorders; native beside) and OpenBLAS measured\n"
              "in the same run; measurements and wall seconds each model needs to reach the best of xgb (or of\n"
              "the last model listed); the search's time split into cost model, other search work, compilation\n"
-             "and measurement. Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048.\n"
+             "and measurement. --log-dir keeps each search's records (WORKLOAD_MODEL.jsonl).\n"
+             "A model A+B is a cascade: B re-ranks A's 16 best each round.\n"
+             "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048.\n"
              "A quick run: --checkpoints 8,16,32 --population 256 --generations 2 --measure-per-round 8.\n");
 }
 
 int cmd_bench_tune(int argc, char **argv) {
   restart_without_forced_core(argc, argv);
   const char *only = NULL, *models_arg = "random,xgb", *checks_arg = "16,64,256,1000", *svg_dir = NULL, *target_path = NULL;
+  const char *log_dir = NULL;
   bool json = false;
   pc_tune_opts o;
   pc_tune_opts_default(&o);
@@ -95,6 +98,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
     else if (strcmp(a, "--svg-dir") == 0 && v) svg_dir = argv[++i];
+    else if (strcmp(a, "--log-dir") == 0 && v) log_dir = argv[++i];
     else if (strcmp(a, "--json") == 0) json = true;
     else {
       fprintf(stderr, "portent bench tune: unexpected argument '%s'\n", a);
@@ -153,14 +157,23 @@ int cmd_bench_tune(int argc, char **argv) {
     model_run runs[MAX_MODELS];
     memset(runs, 0, sizeof runs);
     for (int m = 0; m < n_models; m++) {
-      pc_cost_model cm;
+      pc_cost_model cm, rerank;
+      bool has_rerank = false;
       pt_diag_clear(&d);
-      if (tune_model_new(models[m], target, o.seed, &cm, &d)) {
+      if (tune_models_new(models[m], target, o.seed, &cm, &rerank, &has_rerank, &d)) {
         fprintf(stderr, "portent bench tune: %s\n", d.msg);
         pc_program_free(p);
         ptg_target_free(target);
         return EXIT_USAGE;
       }
+      o.rerank = has_rerank ? &rerank : NULL;
+      char log_path[1024];
+      if (log_dir) {
+        snprintf(log_path, sizeof log_path, "%s/%s_%s.jsonl", log_dir, name, models[m]);
+        unlink(log_path); /* a fresh search per run: the figures assume nothing resumed */
+        o.log_path = log_path;
+      }
+      if (o.rerank_top <= 0) o.rerank_top = 16;
       pc_tuner *t = pc_tuner_new(p, &cm, &o, &d);
       if (!t || pc_tuner_run(t, &d)) {
         fprintf(stderr, "%s (%s): %s\n", name, models[m], d.msg);
@@ -176,12 +189,13 @@ int cmd_bench_tune(int argc, char **argv) {
         memcpy(r->wall, st->curve_wall, sizeof(double) * (size_t)r->n);
         for (int k = 0; k < n_checks; k++) r->at[k] = checks[k] <= r->n ? r->curve[checks[k] - 1] : (r->n ? r->curve[r->n - 1] : 0);
         r->best = st->best_s;
-        r->t_model = st->t_model, r->t_search = st->t_search, r->t_compile = st->t_compile, r->t_measure = st->t_measure;
+        r->t_model = st->t_model, r->t_search = st->t_search - (st->t_model - st->t_train), r->t_compile = st->t_compile, r->t_measure = st->t_measure;
         r->t_total = st->t_total;
         r->failed = st->n_failed;
       }
       pc_tuner_free(t);
       cm.free(cm.self);
+      if (has_rerank) rerank.free(rerank.self);
     }
     double goal = runs[ref_model].best;
     for (int m = 0; m < n_models; m++) {
@@ -202,8 +216,7 @@ int cmd_bench_tune(int argc, char **argv) {
                "  \"reach_measurements\": %d, \"reach_seconds\": %.3f, \"seconds\": {\"model\": %.3f, \"search\": %.3f, "
                "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f}}\n",
                dnnl * 1e3, dnnl_native * 1e3, blas * 1e3, r->failed, reach >= 0 ? reach + 1 : -1,
-               reach >= 0 ? r->wall[reach] : -1.0, r->t_model, r->t_search - r->t_model, r->t_compile, r->t_measure,
-               r->t_total);
+               reach >= 0 ? r->wall[reach] : -1.0, r->t_model, r->t_search, r->t_compile, r->t_measure, r->t_total);
         first_json = 0;
       } else {
         printf("%-11s %-8s", m == 0 ? name : "", models[m]);
@@ -212,7 +225,7 @@ int cmd_bench_tune(int argc, char **argv) {
                last > 0 && blas > 0 ? last / blas : 0);
         if (reach >= 0) printf(" %6d %8.1f", reach + 1, r->wall[reach]);
         else printf(" %6s %8s", "-", "-");
-        printf(" %7.1f %7.1f %7.1f %7.1f\n", r->t_model, r->t_search - r->t_model, r->t_compile, r->t_measure);
+        printf(" %7.1f %7.1f %7.1f %7.1f\n", r->t_model, r->t_search, r->t_compile, r->t_measure);
       }
     }
     if (!json)

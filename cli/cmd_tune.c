@@ -19,6 +19,7 @@ static void usage(FILE *f) {
           "       [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg] [--quiet] [--json]\n\n"
           "  --target T.json        vector width and cores of the target (default: 16 lanes, this machine's cores)\n"
           "  --model M              cost model ranking candidates: %s (default random)\n"
+          "  --rerank-top K         with --model A+B: B re-ranks A's K best each round (default 16)\n"
           "  --trials N             measurements in all, resumed ones included (default 1000)\n"
           "  --measure-per-round K  candidates measured per search round (default 64)\n"
           "  --population P         evolutionary population (default 2048)\n"
@@ -78,6 +79,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--timeout") == 0 && v) o.measure.timeout_s = atof(argv[++i]);
     else if (strcmp(a, "--lanes") == 0 && v) lanes = atoi(argv[++i]);
     else if (strcmp(a, "--measure") == 0 && v) measure = atoi(argv[++i]);
+    else if (strcmp(a, "--rerank-top") == 0 && v) o.rerank_top = atoi(argv[++i]);
     else if (strcmp(a, "-o") == 0 && v) out = argv[++i];
     else if (strcmp(a, "--curve") == 0 && v) curve = argv[++i];
     else if (strcmp(a, "--quiet") == 0) quiet = true;
@@ -119,16 +121,20 @@ int cmd_tune(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int status = EXIT_FAILED;
-  pc_cost_model model;
-  if (tune_model_new(model_name, target, o.seed, &model, &d)) {
+  pc_cost_model model, rerank;
+  bool has_rerank = false;
+  if (tune_models_new(model_name, target, o.seed, &model, &rerank, &has_rerank, &d)) {
     fprintf(stderr, "portent tune: %s\n", d.msg);
     pc_program_free(p);
     ptg_target_free(target);
     return EXIT_USAGE;
   }
-  if (measure == 0 && strcmp(model_name, "analytic") != 0) {
+  if (has_rerank) o.rerank = &rerank;
+  if (o.rerank_top <= 0) o.rerank_top = 16;
+  if (measure == 0 && strcmp(model_name, "analytic") != 0 && !strstr(model_name, "+analytic")) {
     fprintf(stderr, "portent tune: --measure 0 ranks with a model that needs no measurements: use --model analytic\n");
     model.free(model.self);
+    if (has_rerank) rerank.free(rerank.self);
     pc_program_free(p);
     ptg_target_free(target);
     return EXIT_USAGE;
@@ -172,17 +178,19 @@ int cmd_tune(int argc, char **argv) {
   char *steps = pc_steps_to_json(best->n_steps, best->steps);
   if (json) {
     printf("{\"workload\": \"%s\", \"model\": \"%s\", \"best_seconds\": %.9g, \"gflops\": %.3f, \"measured\": %d, "
-           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, "
+           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
            "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f},\n \"steps\": %s}\n",
            p->name, model_name, st->best_s, st->best_s > 0 ? p->flops * 1e-9 / st->best_s : 0.0, st->n_measured,
-           st->n_failed, st->n_resumed, st->rounds, st->t_search, st->t_model, st->t_compile, st->t_measure, st->t_total,
+           st->n_failed, st->n_resumed, st->rounds, st->t_search - (st->t_model - st->t_train), st->t_model, st->t_train,
+           st->t_compile, st->t_measure, st->t_total,
            steps);
   } else {
     if (measure) printf("best: %.4g ms (%.1f GFLOP/s) after %d measurements (%d failed, %d resumed)\n", st->best_s * 1e3,
                         p->flops * 1e-9 / st->best_s, st->n_measured, st->n_failed, st->n_resumed);
     else printf("predicted best (nothing measured):\n");
-    printf("time: search %.1f s (cost model %.1f s), compile %.1f s, measurement %.1f s, total %.1f s\n", st->t_search,
-           st->t_model, st->t_compile, st->t_measure, st->t_total);
+    printf("time: search %.1f s, cost model %.1f s (of which training %.1f s), compile %.1f s, measurement %.1f s, "
+           "total %.1f s\n", st->t_search - (st->t_model - st->t_train), st->t_model, st->t_train, st->t_compile,
+           st->t_measure, st->t_total);
     printf("steps: %s\n", steps);
   }
   free(steps);
@@ -216,6 +224,7 @@ done:
   pc_state_free(best);
   pc_tuner_free(t);
   model.free(model.self);
+  if (has_rerank) rerank.free(rerank.self);
   pc_program_free(p);
   ptg_target_free(target);
   return status;

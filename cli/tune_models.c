@@ -7,7 +7,7 @@
 #include "predictor.h"
 #include "tune_models.h"
 
-const char *tune_model_names(void) { return "random, xgb, analytic"; }
+const char *tune_model_names(void) { return "random, xgb, analytic, or A+B (B re-ranks A's best)"; }
 
 /* The predictor's models come as allocated structs: keep the contents, free the shell. */
 static int take(pc_cost_model *m, pc_cost_model *out) {
@@ -34,4 +34,24 @@ int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());
+}
+
+int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, pc_cost_model *model,
+                    pc_cost_model *rerank, bool *has_rerank, pt_diag *d) {
+  char first[64];
+  const char *plus = strchr(spec, '+');
+  size_t len = plus ? (size_t)(plus - spec) : strlen(spec);
+  if (len >= sizeof first) len = sizeof first - 1;
+  memcpy(first, spec, len);
+  first[len] = 0;
+  *has_rerank = false;
+  int rc = tune_model_new(first, target, seed, model, d);
+  if (rc || !plus) return rc;
+  rc = tune_model_new(plus + 1, target, seed + 1, rerank, d);
+  if (rc) {
+    model->free(model->self);
+    return rc;
+  }
+  *has_rerank = true;
+  return 0;
 }

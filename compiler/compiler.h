@@ -413,7 +413,9 @@ typedef struct pc_tune_stats {
   int n_measured;          /* this run and resumed */
   int n_resumed, n_failed, rounds;
   double best_s;           /* best median seconds, 0 while nothing ran correctly */
-  double t_model, t_search, t_compile, t_measure, t_total; /* seconds (t_search includes t_model) */
+  /* Seconds: t_model = cost model predict + train (t_train), t_search = the search including
+   * its predictions (not training), t_compile = lowering + JIT, t_measure = running. */
+  double t_model, t_train, t_search, t_compile, t_measure, t_total;
   int n_curve;
   double *curve;           /* best seconds after each measurement (0 before the first success) */
   double *curve_wall;      /* t_total at each measurement */
@@ -432,6 +434,10 @@ typedef struct pc_tune_opts {
   pc_measure_opts measure;
   const char *log_path;    /* every measured candidate is appended here at once (NULL: none) */
   const char *target;      /* the record's target string */
+  /* Cascade (may be NULL): this model re-ranks the rerank_top best candidates of each round's
+   * search (0: all 2 x measure_per_round) before the top-k are measured. */
+  const pc_cost_model *rerank;
+  int rerank_top;
   /* Called after each measurement (may be NULL). */
   void (*on_measured)(void *ctx, const pc_tune_stats *st, const pc_measure_result *r);
   void *ctx;

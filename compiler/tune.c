@@ -131,6 +131,7 @@ static int train(pc_tuner *t, int n, pc_step *const *steps, const int *n_steps, 
     double t0 = pt_now();
     if (k) rc = t->model.update(t->model.self, t->p, k, states, rs, d);
     t->st.t_model += pt_now() - t0;
+    t->st.t_train += pt_now() - t0;
     for (int i = 0; i < k; i++) pc_state_free(states[i]);
   }
   return rc;
@@ -242,6 +243,23 @@ static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
   init_population(t, &pop, &random);
   int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, 2 * t->o.measure_per_round, &t->rng, &best,
                      &t->st.t_model, d);
+  /* Cascade: a slower model re-ranks the cheap model's best (DESIGN: cheap model, then the
+   * analytical one on the top few). */
+  if (rc == 0 && t->o.rerank && best.n > 1) {
+    int top = t->o.rerank_top > 0 && t->o.rerank_top < best.n ? t->o.rerank_top : best.n;
+    sk_pop head = {0};
+    for (int i = 0; i < top; i++) sk_pop_push(&head, best.c[i].steps, best.c[i].n, best.c[i].hash);
+    rc = sk_predict(t->p, t->o.rerank, &head, &t->st.t_model, d);
+    if (rc == 0) {
+      qsort(head.c, (size_t)head.n, sizeof(sk_cand), cmp_score_desc);
+      for (int i = 0; i < top; i++) {
+        free(best.c[i].steps);
+        best.c[i] = head.c[i];
+      }
+      head.n = 0;
+    }
+    sk_pop_free(&head);
+  }
   t->st.t_search += pt_now() - t0;
   if (rc == 0) {
     sk_hashset taken = {0};
