@@ -1,0 +1,58 @@
+#!/bin/sh
+# portent dataset / train / eval as a user runs them: collect a few measured schedules of two
+# workloads, split by workload, train a tiny TLP, evaluate it; merge drops duplicates; empty
+# data, a truncated model and bad usage exit 2 with a message.
+portent="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check NAME EXPECTED_EXIT COMMAND...
+  name=$1; want=$2; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; fail=1
+  fi
+}
+has() { # has NAME FILE TEXT
+  grep -q -- "$3" "$2" || { echo "FAIL $1: '$3' not in $2:"; cat "$2"; fail=1; }
+}
+lines() { wc -l <"$1" | tr -d ' '; }
+
+check collect 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
+  --min-time 0 --log "$tmp/d.jsonl" --seed 3
+[ "$(lines "$tmp/d.jsonl")" -eq 12 ] || { echo "FAIL collect: $(lines "$tmp/d.jsonl") records, expected 12"; fail=1; }
+check shard 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
+  --min-time 0 --log "$tmp/s1.jsonl" --seed 3 --shard 1/2
+[ "$(lines "$tmp/s1.jsonl")" -eq 6 ] || { echo "FAIL shard: $(lines "$tmp/s1.jsonl") records, expected 6"; fail=1; }
+check merge 0 "$portent" dataset merge -o "$tmp/m.jsonl" "$tmp/d.jsonl" "$tmp/d.jsonl"
+has merge "$tmp/out" "duplicates dropped"
+[ "$(lines "$tmp/m.jsonl")" -le 12 ] || { echo "FAIL merge kept duplicates"; fail=1; }
+check split 0 "$portent" dataset split --data "$tmp/d.jsonl" --test-fraction 0.5 -o "$tmp/split.json"
+has split "$tmp/split.json" '"test"'
+check train 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 2 --batch 8 --width 16 -o "$tmp/t.safetensors"
+has train "$tmp/out" "top-1"
+has train "$tmp/err" "OpenBLAS core"
+check eval 0 "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" --json
+has eval "$tmp/out" '"top1"'
+check eval-split 0 "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" --split "$tmp/split.json"
+has eval-split "$tmp/out" "random ranking"
+# A forced OpenBLAS core is dropped: the command restarts itself and gets the detected one.
+native=$(env -u OPENBLAS_CORETYPE "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" 2>&1 >/dev/null |
+  sed -n 's/^OpenBLAS core: //p')
+force=Haswell; [ "$native" = Haswell ] && force=Sandybridge
+forced=$(OPENBLAS_CORETYPE=$force "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" 2>&1 >/dev/null |
+  sed -n 's/^OpenBLAS core: //p')
+[ -n "$native" ] && [ "$forced" = "$native" ] || { echo "FAIL core: native '$native', with $force forced '$forced'"; fail=1; }
+
+: >"$tmp/empty.jsonl"
+check empty 2 "$portent" train tlp --data "$tmp/empty.jsonl" -o "$tmp/x.safetensors"
+has empty "$tmp/err" "no training sample"
+head -c 100 "$tmp/t.safetensors" >"$tmp/trunc.safetensors"
+check truncated 2 "$portent" eval --model "$tmp/trunc.safetensors" --data "$tmp/d.jsonl"
+has truncated "$tmp/err" "trunc.safetensors"
+check bad-loss 2 "$portent" train tlp --data "$tmp/d.jsonl" --loss hinge -o "$tmp/x.safetensors"
+check no-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" -o "$tmp/x.safetensors"
+check absent-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" --target-platform nosuch -o "$tmp/x.safetensors"
+has absent-target "$tmp/err" "not in the data"
+exit $fail
