@@ -1,6 +1,7 @@
 /* portent eval: ranks TVM records with a trained TLP / MTL-TLP model and prints TLP's metrics:
  * top-k per task (best latency / best latency among the model's k top-ranked), averaged over
  * tasks, and the mean per-task pairwise accuracy and Spearman's rho. */
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,15 +10,45 @@
 
 static void usage(FILE *f) {
   fprintf(f, "usage: portent eval --model model.safetensors --data records.jsonl [--data more.jsonl ...]\n"
-             "       [--split split.json] [--platform P] [--json]\n\n"
+             "       [--split split.json] [--platform P] [--weights weights.json] [--json]\n\n"
              "  --split FILE    evaluate only the workloads its \"test\" list holds out\n"
              "  --platform P    MTL-TLP: the platform (head) to rank for; default: every head in the data\n"
+             "  --weights FILE  {\"workload key\": weight, ...}: weighted task averages (absent keys weigh 0)\n"
              "Tokens the model's vocabulary lacks encode as 0 (unknown); failed measurements are skipped.\n");
+}
+
+/* Task weights by workload key, one per dataset group. */
+static double *read_weights(const char *path, const pp_tlp_dataset *ds, pt_diag *d) {
+  char *text = pt_read_file(path, NULL, d);
+  if (!text) return NULL;
+  cJSON *j = cJSON_Parse(text);
+  free(text);
+  if (!cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    pt_fail(d, PT_ERR_INPUT, "%s: expected {\"workload key\": weight, ...}", path);
+    return NULL;
+  }
+  double *w = calloc((size_t)ds->n_groups + 1, sizeof(double));
+  for (int g = 0; g < ds->n_groups; g++) {
+    char *key = pp_tlp_group_key(ds, g);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, key);
+    free(key);
+    if (e && (!cJSON_IsNumber(e) || !(e->valuedouble >= 0))) {
+      cJSON_Delete(j);
+      free(w);
+      pt_fail(d, PT_ERR_INPUT, "%s: the weight of %s is not a non-negative number", path, ds->groups[g]);
+      return NULL;
+    }
+    w[g] = e ? e->valuedouble : 0;
+  }
+  cJSON_Delete(j);
+  return w;
 }
 
 int cmd_eval(int argc, char **argv) {
   tlp_cli_restart_without_forced_core("eval", argc, argv);
-  const char *model_path = NULL, *split_path = NULL, *platform = NULL;
+  const char *model_path = NULL, *split_path = NULL, *platform = NULL, *weights_path = NULL;
+  double *weights = NULL;
   char **files = calloc((size_t)argc + 1, sizeof(char *));
   int n_files = 0;
   bool json = false;
@@ -32,6 +63,7 @@ int cmd_eval(int argc, char **argv) {
     else if (strcmp(a, "--data") == 0 && v) files[n_files++] = argv[++i];
     else if (strcmp(a, "--split") == 0 && v) split_path = argv[++i];
     else if (strcmp(a, "--platform") == 0 && v) platform = argv[++i];
+    else if (strcmp(a, "--weights") == 0 && v) weights_path = argv[++i];
     else if (strcmp(a, "--json") == 0) json = true;
     else {
       fprintf(stderr, "portent eval: unexpected argument '%s'\n", a);
@@ -70,6 +102,11 @@ int cmd_eval(int argc, char **argv) {
     rc = EXIT_USAGE;
     goto done;
   }
+  if (weights_path && !(weights = read_weights(weights_path, &ds, &d))) {
+    fprintf(stderr, "portent eval: %s\n", d.msg);
+    rc = EXIT_USAGE;
+    goto done;
+  }
   if (json) printf("[");
   int shown = 0;
   for (int out = 0; out < n_out; out++) {
@@ -78,7 +115,7 @@ int cmd_eval(int argc, char **argv) {
     int p = pp_tlp_platform_index(&ds, name);
     if (p < 0) continue;
     pp_tlp_metrics mt;
-    if (pp_tlp_evaluate(m, &ds, p, out, split_path != NULL, &mt, &d) < 0) {
+    if (pp_tlp_evaluate(m, &ds, p, out, split_path != NULL, weights, &mt, &d) < 0) {
       fprintf(stderr, "portent eval: %s\n", d.msg);
       rc = EXIT_FAILED;
       continue;
@@ -89,7 +126,7 @@ int cmd_eval(int argc, char **argv) {
              shown ? ", " : "", name, mt.n_tasks, mt.n_samples, mt.top1, mt.top5, mt.pairwise, mt.spearman);
     else {
       tlp_cli_print_metrics(stdout, name, &mt);
-      tlp_cli_print_random(stdout, "  random ranking", &ds, p, split_path != NULL);
+      tlp_cli_print_random(stdout, "  random ranking", &ds, p, split_path != NULL, weights);
     }
     shown++;
   }
@@ -100,6 +137,7 @@ int cmd_eval(int argc, char **argv) {
     rc = EXIT_USAGE;
   }
 done:
+  free(weights);
   pp_tlp_dataset_free(&ds);
   pp_tlp_split_free(&split);
   pp_tlp_model_free(m);

@@ -160,9 +160,9 @@ int cmd_train(int argc, char **argv) {
           snprintf(label, sizeof label, "%s %s %.0f%% %s", base ? "tlp" : "mtl-tlp", target, fractions[f] * 100,
                    held ? "test" : "train");
         else snprintf(label, sizeof label, "tlp %s", held ? "test" : "train");
-        if (pp_tlp_evaluate(m, &ds, p, p, held, &mt, &ed) == 0) {
+        if (pp_tlp_evaluate(m, &ds, p, p, held, NULL, &mt, &ed) == 0) {
           tlp_cli_print_metrics(stdout, label, &mt);
-          if (f == 0 && base == (baseline ? 1 : 0)) tlp_cli_print_random(stdout, "  random ranking", &ds, p, held);
+          if (f == 0 && base == (baseline ? 1 : 0)) tlp_cli_print_random(stdout, "  random ranking", &ds, p, held, NULL);
         } else fprintf(stderr, "portent train: %s\n", ed.msg);
       }
       printf("trained in %.1f s (%d parameters)\n", secs, pp_tlp_model_n_params(m));

@@ -42,7 +42,9 @@ void tlp_cli_print_metrics(FILE *f, const char *label, const pp_tlp_metrics *m) 
           m->n_tasks, m->n_samples, m->top1, m->top5, m->pairwise, m->spearman);
 }
 
-void tlp_cli_print_random(FILE *f, const char *label, const pp_tlp_dataset *ds, int platform, bool test_only) {
+void tlp_cli_print_random(FILE *f, const char *label, const pp_tlp_dataset *ds, int platform, bool test_only,
+                          const double *group_weight) {
   fprintf(f, "%-28s %40s top-1 %.4f  top-5 %.4f  pairwise 0.5     spearman 0\n", label, "",
-          pp_tlp_random_topk(ds, platform, test_only, 1), pp_tlp_random_topk(ds, platform, test_only, 5));
+          pp_tlp_random_topk(ds, platform, test_only, group_weight, 1),
+          pp_tlp_random_topk(ds, platform, test_only, group_weight, 5));
 }

@@ -15,6 +15,7 @@ int tlp_cli_load(pp_tlp_dataset *ds, int n_files, char **files, const pp_tlp_spl
                  const char *cmd);
 void tlp_cli_print_metrics(FILE *f, const char *label, const pp_tlp_metrics *m);
 /* The same line for a random ranking (top-k expectations; pairwise 0.5 and Spearman 0 by symmetry). */
-void tlp_cli_print_random(FILE *f, const char *label, const pp_tlp_dataset *ds, int platform, bool test_only);
+void tlp_cli_print_random(FILE *f, const char *label, const pp_tlp_dataset *ds, int platform, bool test_only,
+                          const double *group_weight);
 
 #endif

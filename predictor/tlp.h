@@ -201,12 +201,16 @@ typedef struct pp_tlp_metrics {
   double top1, top5;       /* TLP's top-k, averaged over tasks */
   double pairwise, spearman; /* averaged over tasks with >= 2 distinct latencies */
 } pp_tlp_metrics;
-/* Ranks each task's samples (test ones when test_only) on platform `platform` with head `out`. */
+/* Ranks each task's samples (test ones when test_only) on platform `platform` with head `out`.
+ * group_weight (n_groups entries, may be NULL for 1 each) weights the tasks' averages, as TLP
+ * weights a task by how often it occurs in its networks. */
 int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int out, bool test_only,
-                    pp_tlp_metrics *r, pt_diag *d);
+                    const double *group_weight, pp_tlp_metrics *r, pt_diag *d);
+/* The workload key of a group ("KEY @ TARGET" for single-platform data). Caller frees. */
+char *pp_tlp_group_key(const pp_tlp_dataset *ds, int group);
 
 /* The expected top-k of a random ranking on the same tasks (the baseline to beat). */
-double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, int k);
+double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, const double *group_weight, int k);
 
 /* ---------------------------------------------------------------- the cost model */
 

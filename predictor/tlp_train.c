@@ -252,8 +252,17 @@ fail:
 
 /* ---------------------------------------------------------------- evaluation */
 
+char *pp_tlp_group_key(const pp_tlp_dataset *ds, int group) {
+  const char *g = ds->groups[group], *at = ds->multi_platform ? NULL : strstr(g, " @ ");
+  size_t n = at ? (size_t)(at - g) : strlen(g);
+  char *k = malloc(n + 1);
+  memcpy(k, g, n);
+  k[n] = 0;
+  return k;
+}
+
 int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int out, bool test_only,
-                    pp_tlp_metrics *r, pt_diag *d) {
+                    const double *group_weight, pp_tlp_metrics *r, pt_diag *d) {
   memset(r, 0, sizeof *r);
   if (platform < 0 || platform >= ds->n_platforms)
     return pt_fail(d, PT_ERR_INVALID, "evaluation: platform %d not in the data", platform);
@@ -273,21 +282,23 @@ int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int
   }
   /* Per task: its samples' negated scores (lower = predicted faster) and latencies. */
   double *pred = malloc(sizeof(double) * (size_t)(n + 1)), *meas = malloc(sizeof(double) * (size_t)(n + 1));
-  int n_rank = 0;
+  double w_all = 0, w_rank = 0;
   for (int gidx = 0; gidx < ds->n_groups; gidx++) {
     int k = 0;
     for (int i = 0; i < n; i++)
       if (ds->s[idx[i]].group == gidx) pred[k] = -sc[i], meas[k] = ds->s[idx[i]].latency[platform], k++;
-    if (k == 0) continue;
+    double w = group_weight ? group_weight[gidx] : 1;
+    if (k == 0 || !(w > 0)) continue;
     r->n_tasks++;
     r->n_samples += k;
-    r->top1 += pp_topk(k, pred, meas, 1);
-    r->top5 += pp_topk(k, pred, meas, 5);
+    r->top1 += w * pp_topk(k, pred, meas, 1);
+    r->top5 += w * pp_topk(k, pred, meas, 5);
+    w_all += w;
     double pa = pp_pairwise_accuracy(k, pred, meas), sp = pp_spearman(k, pred, meas);
-    if (isfinite(pa) && isfinite(sp)) r->pairwise += pa, r->spearman += sp, n_rank++;
+    if (isfinite(pa) && isfinite(sp)) r->pairwise += w * pa, r->spearman += w * sp, w_rank += w;
   }
-  if (r->n_tasks) r->top1 /= r->n_tasks, r->top5 /= r->n_tasks;
-  if (n_rank) r->pairwise /= n_rank, r->spearman /= n_rank;
+  if (w_all > 0) r->top1 /= w_all, r->top5 /= w_all;
+  if (w_rank > 0) r->pairwise /= w_rank, r->spearman /= w_rank;
   else r->pairwise = r->spearman = NAN;
   free(idx), free(sc), free(pred), free(meas);
   if (!r->n_tasks) return pt_fail(d, PT_ERR_INPUT, "evaluation: no labeled sample%s on platform '%s'",
@@ -303,11 +314,12 @@ static int cmp_float(const void *a, const void *b) {
 /* What a random ranking scores: E[best / min latency of k schedules drawn without replacement],
  * exactly: with latencies sorted ascending, the i-th is the minimum of the draw with
  * probability C(n-1-i, k-1) / C(n, k). Averaged over tasks like pp_tlp_evaluate. */
-double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, int k) {
+double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, const double *group_weight, int k) {
   float *lat = malloc(sizeof(float) * (size_t)(ds->n + 1));
-  double sum = 0;
-  int tasks = 0;
+  double sum = 0, tasks = 0;
   for (int g = 0; g < ds->n_groups; g++) {
+    double w = group_weight ? group_weight[g] : 1;
+    if (!(w > 0)) continue;
     int n = 0;
     for (int i = 0; i < ds->n; i++)
       if (ds->s[i].group == g && ds->s[i].latency[platform] > 0 && (!test_only || ds->s[i].test))
@@ -321,8 +333,8 @@ double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only
       /* C(n-2-i, k-1) / C(n-1-i, k-1) = (n-1-i-(k-1)) / (n-1-i) */
       if (n - 1 - i > 0) p *= (double)(n - 1 - i - (kk - 1)) / (n - 1 - i);
     }
-    sum += e, tasks++;
+    sum += w * e, tasks += w;
   }
   free(lat);
-  return tasks ? sum / tasks : NAN;
+  return tasks > 0 ? sum / tasks : NAN;
 }

@@ -37,6 +37,9 @@ check eval 0 "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" 
 has eval "$tmp/out" '"top1"'
 check eval-split 0 "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" --split "$tmp/split.json"
 has eval-split "$tmp/out" "random ranking"
+echo '{"[\"matmul\", 32, 24, 40, \"float32\"]": 2}' >"$tmp/w.json"
+check eval-weights 0 "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" --weights "$tmp/w.json"
+has eval-weights "$tmp/out" "tasks    1 "
 # A forced OpenBLAS core is dropped: the command restarts itself and gets the detected one.
 native=$(env -u OPENBLAS_CORETYPE "$portent" eval --model "$tmp/t.safetensors" --data "$tmp/d.jsonl" 2>&1 >/dev/null |
   sed -n 's/^OpenBLAS core: //p')

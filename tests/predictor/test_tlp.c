@@ -198,7 +198,7 @@ static void test_training(void) {
   CHECK_MSG(m, "%s", d.msg);
   if (!m) goto done;
   pp_tlp_metrics mt;
-  CHECK(pp_tlp_evaluate(m, &ds, 0, 0, false, &mt, &d) == 0);
+  CHECK(pp_tlp_evaluate(m, &ds, 0, 0, false, NULL, &mt, &d) == 0);
   fprintf(stderr, "synthetic: top-1 %.3f top-5 %.3f pairwise %.3f spearman %.3f\n", mt.top1, mt.top5, mt.pairwise,
           mt.spearman);
   /* Random ranking: pairwise 0.5, Spearman 0. */
@@ -281,7 +281,7 @@ static void test_mtl(void) {
   if (m) {
     CHECK(pp_tlp_model_config(m)->n_out == 2 && strcmp(pp_tlp_model_platform(m, p5), "znver5") == 0);
     pp_tlp_metrics mt;
-    CHECK(pp_tlp_evaluate(m, &ds, p5, p5, false, &mt, &d) == 0);
+    CHECK(pp_tlp_evaluate(m, &ds, p5, p5, false, NULL, &mt, &d) == 0);
     CHECK_MSG(mt.pairwise > 0.7, "mtl pairwise %g", mt.pairwise);
     pp_tlp_model_free(m);
   }
@@ -363,9 +363,9 @@ static void test_random_baseline(void) {
   pp_tlp_sample s[3];
   for (int i = 0; i < 3; i++) s[i] = (pp_tlp_sample){.group = 0, .latency = &lat[i], .label = &lab[i]};
   pp_tlp_dataset ds = {.n = 3, .s = s, .n_groups = 1, .n_platforms = 1};
-  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, 1) - 1.75 / 3) < 1e-9);
-  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, 2) - (2.0 / 3 + 1.0 / 6)) < 1e-9);
-  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, 5) - 1) < 1e-9);
+  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, NULL, 1) - 1.75 / 3) < 1e-9);
+  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, NULL, 2) - (2.0 / 3 + 1.0 / 6)) < 1e-9);
+  CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, NULL, 5) - 1) < 1e-9);
 }
 
 int main(void) {
