@@ -6,6 +6,12 @@
 
 #define PP_MAX_UNITS 64
 #define PP_COST_CACHE 512 /* open-addressed (op, elem, bits) -> cost; power of two */
+#define PP_MEMO 1024      /* block schedules by content hash; power of two, direct mapped */
+
+typedef struct {
+  uint64_t key; /* 0 = empty */
+  double cycles, compute;
+} pp_block_memo;
 
 typedef struct {
   bool used;
@@ -30,6 +36,8 @@ struct pp_predictor {
   int n_fallbacks, cap_fallbacks;
   const char **fallbacks;
   struct pp_timeline *timelines; /* scheduler scratch, PP_MAX_UNITS of them */
+  unsigned generation;           /* of the scheduler's current run */
+  pp_block_memo memo[PP_MEMO];
 };
 
 void pp_timelines_free(pp_predictor *pp);

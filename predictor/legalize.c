@@ -1,6 +1,7 @@
 /* Legalization: each task-graph node becomes the target's machine operations. Vector types
  * are split (or widened) to the native vector width, so one profile serves 512-, 256- and
  * 128-bit targets; a class the target lacks falls back to the nearest one (noted). */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -107,17 +108,20 @@ static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_
   r.parts = parts * split;
   r.latency = c.latency;
   r.occupancy = c.recip_throughput / split * pp->unit_pipes[unit];
-  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_GATHER) && strcmp(n->opcode, "store") != 0 &&
-              !strstr(n->opcode, "store") && !strstr(n->opcode, "scatter");
+  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_GATHER) && n->op != PA_OP_STORE &&
+              !(n->op == PA_OP_GATHER && strstr(n->opcode, "scatter"));
   r.is_store = n->is_memory && !r.is_load;
   if (n->is_memory) r.lines = n->bytes > 0 ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
-  if (strcmp(n->opcode, "br") == 0 || strcmp(n->opcode, "switch") == 0 || n->op == PA_OP_STORE)
+  if (n->op == PA_OP_STORE || (n->op == PA_OP_OTHER && (strcmp(n->opcode, "br") == 0 || strcmp(n->opcode, "switch") == 0)))
     r.latency = 0; /* no value anyone waits for */
   return r;
 }
 
+/* The analyzer's and the targets' class tables list the same names in the same order. */
+static_assert((int)PA_OP_COUNT == (int)PTG_OP_COUNT, "op class tables differ");
+
 pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n) {
-  return legalize_as(pp, (ptg_op)ptg_op_from_name(pa_opclass_name(n->op)), n, 0);
+  return legalize_as(pp, (ptg_op)n->op, n, 0);
 }
 
 static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }

@@ -15,7 +15,8 @@
 struct pp_timeline {
   double *used;
   int *next;
-  int len, hi; /* allocated cycles; 1 + the last cycle touched since the last reset */
+  unsigned *gen; /* a cell is live only when its gen is the current run's: no reset pass */
+  int len;
 };
 typedef struct pp_timeline timeline;
 
@@ -25,21 +26,22 @@ static void tl_grow(timeline *t, int c) {
   while (len <= c) len *= 2;
   t->used = realloc(t->used, sizeof(double) * (size_t)len);
   t->next = realloc(t->next, sizeof(int) * (size_t)len);
-  for (int i = t->len; i < len; i++) t->used[i] = 0, t->next[i] = i;
+  t->gen = realloc(t->gen, sizeof(unsigned) * (size_t)len);
+  for (int i = t->len; i < len; i++) t->gen[i] = 0;
   t->len = len;
 }
 
-static void tl_reset(timeline *t) {
-  for (int i = 0; i < t->hi && i < t->len; i++) t->used[i] = 0, t->next[i] = i;
-  t->hi = 0;
+static inline void tl_touch(timeline *t, int c, unsigned g) {
+  tl_grow(t, c);
+  if (t->gen[c] != g) t->gen[c] = g, t->used[c] = 0, t->next[c] = c;
 }
 
-static int tl_open(timeline *t, int c) {
-  tl_grow(t, c);
+static int tl_open(timeline *t, int c, unsigned g) {
+  tl_touch(t, c, g);
   int root = c;
   while (t->next[root] != root) {
     root = t->next[root];
-    tl_grow(t, root);
+    tl_touch(t, root, g);
   }
   while (t->next[c] != root) {
     int n = t->next[c];
@@ -50,22 +52,21 @@ static int tl_open(timeline *t, int c) {
 }
 
 /* Reserves occ cycles of pipe time at or after `ready`; returns the start time. */
-static double tl_reserve(timeline *t, int pipes, double ready, double occ) {
-  int c = tl_open(t, ready > 0 ? (int)floor(ready) : 0);
+static double tl_reserve(timeline *t, unsigned g, int pipes, double ready, double occ) {
+  int c = tl_open(t, ready > 0 ? (int)floor(ready) : 0, g);
   double start = ready > c ? ready : c;
   for (;;) {
     double take = pipes - t->used[c] < occ ? pipes - t->used[c] : occ;
-    if (c + 2 > t->hi) t->hi = c + 2;
     t->used[c] += take;
     occ -= take;
     if (t->used[c] >= pipes - 1e-9) t->next[c] = c + 1;
     if (occ <= 1e-9) return start;
-    c = tl_open(t, c + 1);
+    c = tl_open(t, c + 1, g);
   }
 }
 
 /* Schedules up to `iters` copies in program order; fills finish[k] = last finish of copy k
- * (a running maximum). With settle, stops at the first power of two k >= 8 where the cycles
+ * (a running maximum). With settle, stops at the first power of two k >= min(8, iters) where the cycles
  * per iteration over the last half and the quarter before agree within 2%, and returns
  * them; otherwise returns the makespan. */
 static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, int iters,
@@ -91,8 +92,8 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     pred[k] = s, pred_prev[k] = carried;
   }
   double *finish = malloc(sizeof(double) * (size_t)total);
-  timeline *tl = pp->timelines; /* reused across calls: only the touched prefix is reset */
-  for (int u = 0; u < pp->n_units; u++) tl_reset(&tl[u]);
+  timeline *tl = pp->timelines; /* reused across calls */
+  unsigned gen = ++pp->generation;
   double uops = 0, w = pp->issue_width > 0 ? pp->issue_width : 4, makespan = 0;
   for (int k = 0; k < iters; k++) {
     iter_finish[k] = 0;
@@ -110,7 +111,8 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
       if (o->parts > 0 && o->unit >= 0) {
         fin = r;
         for (int part = 0; part < o->parts; part++) {
-          double s = tl_reserve(&tl[o->unit], pp->unit_pipes[o->unit], r, o->occupancy > 0 ? o->occupancy : 1e-6);
+          double s = tl_reserve(&tl[o->unit], gen, pp->unit_pipes[o->unit], r,
+                                  o->occupancy > 0 ? o->occupancy : 1e-6);
           if (s + o->latency > fin) fin = s + o->latency;
           if (s + o->occupancy > fin && o->latency <= 0) fin = s; /* value-less ops end at issue */
         }
@@ -121,7 +123,7 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     }
     if (k > 0 && iter_finish[k] < iter_finish[k - 1]) iter_finish[k] = iter_finish[k - 1];
     int done = k + 1;
-    if (settle && done >= 8 && (done & (done - 1)) == 0) {
+    if (settle && done >= (iters < 8 ? iters : 8) && (done & (done - 1)) == 0) {
       double half = (iter_finish[done - 1] - iter_finish[done / 2 - 1]) / (done / 2);
       double quarter = (iter_finish[done / 2 - 1] - iter_finish[done / 4 - 1]) / (done / 4);
       if (fabs(half - quarter) <= 0.02 * half || done == iters) {
@@ -141,7 +143,7 @@ double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges
   double finish[64];
   /* Large bodies settle within few copies; bound the work at ~2048 simulated instructions. */
   int iters = 64;
-  while (iters > 8 && iters * n > 2048) iters /= 2;
+  while (iters > 4 && iters * n > 2048) iters /= 2;
   if (executions >= 1 && executions < 8) { /* too few executions for a steady state: all of them */
     int k = (int)executions;
     return run(pp, n, ops, n_edges, edges, k, finish, false) / k;
@@ -158,7 +160,8 @@ double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const
 size_t pp_timeline_size(void) { return sizeof(timeline); }
 
 void pp_timelines_free(pp_predictor *pp) {
-  for (int u = 0; u < PP_MAX_UNITS; u++) free(pp->timelines[u].used), free(pp->timelines[u].next);
+  for (int u = 0; u < PP_MAX_UNITS; u++)
+    free(pp->timelines[u].used), free(pp->timelines[u].next), free(pp->timelines[u].gen);
 }
 
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {

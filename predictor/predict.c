@@ -115,18 +115,46 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
   for (int i = 0; i < n; i++) in_preds[i] = 0, len[i] = 0;
   for (int e = 0; e < b->n_edges; e++)
     if (b->edges[e].kind != PA_EDGE_MEMORY) in_preds[b->edges[e].dst]++;
+  /* an add with both operands in the block starts no chain; one fed by a chain extends it
+   * (data edges go forward, so one pass over nodes and one over edges in dst order suffice) */
+  for (int i = 0; i < n; i++)
+    if (fp_accumulate(&b->nodes[i]) && ops[i].parts > 0 && in_preds[i] < 2) len[i] = ops[i].latency;
+  bool sorted = true;
+  for (int e = 1; e < b->n_edges && sorted; e++) sorted = b->edges[e].dst >= b->edges[e - 1].dst;
+  for (int pass = 0; pass < (sorted ? 1 : 2); pass++)
+    for (int e = 0; e < b->n_edges; e++) {
+      const pa_edge *ed = &b->edges[e];
+      int i = ed->dst;
+      if (ed->kind != PA_EDGE_DATA || ed->src >= i || len[ed->src] <= 0) continue;
+      if (!fp_accumulate(&b->nodes[i]) || ops[i].parts == 0) continue;
+      if (len[ed->src] + ops[i].latency > len[i]) len[i] = len[ed->src] + ops[i].latency;
+    }
   double best = 0;
-  for (int i = 0; i < n; i++) {
-    if (!fp_accumulate(&b->nodes[i]) || ops[i].parts == 0) continue;
-    /* an add with both operands in the block starts no chain; one fed by a chain extends it */
-    if (in_preds[i] < 2) len[i] = ops[i].latency;
-    for (int e = 0; e < b->n_edges; e++)
-      if (b->edges[e].dst == i && b->edges[e].kind == PA_EDGE_DATA && len[b->edges[e].src] > 0 &&
-          len[b->edges[e].src] + ops[i].latency > len[i])
-        len[i] = len[b->edges[e].src] + ops[i].latency;
+  for (int i = 0; i < n; i++)
     if (len[i] > best) best = len[i];
-  }
   return best;
+}
+
+/* FNV-1a over what a block's schedule depends on: its nodes and edges, the load latency,
+ * how many copies are scheduled and whether the compute split is wanted. */
+static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown) {
+  uint64_t h = 1469598103934665603ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+  MIX(b->n_nodes), MIX(b->n_edges), MIX(no_breakdown);
+  uint64_t bits;
+  memcpy(&bits, &load_latency, sizeof bits);
+  MIX(bits);
+  memcpy(&bits, &copies, sizeof bits);
+  MIX(bits);
+  for (int i = 0; i < b->n_nodes; i++) {
+    const pa_node *n = &b->nodes[i];
+    MIX(n->op), MIX(n->lanes), MIX(n->bits), MIX(n->bytes), MIX(n->is_memory);
+    for (const char *c = n->opcode ? n->opcode : ""; *c; c++) MIX(*c);
+    for (const char *c = n->elem ? n->elem : ""; *c; c++) MIX(*c);
+  }
+  for (int e = 0; e < b->n_edges; e++) MIX(b->edges[e].src), MIX(b->edges[e].dst), MIX(b->edges[e].kind);
+#undef MIX
+  return h;
 }
 
 /* Accumulators carried around a loop live in float phis of its header: without one, the
@@ -159,6 +187,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       return NULL;
     }
   }
+  /* the memo deduplicates within this profile only, so rates measure distinct profiles */
+  memset(pp->memo, 0, sizeof pp->memo);
   pp_prediction *r = calloc(1, sizeof *r);
   r->arena = pt_arena_new();
   r->target = t->name;
@@ -181,7 +211,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   for (int i = 0; i < p->n_functions; i++)
     if (p->functions[i].n_loops > max_loops) max_loops = p->functions[i].n_loops;
   double *loop_chain = malloc(sizeof(double) * max_loops), *loop_cycles = malloc(sizeof(double) * max_loops);
-  int *loop_costliest = malloc(sizeof(int) * max_loops);
+  int *loop_costliest = malloc(sizeof(int) * max_loops), *loop_phis = malloc(sizeof(int) * max_loops);
   double footprint = p->reuse_total.cold;
   for (int i = 0; i < p->n_functions; i++) {
     const pa_function *f = &p->functions[i];
@@ -196,7 +226,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     if (stall_per_line < 0) stall_per_line = 0;
     double l1_bytes = 0;
     int first_block = r->n_blocks;
-    for (int l = 0; l < f->n_loops; l++) loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1;
+    for (int l = 0; l < f->n_loops; l++)
+      loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l);
     for (int j = 0; j < f->n_blocks; j++) {
       const pa_block *b = &f->blocks[j];
       pp_block_pred *bp = &r->blocks[r->n_blocks++];
@@ -207,10 +238,17 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       if (bp->ecount <= 0 || b->n_nodes == 0) continue;
       bool repeat = pp->o.steady_state && b->loop >= 0;
       pp_legalize_block(pp, b, fp->load_latency, ops);
-      double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
-                          : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
+      /* Unrolled code repeats identical blocks: schedule each distinct one once. */
+      double execs_key = repeat ? (bp->ecount < 8 ? floor(bp->ecount) : 8) : 0;
+      uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown);
+      pp_block_memo *memo = &pp->memo[key & (PP_MEMO - 1)];
+      bool hit = memo->key == key && key != 0;
+      double cyc = hit ? memo->cycles
+                   : repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
+                            : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
       double compute = cyc;
-      if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
+      if (hit) compute = memo->compute;
+      else if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
         memcpy(ops_l1, ops, sizeof *ops * b->n_nodes);
         for (int k = 0; k < b->n_nodes; k++)
           if (ops_l1[k].is_load) ops_l1[k].latency = pp->l1_latency;
@@ -218,6 +256,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
                          : pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, false);
         if (compute > cyc) compute = cyc;
       }
+      if (!hit) memo->key = key, memo->cycles = cyc, memo->compute = compute;
       int uops = 0;
       double lines = 0;
       for (int k = 0; k < b->n_nodes; k++) {
@@ -240,9 +279,9 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bp->cycles = cyc;
       bp->compute_cycles = compute;
       bp->total_cycles = cyc * bp->ecount;
-      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops && header_fp_phis(f, b->loop) > 0) {
+      if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops && loop_phis[b->loop] > 0) {
         int l = b->loop;
-        loop_chain[l] += open_chain(b, ops) * bp->ecount / header_fp_phis(f, l);
+        loop_chain[l] += open_chain(b, ops) * bp->ecount / loop_phis[l];
         loop_cycles[l] += bp->total_cycles;
         if (loop_costliest[l] < 0 || bp->total_cycles > r->blocks[first_block + loop_costliest[l]].total_cycles)
           loop_costliest[l] = j;
@@ -312,7 +351,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     r->compute_seconds += fp->compute_cycles / hz;
     r->memory_seconds += fp->memory_cycles / hz;
   }
-  free(ops), free(ops_l1), free(loop_chain), free(loop_cycles), free(loop_costliest);
+  free(ops), free(ops_l1), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis);
   r->bound = PP_BOUND_ISSUE;
   for (int b = 0; b < PP_BOUND_COUNT; b++)
     if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;
