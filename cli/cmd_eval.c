@@ -115,6 +115,7 @@ int cmd_eval(int argc, char **argv) {
     int p = pp_tlp_platform_index(&ds, name);
     if (p < 0) continue;
     pp_tlp_metrics mt;
+    double t0 = pt_now();
     if (pp_tlp_evaluate(m, &ds, p, out, split_path != NULL, weights, &mt, &d) < 0) {
       fprintf(stderr, "portent eval: %s\n", d.msg);
       rc = EXIT_FAILED;
@@ -127,6 +128,9 @@ int cmd_eval(int argc, char **argv) {
     else {
       tlp_cli_print_metrics(stdout, name, &mt);
       tlp_cli_print_random(stdout, "  random ranking", &ds, p, split_path != NULL, weights);
+      double secs = pt_now() - t0;
+      fprintf(stderr, "ranked %d schedules in %.2f s (%.0f per second; the network, features were computed while loading)\n", mt.n_samples, secs,
+              mt.n_samples / (secs > 0 ? secs : 1e-9));
     }
     shown++;
   }
