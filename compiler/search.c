@@ -245,7 +245,7 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
     next = t;
     sk_pop_clear(&next);
   }
-  qsort(best->c, (size_t)best->n, sizeof(sk_cand), cmp_score_desc);
+  if (best->n > 1) qsort(best->c, (size_t)best->n, sizeof(sk_cand), cmp_score_desc);
   sk_pop_free(&next);
   sk_hashset_free(&in_best);
   free(child);

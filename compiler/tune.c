@@ -228,7 +228,7 @@ static int cmp_score_desc(const void *a, const void *b) {
 
 /* The initial population: the best measured candidates (Ansor: 20%), then random samples. */
 static void init_population(pc_tuner *t, sk_pop *pop, sk_pop *random_out) {
-  qsort(t->good.c, (size_t)t->good.n, sizeof(sk_cand), cmp_score_desc);
+  if (t->good.n > 1) qsort(t->good.c, (size_t)t->good.n, sizeof(sk_cand), cmp_score_desc);
   int n_measured = (int)(0.2 * t->o.population);
   for (int i = 0; i < t->good.n && i < n_measured; i++) sk_pop_push(pop, t->good.c[i].steps, t->good.c[i].n, t->good.c[i].hash);
   int before = pop->n;

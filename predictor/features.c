@@ -545,7 +545,7 @@ static void store_features(ctx *c, int sid, int line, float *row) {
   }
   buf_feat sorted[MAXBUF];
   memcpy(sorted, bf, sizeof(buf_feat) * (size_t)nb);
-  qsort(sorted, (size_t)nb, sizeof(buf_feat), cmp_buf);
+  if (nb > 1) qsort(sorted, (size_t)nb, sizeof(buf_feat), cmp_buf);
   for (int b = 0; b < PP_FEATURE_BUFFERS; b++) {
     if (b >= nb) {
       for (int k = 0; k < 18; k++) *w++ = 0;
