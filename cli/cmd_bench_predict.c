@@ -215,6 +215,7 @@ int cmd_bench_predict(int argc, char **argv) {
         double t0 = pt_now();
         p = pp_profile_state(s, threads, sample, &dc);
         prof_seconds += pt_now() - t0;
+        if (!p && cache) pt_write_file_atomic(cpath, "0\n", 2, &dc); /* too slow to profile: skip next time */
         if (p && cache) {
           char line[64];
           int len = snprintf(line, sizeof line, "%.9g\n", mr.median_s);
