@@ -11,7 +11,7 @@
 static const char *level_name(int idx, int levels, char *buf) {
   if (idx == PP_MAX_LEVELS) return "DRAM";
   (void)levels;
-  snprintf(buf, 8, "L%d", idx + 1);
+  snprintf(buf, 8, "L%d", (idx + 1) % 100); /* levels are 1..PP_MAX_LEVELS */
   return buf;
 }
 
