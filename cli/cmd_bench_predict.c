@@ -155,7 +155,8 @@ int cmd_bench_predict(int argc, char **argv) {
   wl_result *res = calloc(nw, sizeof *res);
   pa_profile **all_profiles = NULL;
   int n_all = 0, cap_all = 0, failed = 0;
-  double prof_seconds = 0, pred_seconds = 0;
+  double prof_seconds = 0, pred_seconds = 0, counts_seconds = 0;
+  int counts_n = 0;
   pt_rng rng = {seed};
   for (int w = 0; w < nw; w++) {
     res[w].name = names[w];
@@ -213,7 +214,8 @@ int cmd_bench_predict(int argc, char **argv) {
           continue;
         }
         double t0 = pt_now();
-        p = pp_profile_state(s, threads, sample, &dc);
+        pa_options po = {.sample_rate = sample};
+        p = pp_profile_state(s, threads, &po, &dc);
         prof_seconds += pt_now() - t0;
         if (!p && cache) pt_write_file_atomic(cpath, "0\n", 2, &dc); /* too slow to profile: skip next time */
         if (p && cache) {
@@ -221,6 +223,15 @@ int cmd_bench_predict(int argc, char **argv) {
           int len = snprintf(line, sizeof line, "%.9g\n", mr.median_s);
           if (pa_profile_save(p, ppath, &dc) == 0) pt_write_file_atomic(cpath, line, (size_t)len, &dc);
         }
+      }
+      if (c < 5) { /* the analytic cost model's way: counts only, no reuse */
+        double t0 = pt_now();
+        pa_options po = {.no_reuse = true};
+        pa_profile *q = pp_profile_state(s, threads, &po, &dc);
+        pp_prediction *r = q && pps[HEADLINE] ? pp_predict(pps[HEADLINE], q, &dc) : NULL;
+        if (r) counts_seconds += pt_now() - t0, counts_n++;
+        pp_prediction_free(r);
+        pa_profile_free(q);
       }
       pc_state_free(s);
       if (!p) {
@@ -302,8 +313,8 @@ int cmd_bench_predict(int argc, char **argv) {
   }
   if (json) {
     printf("{\"target\": \"%s\", \"threads\": %d, \"candidates\": %d, \"failed\": %d, \"predictions_per_second\": %.1f, "
-           "\"from_scratch_per_second\": %.3f, \"models\": {",
-           t->name, threads, total, failed, rate, scratch_rate);
+           "\"from_scratch_per_second\": %.3f, \"counts_only_per_second\": %.3f, \"models\": {",
+           t->name, threads, total, failed, rate, scratch_rate, counts_n ? counts_n / counts_seconds : 0);
     for (int k = 0; k < N_PRESETS; k++)
       printf("%s\"%s\": {\"mape\": %.4f, \"spearman\": %.4f, \"pairwise\": %.4f, \"top1\": %.4f, \"top5\": %.4f}",
              k ? ", " : "", presets[k], avg[k].mape, avg[k].spearman, avg[k].pairwise, avg[k].top1, avg[k].top5);
@@ -317,6 +328,8 @@ int cmd_bench_predict(int argc, char **argv) {
     printf("\npredictions per second given profiles (one core, %s): %.0f\n", presets[HEADLINE], rate);
     printf("profiling + prediction per second from scratch: %.3f (%.2f s profiling, %.4f s predicting, %d candidates)\n",
            scratch_rate, prof_seconds, pred_seconds, n_all);
+    printf("counts-only profiling + prediction per second (the analytic cost model): %.2f (%d candidates)\n",
+           counts_n ? counts_n / counts_seconds : 0, counts_n);
   }
   write_svg(svg, nw, res, HEADLINE);
   if (!json) printf("scatter: %s\n", svg);

@@ -1,7 +1,7 @@
 /* The `analytic` cost model the tuner's search ranks candidates with: lower each candidate,
- * profile it (block counts and a SHARDS-sampled reuse profile from one instrumented run, as
- * the parallel bodies' bounds are arguments and get no static trip counts), predict it on
- * the target; score = 1 / predicted seconds. */
+ * profile it (block counts from one instrumented run, as the parallel bodies' bounds are
+ * arguments and get no static trip counts; SHARDS-sampled reuse only when asked), predict it
+ * on the target; score = 1 / predicted seconds. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@ typedef struct {
   long candidates;
 } analytic;
 
-pa_profile *pp_profile_state(const pc_state *s, int threads, double sample_rate, pt_diag *d) {
+pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *opt, pt_diag *d) {
   pc_lower_opts lo = {0};
   pc_kernel *k = pc_lower(s, &lo, d);
   if (!k) return NULL;
@@ -25,8 +25,7 @@ pa_profile *pp_profile_state(const pc_state *s, int threads, double sample_rate,
   pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), nb, sizes, threads > 0 ? threads : 1, 1);
   free(sizes);
   if (spec) spec->timeout_s = 30; /* instrumented runs are ~100x slower than the kernel */
-  pa_options opt = {.sample_rate = sample_rate > 0 ? sample_rate : 0.01};
-  pa_profile *p = spec ? pa_profile_llvm(pc_kernel_module(k), spec, &opt, d) : NULL;
+  pa_profile *p = spec ? pa_profile_llvm(pc_kernel_module(k), spec, opt, d) : NULL;
   pa_run_spec_free(spec);
   pc_kernel_free(k);
   return p;
@@ -40,7 +39,8 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
   for (int i = 0; i < n; i++) {
     pt_diag di = {0};
     scores[i] = 0;
-    pa_profile *p = pp_profile_state(states[i], a->o.profile_threads, a->o.sample_rate, &di);
+    pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse};
+    pa_profile *p = pp_profile_state(states[i], a->o.profile_threads, &po, &di);
     if (!p) continue; /* a candidate that does not lower or crashes ranks last */
     pp_prediction *r = pp_predict(a->pp, p, &di);
     if (r && r->seconds > 0) scores[i] = 1 / r->seconds, seconds[i] = r->seconds;

@@ -32,7 +32,8 @@ int main(void) {
   if (!prog) TEST_DONE();
   pc_state *s = pc_state_new(prog);
   CHECK(pc_schedule_default(s, 16, &d) == 0);
-  pa_profile *p = pp_profile_state(s, 1, 1, &d);
+  pa_options po = {.sample_rate = 1};
+  pa_profile *p = pp_profile_state(s, 1, &po, &d);
   CHECK_MSG(p, "%s", d.msg);
   if (!p) TEST_DONE();
 
