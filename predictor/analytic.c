@@ -1,7 +1,7 @@
 /* The `analytic` cost model the tuner's search ranks candidates with: lower each candidate,
- * profile it (block counts from one instrumented run, as the parallel bodies' bounds are
- * arguments and get no static trip counts; SHARDS-sampled reuse only when asked), predict it
- * on the target; score = 1 / predicted seconds. */
+ * profile it (static block counts when every block has one; otherwise one instrumented run,
+ * as parallel bodies' bounds are arguments and get no static trip counts; SHARDS-sampled
+ * reuse only when asked), predict it on the target; score = 1 / predicted seconds. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@ typedef struct {
   pp_predictor *pp;
   pp_analytic_opts o;
   double seconds_spent;
-  long candidates;
+  long candidates, static_profiles;
 } analytic;
 
 pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *opt, pt_diag *d) {
@@ -31,6 +31,30 @@ pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *o
   return p;
 }
 
+/* Counts without running: a kernel with no parallel body whose every block has a count
+ * derived from static trip counts (no data-dependent branches, e.g. no guards of
+ * non-dividing splits). NULL otherwise. */
+static pa_profile *static_profile(const pc_state *s, pt_diag *d) {
+  pc_lower_opts lo = {0};
+  pc_kernel *k = pc_lower(s, &lo, d);
+  if (!k) return NULL;
+  pa_profile *p = NULL;
+  if (pc_kernel_n_parallel(k) == 0) {
+    pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
+    p = m ? pa_profile_static(m, d) : NULL;
+    pa_module_free(m);
+    for (int i = 0; p && i < p->n_functions; i++)
+      for (int j = 0; j < p->functions[i].n_blocks; j++)
+        if (p->functions[i].blocks[j].static_count_per_call < 0) {
+          pa_profile_free(p);
+          p = NULL;
+          break;
+        }
+  }
+  pc_kernel_free(k);
+  return p;
+}
+
 static int analytic_predict(void *self, const pc_program *prog, int n, pc_state *const *states, double *scores,
                             pt_diag *d) {
   analytic *a = self;
@@ -40,7 +64,9 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
     pt_diag di = {0};
     scores[i] = 0;
     pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse};
-    pa_profile *p = pp_profile_state(states[i], a->o.profile_threads, &po, &di);
+    pa_profile *p = a->o.reuse ? NULL : static_profile(states[i], &di);
+    if (p) a->static_profiles++;
+    else p = pp_profile_state(states[i], a->o.profile_threads, &po, &di);
     if (!p) continue; /* a candidate that does not lower or crashes ranks last */
     pp_prediction *r = pp_predict(a->pp, p, &di);
     if (r && r->seconds > 0) scores[i] = 1 / r->seconds, seconds[i] = r->seconds;
@@ -50,8 +76,9 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
   double dt = pt_now() - t0;
   a->seconds_spent += dt, a->candidates += n;
   if (a->o.verbose) {
-    fprintf(stderr, "analytic: %d candidate(s) of %s in %.3f s (%.2f candidates/s, profiling included)\n", n,
-            prog ? prog->name : "?", dt, dt > 0 ? n / dt : 0);
+    fprintf(stderr, "analytic: %d candidate(s) of %s in %.3f s (%.2f candidates/s, profiling included; %ld of %ld "
+                    "so far counted statically)\n",
+            n, prog ? prog->name : "?", dt, dt > 0 ? n / dt : 0, a->static_profiles, a->candidates);
     int *order = malloc(sizeof *order * (n > 0 ? n : 1));
     for (int i = 0; i < n; i++) order[i] = i;
     for (int i = 1; i < n; i++) /* insertion sort by score, best first */
