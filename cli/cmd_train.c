@@ -11,7 +11,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent train tlp|mtl-tlp --data records.jsonl [--data more.jsonl ...] -o model.safetensors\n"
           "       [--split split.json] [--epochs N] [--batch B] [--lr LR] [--loss lambdarank|mse] [--seed S]\n"
-          "       [--width D] [--quiet]\n"
+          "       [--width D] [--backbone attention|lstm] [--quiet]\n"
           "       mtl-tlp: --target-platform P [--fractions 0.07,0.2,1] [--baseline]\n\n"
           "  tlp       one head; tasks are (workload key, target); labels min latency / latency per task\n"
           "  mtl-tlp   one head per platform (the target string's -mcpu, plus /Nc with -num-cores); a schedule's\n"
@@ -19,6 +19,7 @@ static void usage(FILE *f) {
           "  --split FILE        {\"test\": [workload keys]} held out; metrics are then reported on them\n"
           "  --epochs N          default 50, --batch B default 1024, --lr default 7e-4 (TLP's reference)\n"
           "  --width D           model width D (default 256): encoder D/4 D/2 D D, decoder D D/2 D/4\n"
+          "  --backbone B        attention (default, 8 heads) or lstm (the variant TLP compared)\n"
           "  --fractions LIST    mtl-tlp: train once per share of the target platform's labels kept; -o gets\n"
           "                      the last model\n"
           "  --baseline          mtl-tlp: also train on the target platform's labels alone (TLP) per fraction\n");
@@ -68,6 +69,15 @@ int cmd_train(int argc, char **argv) {
     else if (strcmp(a, "--quiet") == 0) o.verbose = false;
     else if (strcmp(a, "--baseline") == 0) baseline = true;
     else if (strcmp(a, "--target-platform") == 0 && v) target = argv[++i];
+    else if (strcmp(a, "--backbone") == 0 && v) {
+      a = argv[++i];
+      if (strcmp(a, "attention") != 0 && strcmp(a, "lstm") != 0) {
+        fprintf(stderr, "portent train: --backbone is attention or lstm, not '%s'\n", a);
+        free(files);
+        return EXIT_USAGE;
+      }
+      cfg.lstm = strcmp(a, "lstm") == 0;
+    }
     else if (strcmp(a, "--width") == 0 && v) {
       if (parse_width(atoi(argv[++i]), &cfg) < 0) {
         fprintf(stderr, "portent train: --width wants a multiple of 8, at least 8\n");

@@ -115,6 +115,7 @@ typedef struct pp_tlp_config {
   int n_enc;
   int enc[6];       /* encoder widths; the last is the model width D (TLP: 64 128 256 256) */
   int heads;        /* self-attention heads (TLP: 8) */
+  bool lstm;        /* TLP's alternative backbone: a one-layer LSTM instead of self-attention */
   int res_blocks;   /* TLP: 2 */
   int n_dec;
   int dec[6];       /* decoder widths before the final 1 (TLP: 256 128 64) */
@@ -164,6 +165,14 @@ void pp_nn_attention_bwd(int b, int l, int dim, int heads, const float *qkv, con
 
 /* The OpenBLAS kernel set in use ("Haswell", "SkylakeX", "Zen", ...). */
 const char *pp_tlp_blas_core(void);
+
+/* One-layer LSTM (gates i, f, g, o as PyTorch): xg = x W_ih^T + b_ih for all b*l rows; keeps
+ * the activated gates (b*l x 4D) and cells (b*l x D); h is the output (b*l x D). */
+void pp_nn_lstm_fwd(int b, int l, int dim, const float *xg, const float *w_hh, const float *b_hh, float *gates,
+                    float *cell, float *h);
+/* dxg (b*l x 4D): d loss / d xg; dw_hh, db_hh accumulate. */
+void pp_nn_lstm_bwd(int b, int l, int dim, const float *gates, const float *cell, const float *h, const float *w_hh,
+                    const float *dh_out, float *dxg, float *dw_hh, float *db_hh);
 
 /* ---------------------------------------------------------------- losses */
 

@@ -43,6 +43,7 @@ int pp_tlp_model_save(const pp_tlp_model *cm, const char *path, pt_diag *d) {
   cJSON_AddNumberToObject(cfg, "emb", c->emb);
   cJSON_AddItemToObject(cfg, "encoder", int_array(c->n_enc, c->enc));
   cJSON_AddNumberToObject(cfg, "heads", c->heads);
+  cJSON_AddStringToObject(cfg, "backbone", c->lstm ? "lstm" : "attention");
   cJSON_AddNumberToObject(cfg, "res_blocks", c->res_blocks);
   cJSON_AddItemToObject(cfg, "decoder", int_array(c->n_dec, c->dec));
   cJSON_AddNumberToObject(cfg, "outputs", c->n_out);
@@ -116,6 +117,12 @@ pp_tlp_model *pp_tlp_model_load(const char *path, pt_diag *d) {
     pt_fail(d, PT_ERR_INPUT, "%s: __metadata__.config missing or malformed", path);
     goto fail;
   }
+  const cJSON *bb = cJSON_GetObjectItemCaseSensitive(cfg, "backbone");
+  if (bb && (!cJSON_IsString(bb) || (strcmp(bb->valuestring, "lstm") != 0 && strcmp(bb->valuestring, "attention") != 0))) {
+    pt_fail(d, PT_ERR_INPUT, "%s: __metadata__.config.backbone is neither \"attention\" nor \"lstm\"", path);
+    goto fail;
+  }
+  c.lstm = bb && strcmp(bb->valuestring, "lstm") == 0;
   if (!cJSON_IsArray(voc) || !cJSON_IsArray(plat) || cJSON_GetArraySize(plat) != c.n_out) {
     pt_fail(d, PT_ERR_INPUT, "%s: __metadata__.vocab or .platforms missing or malformed", path);
     goto fail;

@@ -34,6 +34,7 @@ struct pp_tlp_model {
   int cap, b;
   float *x, *enc_a[6], *qkv, *p, *o, *r[MAX_RES + 1], *res_t[MAX_RES], *dec_a[MAX_OUT][6], *y[MAX_OUT];
   float *d1, *d2, *dqkv;
+  float *gates, *cell; /* LSTM backbone */
 };
 
 void pp_tlp_config_default(pp_tlp_config *c) {
@@ -72,7 +73,7 @@ static int check_config(const pp_tlp_config *c, pt_diag *d) {
     if (c->enc[i] < 1 || c->enc[i] > 4096) return pt_fail(d, PT_ERR_INVALID, "TLP config: encoder width %d", c->enc[i]);
   for (int i = 0; i < c->n_dec; i++)
     if (c->dec[i] < 1 || c->dec[i] > 4096) return pt_fail(d, PT_ERR_INVALID, "TLP config: decoder width %d", c->dec[i]);
-  if (c->enc[c->n_enc - 1] % c->heads)
+  if (!c->lstm && c->enc[c->n_enc - 1] % c->heads)
     return pt_fail(d, PT_ERR_INVALID, "TLP config: width %d not divisible by %d heads", c->enc[c->n_enc - 1], c->heads);
   return 0;
 }
@@ -88,10 +89,19 @@ pp_tlp_model *pp_tlp_model_new(const pp_tlp_config *c, uint64_t seed, pt_diag *d
     m->enc[i] = add_linear(m, name, c->enc[i], in);
     in = c->enc[i];
   }
-  m->in_proj = add_linear(m, "attention.in_proj", 3 * dim, dim);
-  snprintf(m->t[m->in_proj].name, sizeof m->t[0].name, "attention.in_proj_weight");
-  snprintf(m->t[m->in_proj + 1].name, sizeof m->t[0].name, "attention.in_proj_bias");
-  m->out_proj = add_linear(m, "attention.out_proj", dim, dim);
+  if (c->lstm) { /* nn.LSTM(D, D) names */
+    m->in_proj = add_linear(m, "lstm.ih", 4 * dim, dim);
+    snprintf(m->t[m->in_proj].name, sizeof m->t[0].name, "lstm.weight_ih_l0");
+    snprintf(m->t[m->in_proj + 1].name, sizeof m->t[0].name, "lstm.bias_ih_l0");
+    m->out_proj = add_linear(m, "lstm.hh", 4 * dim, dim);
+    snprintf(m->t[m->out_proj].name, sizeof m->t[0].name, "lstm.weight_hh_l0");
+    snprintf(m->t[m->out_proj + 1].name, sizeof m->t[0].name, "lstm.bias_hh_l0");
+  } else {
+    m->in_proj = add_linear(m, "attention.in_proj", 3 * dim, dim);
+    snprintf(m->t[m->in_proj].name, sizeof m->t[0].name, "attention.in_proj_weight");
+    snprintf(m->t[m->in_proj + 1].name, sizeof m->t[0].name, "attention.in_proj_bias");
+    m->out_proj = add_linear(m, "attention.out_proj", dim, dim);
+  }
   for (int i = 0; i < c->res_blocks; i++) {
     snprintf(name, sizeof name, "res.%d", i);
     m->res[i] = add_linear(m, name, dim, dim);
@@ -123,6 +133,8 @@ pp_tlp_model *pp_tlp_model_new(const pp_tlp_config *c, uint64_t seed, pt_diag *d
 
 static void free_workspace(pp_tlp_model *m) {
   free(m->x), free(m->qkv), free(m->p), free(m->o), free(m->d1), free(m->d2), free(m->dqkv);
+  free(m->gates), free(m->cell);
+  m->gates = m->cell = NULL;
   for (int i = 0; i < 6; i++) free(m->enc_a[i]), m->enc_a[i] = NULL;
   for (int i = 0; i <= MAX_RES; i++) free(m->r[i]), m->r[i] = NULL;
   for (int i = 0; i < MAX_RES; i++) free(m->res_t[i]), m->res_t[i] = NULL;
@@ -147,7 +159,8 @@ static int reserve(pp_tlp_model *m, int b) {
   if (b <= m->cap) return 0;
   free_workspace(m);
   const pp_tlp_config *c = &m->c;
-  size_t rows = (size_t)b * c->seq_len, dim = (size_t)c->enc[c->n_enc - 1], widest = 3 * dim;
+  size_t rows = (size_t)b * c->seq_len, dim = (size_t)c->enc[c->n_enc - 1], proj = (c->lstm ? 4 : 3) * dim,
+         widest = proj;
   for (int i = 0; i < c->n_enc; i++) widest = (size_t)c->enc[i] > widest ? (size_t)c->enc[i] : widest;
   for (int i = 0; i < c->n_dec; i++) widest = (size_t)c->dec[i] > widest ? (size_t)c->dec[i] : widest;
   widest = (size_t)c->emb > widest ? (size_t)c->emb : widest;
@@ -155,7 +168,11 @@ static int reserve(pp_tlp_model *m, int b) {
 #define ALLOC(p, n) ok &= ((p) = malloc(sizeof(float) * (n))) != NULL
   ALLOC(m->x, rows * c->emb);
   for (int i = 0; i < c->n_enc; i++) ALLOC(m->enc_a[i], rows * c->enc[i]);
-  ALLOC(m->qkv, rows * 3 * dim);
+  ALLOC(m->qkv, rows * proj);
+  if (c->lstm) {
+    ALLOC(m->gates, rows * proj);
+    ALLOC(m->cell, rows * dim);
+  }
   ALLOC(m->p, (size_t)b * c->heads * c->seq_len * c->seq_len);
   ALLOC(m->o, rows * dim);
   for (int i = 0; i <= c->res_blocks; i++) ALLOC(m->r[i], rows * dim);
@@ -166,7 +183,7 @@ static int reserve(pp_tlp_model *m, int b) {
   }
   ALLOC(m->d1, rows * widest);
   ALLOC(m->d2, rows * widest);
-  ALLOC(m->dqkv, rows * 3 * dim);
+  ALLOC(m->dqkv, rows * proj);
 #undef ALLOC
   if (!ok) {
     free_workspace(m);
@@ -193,9 +210,15 @@ int pp_tlp_model_forward(pp_tlp_model *m, int b, const float *x, float *scores) 
     relu((size_t)rows * c->enc[i], m->enc_a[i]);
     a = m->enc_a[i], in = c->enc[i];
   }
-  pp_nn_linear_fwd(rows, dim, 3 * dim, a, W(m, m->in_proj), W(m, m->in_proj + 1), m->qkv);
-  pp_nn_attention_fwd(b, c->seq_len, dim, c->heads, m->qkv, m->p, m->o);
-  pp_nn_linear_fwd(rows, dim, dim, m->o, W(m, m->out_proj), W(m, m->out_proj + 1), m->r[0]);
+  if (c->lstm) { /* r0 = lstm(h) + h */
+    pp_nn_linear_fwd(rows, dim, 4 * dim, a, W(m, m->in_proj), W(m, m->in_proj + 1), m->qkv);
+    pp_nn_lstm_fwd(b, c->seq_len, dim, m->qkv, W(m, m->out_proj), W(m, m->out_proj + 1), m->gates, m->cell, m->o);
+    memcpy(m->r[0], m->o, sizeof(float) * (size_t)rows * dim);
+  } else { /* r0 = out_proj(attention(h)) + h */
+    pp_nn_linear_fwd(rows, dim, 3 * dim, a, W(m, m->in_proj), W(m, m->in_proj + 1), m->qkv);
+    pp_nn_attention_fwd(b, c->seq_len, dim, c->heads, m->qkv, m->p, m->o);
+    pp_nn_linear_fwd(rows, dim, dim, m->o, W(m, m->out_proj), W(m, m->out_proj + 1), m->r[0]);
+  }
   for (size_t k = 0; k < (size_t)rows * dim; k++) m->r[0][k] += a[k];
   for (int i = 0; i < c->res_blocks; i++) {
     pp_nn_linear_fwd(rows, dim, dim, m->r[i], W(m, m->res[i]), W(m, m->res[i] + 1), m->res_t[i]);
@@ -263,11 +286,16 @@ void pp_tlp_model_backward(pp_tlp_model *m, const float *dscores) {
     pp_nn_linear_bwd(rows, dim, dim, m->r[i], W(m, m->res[i]), m->d1, m->d2, G(m, m->res[i]), G(m, m->res[i] + 1));
     for (size_t k = 0; k < nd; k++) dR[k] += m->d2[k];
   }
-  /* r0 = out_proj(attention(h)) + h */
   const float *h = m->enc_a[c->n_enc - 1];
-  pp_nn_linear_bwd(rows, dim, dim, m->o, W(m, m->out_proj), dR, m->d1, G(m, m->out_proj), G(m, m->out_proj + 1));
-  pp_nn_attention_bwd(b, c->seq_len, dim, c->heads, m->qkv, m->p, m->d1, m->dqkv);
-  pp_nn_linear_bwd(rows, dim, 3 * dim, h, W(m, m->in_proj), m->dqkv, m->d2, G(m, m->in_proj), G(m, m->in_proj + 1));
+  if (c->lstm) { /* r0 = lstm(h) + h */
+    pp_nn_lstm_bwd(b, c->seq_len, dim, m->gates, m->cell, m->o, W(m, m->out_proj), dR, m->dqkv, G(m, m->out_proj),
+                   G(m, m->out_proj + 1));
+    pp_nn_linear_bwd(rows, dim, 4 * dim, h, W(m, m->in_proj), m->dqkv, m->d2, G(m, m->in_proj), G(m, m->in_proj + 1));
+  } else { /* r0 = out_proj(attention(h)) + h */
+    pp_nn_linear_bwd(rows, dim, dim, m->o, W(m, m->out_proj), dR, m->d1, G(m, m->out_proj), G(m, m->out_proj + 1));
+    pp_nn_attention_bwd(b, c->seq_len, dim, c->heads, m->qkv, m->p, m->d1, m->dqkv);
+    pp_nn_linear_bwd(rows, dim, 3 * dim, h, W(m, m->in_proj), m->dqkv, m->d2, G(m, m->in_proj), G(m, m->in_proj + 1));
+  }
   for (size_t k = 0; k < nd; k++) dR[k] += m->d2[k];
   float *cur = dR, *other = m->d1;
   for (int i = c->n_enc - 1; i >= 0; i--) {

@@ -257,6 +257,44 @@ done:
   pp_tlp_vocab_clear(&v);
 }
 
+static void test_lstm_backbone(void) {
+  const char *data = tmp("synth_lstm.jsonl");
+  write_synthetic(data, 3, 48, "llvm", 13, false);
+  pp_tlp_dataset ds;
+  pp_tlp_dataset_init(&ds, false);
+  pp_tlp_vocab v = {0};
+  pt_diag d = {0};
+  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
+  pp_tlp_dataset_finish(&ds);
+  pp_tlp_config c = small_config();
+  c.lstm = true;
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.epochs = 20, o.batch = 48, o.lr = 3e-3;
+  pp_tlp_model *m = pp_tlp_train(&ds, &v, &c, &o, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  if (m) {
+    pp_tlp_metrics mt;
+    CHECK(pp_tlp_evaluate(m, &ds, 0, 0, false, NULL, &mt, &d) == 0);
+    CHECK_MSG(mt.pairwise > 0.7, "lstm pairwise %g", mt.pairwise);
+    CHECK(pp_tlp_model_save(m, tmp("lstm.safetensors"), &d) == 0);
+    pp_tlp_model *m2 = pp_tlp_model_load(tmp("lstm.safetensors"), &d);
+    CHECK_MSG(m2 && pp_tlp_model_config(m2)->lstm, "%s", d.msg);
+    if (m2) {
+      const float *xs[1] = {ds.s[0].x};
+      int rows[1] = {ds.s[0].n_rows};
+      float a, b;
+      pp_tlp_model_predict(m, 1, xs, rows, 0, &a);
+      pp_tlp_model_predict(m2, 1, xs, rows, 0, &b);
+      CHECK(a == b);
+      pp_tlp_model_free(m2);
+    }
+    pp_tlp_model_free(m);
+  }
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
 static void test_mtl(void) {
   /* Two platforms; the second labels only half the schedules. */
   const char *data = tmp("mtl.jsonl");
@@ -375,6 +413,7 @@ int main(void) {
   test_safetensors();
   test_training();
   test_mtl();
+  test_lstm_backbone();
   test_robustness();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

@@ -85,9 +85,38 @@ static double model_loss(pp_tlp_model *m, int b, const float *x, const float *r,
   return dot(b * pp_tlp_model_config(m)->n_out, scores, r);
 }
 
-static void test_model(void) {
-  pp_tlp_config c = {.seq_len = 5, .emb = 6, .n_enc = 2, .enc = {8, 8}, .heads = 2, .res_blocks = 2, .n_dec = 1,
-                     .dec = {6}, .n_out = 2};
+static double lstm_loss(int b, int l, int dim, const float *xg, const float *w, const float *bh, const float *r) {
+  float gates[2 * 3 * 12], cell[2 * 3 * 3], h[2 * 3 * 3];
+  pp_nn_lstm_fwd(b, l, dim, xg, w, bh, gates, cell, h);
+  return dot(b * l * dim, h, r);
+}
+
+static void test_lstm(void) {
+  enum { B = 2, L = 3, D = 3 };
+  pt_rng rng = {6};
+  float xg[B * L * 4 * D], w[4 * D * D], bh[4 * D], r[B * L * D];
+  float gates[B * L * 4 * D], cell[B * L * D], h[B * L * D], dxg[B * L * 4 * D], dw[4 * D * D] = {0}, db[4 * D] = {0};
+  fill(&rng, B * L * 4 * D, xg, 1), fill(&rng, 4 * D * D, w, 1), fill(&rng, 4 * D, bh, 1), fill(&rng, B * L * D, r, 1);
+  pp_nn_lstm_fwd(B, L, D, xg, w, bh, gates, cell, h);
+  pp_nn_lstm_bwd(B, L, D, gates, cell, h, w, r, dxg, dw, db);
+  float *params[] = {xg, w, bh}, *grads[] = {dxg, dw, db};
+  int sizes[] = {B * L * 4 * D, 4 * D * D, 4 * D};
+  for (int p = 0; p < 3; p++)
+    for (int i = 0; i < sizes[p]; i++) {
+      float keep = params[p][i], hh = 1e-2f;
+      params[p][i] = keep + hh;
+      double up = lstm_loss(B, L, D, xg, w, bh, r);
+      params[p][i] = keep - hh;
+      double down = lstm_loss(B, L, D, xg, w, bh, r);
+      params[p][i] = keep;
+      double num = (up - down) / (2 * hh);
+      CHECK_MSG(close_enough(grads[p][i], num, 2e-3), "lstm param %d[%d]: %g vs %g", p, i, grads[p][i], num);
+    }
+}
+
+static void test_model(bool lstm) {
+  pp_tlp_config c = {.seq_len = 5, .emb = 6, .n_enc = 2, .enc = {8, 8}, .heads = 2, .lstm = lstm, .res_blocks = 2,
+                     .n_dec = 1, .dec = {6}, .n_out = 2};
   pt_diag d = {0};
   pp_tlp_model *m = pp_tlp_model_new(&c, 3, &d);
   CHECK(m);
@@ -119,7 +148,8 @@ static void test_model(void) {
     }
   }
   /* h is small enough that no ReLU input crosses zero here (2e-3 crossed two). */
-  CHECK_MSG(bad == 0, "%d of %d parameter gradients differ from finite differences", bad, checked);
+  CHECK_MSG(bad == 0, "%s: %d of %d parameter gradients differ from finite differences", lstm ? "lstm" : "attention",
+            bad, checked);
   free(analytic);
   pp_tlp_model_free(m);
 }
@@ -154,7 +184,9 @@ static void test_losses(void) {
 int main(void) {
   test_linear();
   test_attention();
-  test_model();
+  test_lstm();
+  test_model(false);
+  test_model(true);
   test_losses();
   TEST_DONE();
 }
