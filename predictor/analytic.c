@@ -15,7 +15,7 @@ typedef struct {
   long candidates, static_profiles;
 } analytic;
 
-pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *opt, pt_diag *d) {
+pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *opt, double timeout_s, pt_diag *d) {
   pc_lower_opts lo = {0};
   pc_kernel *k = pc_lower(s, &lo, d);
   if (!k) return NULL;
@@ -24,7 +24,7 @@ pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *o
   for (int b = 0; b < nb; b++) sizes[b] = pc_kernel_buffer_numel(k, b);
   pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), nb, sizes, threads > 0 ? threads : 1, 1);
   free(sizes);
-  if (spec) spec->timeout_s = 30; /* instrumented runs are ~100x slower than the kernel */
+  if (spec) spec->timeout_s = timeout_s > 0 ? timeout_s : 30; /* instrumented runs are 10-100x slower */
   pa_profile *p = spec ? pa_profile_llvm(pc_kernel_module(k), spec, opt, d) : NULL;
   pa_run_spec_free(spec);
   pc_kernel_free(k);
@@ -66,7 +66,7 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
     pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse};
     pa_profile *p = a->o.reuse ? NULL : static_profile(states[i], &di);
     if (p) a->static_profiles++;
-    else p = pp_profile_state(states[i], a->o.profile_threads, &po, &di);
+    else p = pp_profile_state(states[i], a->o.profile_threads, &po, a->o.timeout_s > 0 ? a->o.timeout_s : 5, &di);
     if (!p) continue; /* a candidate that does not lower or crashes ranks last */
     pp_prediction *r = pp_predict(a->pp, p, &di);
     if (r && r->seconds > 0) scores[i] = 1 / r->seconds, seconds[i] = r->seconds;

@@ -135,14 +135,16 @@ typedef struct pp_analytic_opts {
                            change the ranking little: docs/validation.md); default: counts only */
   double sample_rate;   /* SHARDS rate of the reuse profile (0 -> 0.01) */
   int profile_threads;  /* threads of the instrumented run (0 -> 1) */
+  double timeout_s;     /* a candidate whose counting run takes longer ranks last (0 -> 5 s: the
+                           instrumented run is 10-100x slower than the kernel) */
   bool verbose;         /* print candidates ranked per second to stderr */
 } pp_analytic_opts;
 /* Scores = 1 / predicted seconds (0 for a candidate that failed to lower or profile). */
 pc_cost_model *pp_cost_model_analytic(const ptg_target *t, const pp_analytic_opts *o, pt_diag *d);
 void pp_cost_model_free(pc_cost_model *m);
 /* Profiles a scheduled state: lowers it and runs it instrumented on `threads` threads with the
- * analyzer's options (NULL: every access, exact reuse). */
-pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *opt, pt_diag *d);
+ * analyzer's options (NULL: every access, exact reuse), killed after timeout_s (0: 30 s). */
+pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *opt, double timeout_s, pt_diag *d);
 
 /* ------------------------------------------------------------- ranking metrics */
 double pp_mape(int n, const double *pred, const double *meas);        /* mean |p - m| / m */

@@ -33,7 +33,7 @@ int main(void) {
   pc_state *s = pc_state_new(prog);
   CHECK(pc_schedule_default(s, 16, &d) == 0);
   pa_options po = {.sample_rate = 1};
-  pa_profile *p = pp_profile_state(s, 1, &po, &d);
+  pa_profile *p = pp_profile_state(s, 1, &po, 0, &d);
   CHECK_MSG(p, "%s", d.msg);
   if (!p) TEST_DONE();
 
