@@ -112,6 +112,19 @@ static void test_safetensors(void) {
     CHECK_MSG(!g && strstr(e.msg, rows[r].needle) && strstr(e.msg, "bad.safetensors"), "%s: %s", rows[r].what, e.msg);
     pp_st_free(g);
   }
+  /* Random byte flips and truncations: read or refuse, never crash (run under ASan too). */
+  pt_rng fr = {99};
+  for (int it = 0; it < 300; it++) {
+    char *c = malloc(len);
+    memcpy(c, bytes, len);
+    for (int k = 0; k < 3; k++) c[pt_rng_range(&fr, (int64_t)len)] = (char)pt_rng_range(&fr, 256);
+    write_bytes(tmp("fuzz.safetensors"), c, (size_t)pt_rng_range(&fr, (int64_t)len + 1));
+    free(c);
+    pt_diag e = {0};
+    pp_st_file *g = pp_st_read(tmp("fuzz.safetensors"), &e);
+    CHECK(g || e.msg[0]);
+    pp_st_free(g);
+  }
   free(bytes);
 }
 
