@@ -119,8 +119,9 @@ pp_st_file *pp_st_read(const char *path, pt_diag *d) {
     if (strcmp(e->string, "__metadata__") == 0) {
       const cJSON *m;
       int nm = cJSON_GetArraySize(e);
-      f->meta_key = realloc(f->meta_key, sizeof(char *) * ((size_t)nm + 1));
-      f->meta_val = realloc(f->meta_val, sizeof(char *) * ((size_t)nm + 1));
+      /* += : a header may (wrongly) repeat the key; keep every entry rather than overrun */
+      f->meta_key = realloc(f->meta_key, sizeof(char *) * ((size_t)(f->n_meta + nm) + 1));
+      f->meta_val = realloc(f->meta_val, sizeof(char *) * ((size_t)(f->n_meta + nm) + 1));
       cJSON_ArrayForEach(m, e) {
         if (!cJSON_IsString(m)) {
           pt_fail(d, PT_ERR_INPUT, "%s: __metadata__.%s is not a string", path, m->string);

@@ -112,6 +112,19 @@ static void test_safetensors(void) {
     CHECK_MSG(!g && strstr(e.msg, rows[r].needle) && strstr(e.msg, "bad.safetensors"), "%s: %s", rows[r].what, e.msg);
     pp_st_free(g);
   }
+  /* A header repeating "__metadata__" (cJSON keeps duplicates) is read without overrunning. */
+  {
+    const char *h = "{\"__metadata__\":{\"a\":\"1\",\"b\":\"2\"},\"__metadata__\":{\"c\":\"3\",\"d\":\"4\",\"e\":\"5\"}}";
+    size_t hl = strlen(h);
+    char buf[256] = {0};
+    for (int k = 0; k < 8; k++) buf[k] = (char)(hl >> (8 * k));
+    memcpy(buf + 8, h, hl);
+    write_bytes(tmp("dup.safetensors"), buf, 8 + hl);
+    pt_diag e = {0};
+    pp_st_file *g = pp_st_read(tmp("dup.safetensors"), &e);
+    CHECK_MSG(g && pp_st_meta_get(g, "e") && pp_st_count(g) == 0, "%s", e.msg);
+    pp_st_free(g);
+  }
   /* Random byte flips and truncations: read or refuse, never crash (run under ASan too). */
   pt_rng fr = {99};
   for (int it = 0; it < 300; it++) {
