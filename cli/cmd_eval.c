@@ -92,6 +92,8 @@ int cmd_eval(int argc, char **argv) {
   pp_tlp_split split = {0};
   pp_tlp_dataset ds;
   pp_tlp_dataset_init(&ds, mtl);
+  ds.seq_len = pp_tlp_model_config(m)->seq_len; /* features shaped as the model was trained */
+  ds.emb = pp_tlp_model_config(m)->emb;
   int rc = EXIT_OK;
   if (split_path && pp_tlp_split_read(split_path, &split, &d) < 0) {
     fprintf(stderr, "portent eval: %s\n", d.msg);
