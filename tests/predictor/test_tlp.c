@@ -266,6 +266,23 @@ static void test_training(void) {
     pp_cost_model_free(cm);
   }
   CHECK(!pp_cost_model_tlp(tmp("m.safetensors"), "no-such-platform", &d));
+  /* In the tuner's search: rank a small population of a real workload, measure nothing. */
+  pt_diag_clear(&d);
+  cm = pp_cost_model_tlp(tmp("m.safetensors"), NULL, &d);
+  pc_program *prog = pc_workload_build("matmul:32,24,40", &d);
+  CHECK_MSG(cm && prog, "%s", d.msg);
+  if (cm && prog) {
+    pc_tune_opts to;
+    pc_tune_opts_default(&to);
+    to.population = 32, to.generations = 1, to.seed = 5;
+    pc_tuner *tu = pc_tuner_new(prog, cm, &to, &d);
+    pc_state *best = tu ? pc_tuner_predict_best(tu, &d) : NULL;
+    CHECK_MSG(best && best->n_steps > 0, "%s", d.msg);
+    pc_state_free(best);
+    pc_tuner_free(tu);
+  }
+  pc_program_free(prog);
+  pp_cost_model_free(cm);
   /* A weights file with a NaN is refused. */
   {
     size_t len;
