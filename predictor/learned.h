@@ -25,7 +25,7 @@ typedef struct pp_xgb_opts {
   int max_depth;     /* Ansor: 10 */
   double eta;        /* Ansor: 0.2 */
   double gamma;      /* Ansor: 0.001 */
-  int threads;       /* XGBoost nthread (0: its default) */
+  int threads;       /* XGBoost nthread (default 1; 0: XGBoost's own default) */
   uint64_t seed;
   int cache_line_bytes; /* 64 */
 } pp_xgb_opts;
