@@ -19,7 +19,8 @@ static void collect_usage(FILE *f) {
              "  child process (checked against the reference) and append one TVM record per schedule.\n"
              "  --shard i/N keeps workloads i, i+N, i+2N, ... (0-based) so N machines split a list.\n"
              "  --target STR overrides the record's target string (default: this host's, with -mcpu).\n"
-             "merge: copies every usable record of the inputs to -o, once per (workload, target, steps).\n"
+             "merge: writes every usable record of the inputs to -o (replacing it atomically), once per\n"
+             "  (workload, target, steps); unreadable lines are reported with their line numbers.\n"
              "split: holds out a seeded share of the workloads for testing (portent train/eval --split).\n");
 }
 
@@ -165,31 +166,64 @@ static int cmd_collect(int argc, char **argv) {
 
 /* ---------------------------------------------------------------- merge */
 
+/* Records seen, by a 64-bit FNV-1a hash of (workload key, target, steps): a log of millions of
+ * lines dedupes in memory without keeping the lines (a collision is ~1e-8 likely at 1e6). */
 typedef struct {
-  char **keys;
-  int n, cap;
-  const char *out;
+  uint64_t *h;
+  size_t cap, n;
+  char *text; /* the merged log, written at once (atomically) at the end */
+  size_t len, text_cap;
   int written, dup;
-  pt_diag *d;
 } merge_ctx;
+
+static uint64_t fnv_str(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return (h ^ 0xff) * 1099511628211ull; /* a separator, so ("ab","c") != ("a","bc") */
+}
+
+/* Inserts h; false when it was already there. 0 marks an empty slot, so hashes are made odd. */
+static bool set_insert(merge_ctx *m, uint64_t h) {
+  h |= 1;
+  if (2 * (m->n + 1) > m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 4096;
+    uint64_t *t = calloc(cap, sizeof(uint64_t));
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->h[i]) {
+        size_t j = m->h[i] & (cap - 1);
+        while (t[j]) j = (j + 1) & (cap - 1);
+        t[j] = m->h[i];
+      }
+    free(m->h);
+    m->h = t, m->cap = cap;
+  }
+  size_t i = h & (m->cap - 1);
+  for (; m->h[i]; i = (i + 1) & (m->cap - 1))
+    if (m->h[i] == h) return false;
+  m->h[i] = h, m->n++;
+  return true;
+}
 
 static int merge_record(const pc_record *r, int line, void *ctx) {
   (void)line;
   merge_ctx *m = ctx;
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
-  size_t len = strlen(r->workload_key) + strlen(r->target) + strlen(steps ? steps : "") + 3;
-  char *key = malloc(len);
-  snprintf(key, len, "%s\n%s\n%s", r->workload_key, r->target, steps ? steps : "");
+  uint64_t h = fnv_str(fnv_str(fnv_str(1469598103934665603ull, r->workload_key), r->target), steps ? steps : "");
   free(steps);
-  for (int i = 0; i < m->n; i++)
-    if (strcmp(m->keys[i], key) == 0) {
-      free(key);
-      m->dup++;
-      return 0;
-    }
-  if (m->n == m->cap) m->keys = realloc(m->keys, sizeof(char *) * (size_t)(m->cap = m->cap ? m->cap * 2 : 256));
-  m->keys[m->n++] = key;
-  if (pc_record_append(m->out, r, m->d) < 0) return -1;
+  if (!set_insert(m, h)) {
+    m->dup++;
+    return 0;
+  }
+  char *text = pc_record_format(r);
+  if (!text) return 0; /* what a record cannot hold (the reader accepted it): nothing to copy */
+  size_t n = strlen(text);
+  if (m->len + n + 2 > m->text_cap) {
+    m->text_cap = 2 * (m->len + n + 2) + 4096;
+    m->text = realloc(m->text, m->text_cap);
+  }
+  memcpy(m->text + m->len, text, n);
+  m->len += n;
+  m->text[m->len++] = '\n';
+  free(text);
   m->written++;
   return 0;
 }
@@ -209,7 +243,7 @@ static int cmd_merge(int argc, char **argv) {
     return EXIT_USAGE;
   }
   pt_diag d = {0};
-  merge_ctx m = {.out = out, .d = &d};
+  merge_ctx m = {0};
   int rc = EXIT_OK;
   for (int i = first; i < argc; i++) {
     if (strcmp(argv[i], "-o") == 0) {
@@ -223,8 +257,13 @@ static int cmd_merge(int argc, char **argv) {
       break;
     }
   }
-  for (int i = 0; i < m.n; i++) free(m.keys[i]);
-  free(m.keys);
+  if (rc == EXIT_OK && pt_write_file_atomic(out, m.text ? m.text : "", m.len, &d) < 0) {
+    fprintf(stderr, "portent dataset merge: %s\n", d.msg);
+    rc = EXIT_FAILED;
+  }
+  free(m.h);
+  free(m.text);
+  if (rc != EXIT_OK) return rc;
   printf("merged %d records into %s (%d duplicates dropped)\n", m.written, out, m.dup);
   return rc;
 }
