@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_env.h"
 #include "commands.h"
 #include "compiler.h"
 
@@ -14,18 +15,6 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* OpenBLAS reads OPENBLAS_CORETYPE when it loads: restart without it so it picks its own core. */
-static void restart_without_forced_core(int argc, char **argv) {
-  if (!getenv("OPENBLAS_CORETYPE") && !getenv("OPENBLAS_L2_SIZE")) return;
-  unsetenv("OPENBLAS_CORETYPE");
-  unsetenv("OPENBLAS_L2_SIZE");
-  char **args = calloc((size_t)argc + 3, sizeof(char *));
-  args[0] = "portent";
-  args[1] = "bench";
-  for (int i = 0; i < argc; i++) args[i + 2] = argv[i];
-  execv("/proc/self/exe", args);
-  free(args); /* exec failed: carry on with the forced core, it is printed below */
-}
 
 static double compile_median_ms(const pc_program *p, int n, uint64_t seed) {
   double *t = calloc((size_t)n, sizeof(double));
@@ -72,7 +61,7 @@ static double measure_default(const pc_program *p, const pc_reference *ref, bool
 }
 
 int cmd_bench_compile(int argc, char **argv) {
-  restart_without_forced_core(argc, argv);
+  restart_without_forced_blas_core("bench", argc, argv);
   const char *only = NULL;
   int n_cand = 100, max_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   double min_time = 0.3;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_env.h"
 #include "commands.h"
 #include "compiler.h"
 #include "tune_models.h"
@@ -15,18 +16,6 @@
 #define MAX_MODELS 4
 #define MAX_CHECKS 8
 
-/* OpenBLAS reads OPENBLAS_CORETYPE when it loads: restart without it (as bench compile). */
-static void restart_without_forced_core(int argc, char **argv) {
-  if (!getenv("OPENBLAS_CORETYPE") && !getenv("OPENBLAS_L2_SIZE")) return;
-  unsetenv("OPENBLAS_CORETYPE");
-  unsetenv("OPENBLAS_L2_SIZE");
-  char **args = calloc((size_t)argc + 3, sizeof(char *));
-  args[0] = "portent";
-  args[1] = "bench";
-  for (int i = 0; i < argc; i++) args[i + 2] = argv[i];
-  execv("/proc/self/exe", args);
-  free(args);
-}
 
 static bool listed(const char *list, const char *name) {
   if (!list) return true;
@@ -73,7 +62,7 @@ static void usage(FILE *f) {
 }
 
 int cmd_bench_tune(int argc, char **argv) {
-  restart_without_forced_core(argc, argv);
+  restart_without_forced_blas_core("bench", argc, argv);
   const char *only = NULL, *models_arg = "random,xgb", *checks_arg = "16,64,256,1000", *svg_dir = NULL, *target_path = NULL;
   const char *log_dir = NULL;
   bool json = false;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_env.h"
 #include "commands.h"
 #include "tlp_cli.h"
 
@@ -46,7 +47,7 @@ static double *read_weights(const char *path, const pp_tlp_dataset *ds, pt_diag 
 }
 
 int cmd_eval(int argc, char **argv) {
-  tlp_cli_restart_without_forced_core("eval", argc, argv);
+  restart_without_forced_blas_core(NULL, argc, argv);
   const char *model_path = NULL, *split_path = NULL, *platform = NULL, *weights_path = NULL;
   double *weights = NULL;
   char **files = calloc((size_t)argc + 1, sizeof(char *));

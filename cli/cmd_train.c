@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_env.h"
 #include "commands.h"
 #include "tlp_cli.h"
 
@@ -41,7 +42,7 @@ int cmd_train(int argc, char **argv) {
     usage(stderr);
     return EXIT_USAGE;
   }
-  tlp_cli_restart_without_forced_core("train", argc, argv);
+  restart_without_forced_blas_core(NULL, argc, argv);
   bool mtl = strcmp(argv[1], "mtl-tlp") == 0, baseline = false;
   char **files = calloc((size_t)argc, sizeof(char *));
   int n_files = 0, n_frac = 0;

@@ -5,17 +5,6 @@
 
 #include "tlp_cli.h"
 
-void tlp_cli_restart_without_forced_core(const char *command, int argc, char **argv) {
-  if (!getenv("OPENBLAS_CORETYPE") && !getenv("OPENBLAS_L2_SIZE")) return;
-  unsetenv("OPENBLAS_CORETYPE");
-  unsetenv("OPENBLAS_L2_SIZE");
-  char **args = calloc((size_t)argc + 2, sizeof(char *));
-  args[0] = "portent";
-  args[1] = (char *)command;
-  for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
-  execv("/proc/self/exe", args);
-  free(args); /* exec failed: carry on with the forced core, which the command prints */
-}
 
 int tlp_cli_load(pp_tlp_dataset *ds, int n_files, char **files, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
                  const char *cmd) {

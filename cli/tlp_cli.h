@@ -9,7 +9,6 @@
 
 /* Restarts the process without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (OpenBLAS reads them
  * when it loads, so only a fresh process can drop a forced core). argv is the subcommand's. */
-void tlp_cli_restart_without_forced_core(const char *command, int argc, char **argv);
 /* Loads every file; returns 0 or a negative error (message printed). */
 int tlp_cli_load(pp_tlp_dataset *ds, int n_files, char **files, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
                  const char *cmd);

@@ -1,13 +1,14 @@
 /* Cost models by name for the tuning commands: random (compiler/), xgb (predictor/learned.h),
- * analytic (predictor/predictor.h). */
+ * analytic (predictor/predictor.h), tlp:WEIGHTS (predictor/tlp.h, trained offline). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "learned.h"
 #include "predictor.h"
+#include "tlp.h"
 #include "tune_models.h"
 
-const char *tune_model_names(void) { return "random, xgb, analytic, or A+B (B re-ranks A's best)"; }
+const char *tune_model_names(void) { return "random, xgb, analytic, tlp:WEIGHTS.safetensors, or A+B (B re-ranks A's best)"; }
 
 /* The predictor's models come as allocated structs: keep the contents, free the shell. */
 static int take(pc_cost_model *m, pc_cost_model *out) {
@@ -33,12 +34,16 @@ int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc
     pc_cost_model *m = pp_cost_model_analytic(target, NULL, d);
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
+  if (strncmp(name, "tlp:", 4) == 0) {
+    pc_cost_model *m = pp_cost_model_tlp(name + 4, NULL, d);
+    return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
+  }
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());
 }
 
 int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, pc_cost_model *model,
                     pc_cost_model *rerank, bool *has_rerank, pt_diag *d) {
-  char first[64];
+  char first[512]; /* tlp:PATH carries a file path */
   const char *plus = strchr(spec, '+');
   size_t len = plus ? (size_t)(plus - spec) : strlen(spec);
   if (len >= sizeof first) len = sizeof first - 1;

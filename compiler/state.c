@@ -289,8 +289,8 @@ static int apply_follow_split(pc_state *s, const pc_step *step, pt_diag *d) {
   const pc_step *src = source_split(s, step->src_step_id, "FSP", d);
   if (!src) return PT_ERR_INVALID;
   int n = step->n_split;
-  if (n < 2 || n > src->n_lengths + 1)
-    return pt_fail(d, PT_ERR_INVALID, "FSP: n_split %d must be in 2..%d for source step %d", n, src->n_lengths + 1,
+  if (n < 1 || n > src->n_lengths + 1)
+    return pt_fail(d, PT_ERR_INVALID, "FSP: n_split %d must be in 1..%d for source step %d", n, src->n_lengths + 1,
                    step->src_step_id);
   /* TVM: the first n_split-1 lengths, then the product of the rest as the last factor. */
   int64_t lengths[PC_MAX_DIMS];

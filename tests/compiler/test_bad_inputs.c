@@ -24,7 +24,7 @@ static const struct {
     {"[[\"PR\", 2, 0, \"auto_unroll_max_step$x\"]]", "bad auto_unroll_max_step"},
     {"[[\"PR\", 2, 0, \"mystery\"]]", "unknown pragma"},
     {"[[\"FSP\", 4, 0, 0, 2]]", "source step 0 out of range"},
-    {"[[\"SP\", 2, 0, 64, [4], 1], [\"FSP\", 4, 0, 0, 3]]", "n_split 3 must be in 2..2"},
+    {"[[\"SP\", 2, 0, 64, [4], 1], [\"FSP\", 4, 0, 0, 3]]", "n_split 3 must be in 1..2"},
     {"[[\"RE\", 2, [1, 0, 2]], [\"FSP\", 4, 0, 0, 2]]", "is RE, not a split"},
     {"[[\"FFSP\", 4, 0, [0], 5, 1]]", "out of range"},
     {"[[\"CA\", 2, 1, 0]]", "placeholder"},
