@@ -57,6 +57,27 @@ static void summary(const pa_profile *p, const char *out, bool json) {
            p->sample_rate);
 }
 
+/* Writes (or prints) a profile and frees it; `fail_code` is the exit code when p is NULL. */
+static int emit(pa_profile *p, const char *out, bool json, int fail_code, pt_diag *d) {
+  int rc = EXIT_OK;
+  if (!p) {
+    fprintf(stderr, "portent analyze: %s\n", d->msg);
+    return fail_code;
+  }
+  if (out) {
+    if (pa_profile_save(p, out, d)) {
+      fprintf(stderr, "portent analyze: %s\n", d->msg);
+      rc = EXIT_FAILED;
+    } else summary(p, out, json);
+  } else {
+    char *js = pa_profile_to_json(p);
+    puts(js);
+    free(js);
+  }
+  pa_profile_free(p);
+  return rc;
+}
+
 int cmd_analyze(int argc, char **argv) {
   const char *input = NULL, *spec_path = NULL, *out = NULL;
   pa_options opt = {.sample_rate = 1};
@@ -140,21 +161,7 @@ int cmd_analyze(int argc, char **argv) {
       p = pa_profile_llvm(pc_kernel_module(k), spec, &opt, &d);
       pa_run_spec_free(spec);
     }
-    int rc = EXIT_OK;
-    if (!p) {
-      fprintf(stderr, "portent analyze: %s\n", d.msg);
-      rc = EXIT_FAILED;
-    } else if (out) {
-      if (pa_profile_save(p, out, &d)) {
-        fprintf(stderr, "portent analyze: %s\n", d.msg);
-        rc = EXIT_FAILED;
-      } else summary(p, out, json);
-    } else {
-      char *js = pa_profile_to_json(p);
-      puts(js);
-      free(js);
-    }
-    pa_profile_free(p);
+    int rc = emit(p, out, json, EXIT_FAILED, &d);
     pc_kernel_free(k);
     pc_state_free(s);
     pc_program_free(prog);
@@ -174,21 +181,7 @@ int cmd_analyze(int argc, char **argv) {
   if (spec && have_seed) spec->seed = seed;
   if (spec && timeout > 0) spec->timeout_s = timeout;
   pa_profile *p = spec ? pa_profile_build(m, spec, &opt, &d) : pa_profile_static(m, &d);
-  int rc = EXIT_OK;
-  if (!p) {
-    fprintf(stderr, "portent analyze: %s\n", d.msg);
-    rc = d.err == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED;
-  } else if (out) {
-    if (pa_profile_save(p, out, &d)) {
-      fprintf(stderr, "portent analyze: %s\n", d.msg);
-      rc = EXIT_FAILED;
-    } else summary(p, out, json);
-  } else {
-    char *s = pa_profile_to_json(p);
-    puts(s);
-    free(s);
-  }
-  pa_profile_free(p);
+  int rc = emit(p, out, json, d.err == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED, &d);
   pa_run_spec_free(spec);
   pa_module_free(m);
   return rc;
