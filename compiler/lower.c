@@ -313,6 +313,13 @@ static void emit_parallel(lw *L, nest *N, int level) {
   LLVMTypeRef fty = LLVMFunctionType(L->void_t, params, 3, 0);
   LLVMValueRef fn = LLVMAddFunction(L->mod, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
+  /* The module says which functions run in parallel and over how many iterations, so any
+   * reader of the .ll (the analyzer, a person) can divide their work over threads:
+   * !portent.parallel = !{!{ptr @fn, i64 extent}, ...}. */
+  LLVMMetadataRef md[2] = {LLVMValueAsMetadata(fn),
+                           LLVMValueAsMetadata(LLVMConstInt(L->i64, (unsigned long long)it->extent, 0))};
+  LLVMAddNamedMetadataOperand(L->mod, "portent.parallel",
+                              LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 2)));
   /* Call site in the kernel. */
   LLVMValueRef call_args[4] = {L->pool_arg, fn, L->bufs_arg, LLVMConstInt(L->i64, (unsigned long long)it->extent, 0)};
   LLVMBuildCall2(L->b, L->parallel_for_ty, L->parallel_for, call_args, 4, "");

@@ -29,6 +29,8 @@ check compile-o 0 "$portent" compile matmul:32,32,32 -o "$tmp/k.o"
 [ -s "$tmp/k.o" ] || { echo "FAIL compile-o: no object"; fail=1; }
 check compile-s 0 "$portent" compile matmul:32,32,32 -o "$tmp/k.s"
 has compile-s "$tmp/k.s" "portent_matmul"
+check compile-parallel-md 0 "$portent" compile mm512 -o "$tmp/mm.ll"
+has compile-parallel-md "$tmp/mm.ll" '!{ptr @portent_mm512_par0, i64 1024}'
 check compile-json 0 "$portent" compile mm512 --json
 has compile-json "$tmp/out" '"parallel_functions": \["portent_mm512_par0"\]'
 check compile-bad-ext 1 "$portent" compile matmul:8,8,8 -o "$tmp/k.txt"
