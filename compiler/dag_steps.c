@@ -138,6 +138,27 @@ static void keep_attachment(pc_state *s, int at, const pc_stage *before) {
   st->attach_node = before->attach_node;
 }
 
+/* Adopts program p, whose new op sits at `at` with the original op moved to at + 1: a fresh
+ * stage for each, the original keeping where it was computed (CHW and RF alike). */
+static void commit_inserted_before(pc_state *s, pc_program *p, int at) {
+  recollect_inputs(p);
+  pc_stage keep = s->stages[at];
+  insert_stage(s, at, at);
+  adopt(s, p);
+  pc_stage_init(&s->stages[at], p, at);
+  pc_stage_init(&s->stages[at + 1], p, at + 1);
+  keep_attachment(s, at, &keep);
+}
+
+/* tensor[ax0, ax1, ...]: the identity read a copy stage makes. */
+static pc_expr *load_all_axes(pt_arena *a, int tensor, int ndim) {
+  pc_expr *load = mk(a, PC_E_LOAD, false);
+  load->tensor = tensor;
+  load->n_args = ndim;
+  for (int k = 0; k < ndim; k++) load->args[k] = mk_axis(a, k);
+  return load;
+}
+
 static int apply_cache_write(pc_state *s, const pc_step *step, pt_diag *d) {
   int sid = step->stage_id, rc = check_dag_step(s, sid, "CHW", d);
   if (rc) return rc;
@@ -155,20 +176,10 @@ static int apply_cache_write(pc_state *s, const pc_step *step, pt_diag *d) {
   snprintf(cache->name, sizeof cache->name, "%.20s.%.10s", base, step->scope[0] ? step->scope : "local");
   cache->is_output = false;
   /* The original becomes a copy of the cache over its spatial axes. */
-  pc_expr *load = mk(p->arena, PC_E_LOAD, false);
-  load->tensor = sid;
-  load->n_args = orig->ndim;
-  for (int k = 0; k < orig->ndim; k++) load->args[k] = mk_axis(p->arena, k);
-  orig->body = load;
+  orig->body = load_all_axes(p->arena, sid, orig->ndim);
   orig->n_reduce = 0;
   orig->reduce = PC_REDUCE_NONE;
-  recollect_inputs(p);
-  pc_stage keep_at = s->stages[sid];
-  insert_stage(s, sid, sid);
-  adopt(s, p);
-  pc_stage_init(&s->stages[sid], p, sid);
-  pc_stage_init(&s->stages[sid + 1], p, sid + 1);
-  keep_attachment(s, sid, &keep_at);
+  commit_inserted_before(s, p, sid);
   return 0;
 }
 
@@ -198,11 +209,7 @@ static int apply_cache_read(pc_state *s, const pc_step *step, pt_diag *d) {
   cache->ndim = src->ndim;
   memcpy(cache->shape, src->shape, sizeof cache->shape);
   for (int k = 0; k < src->ndim; k++) snprintf(cache->axis_name[k], PC_NAME_LEN, "ax%d", k);
-  pc_expr *load = mk(p->arena, PC_E_LOAD, false);
-  load->tensor = sid;
-  load->n_args = src->ndim;
-  for (int k = 0; k < src->ndim; k++) load->args[k] = mk_axis(p->arena, k);
-  cache->body = load;
+  cache->body = load_all_axes(p->arena, sid, src->ndim);
   for (int k = 0; k < step->n_ids; k++) {
     int r = step->ids[k] >= at ? step->ids[k] + 1 : step->ids[k];
     replace_loads(p->ops[r].body, sid, at);
@@ -343,13 +350,7 @@ static int apply_rfactor(pc_state *s, const pc_step *step, pt_diag *d) {
   load->n_args = ndim;
   for (int k = 0, j = 0; k < ndim; k++) load->args[k] = k == fa ? mk_axis(a, red->ndim) : mk_axis(a, j++);
   red->body = load;
-  recollect_inputs(p);
-  pc_stage keep = s->stages[sid];
-  insert_stage(s, at, at);
-  adopt(s, p);
-  pc_stage_init(&s->stages[at], p, at);
-  pc_stage_init(&s->stages[at + 1], p, at + 1);
-  keep_attachment(s, at, &keep);
+  commit_inserted_before(s, p, at);
   return 0;
 }
 

@@ -1,20 +1,7 @@
 #!/bin/sh
 # The workloads, compile and run commands as a user calls them: outputs, files and exit codes.
 portent="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # check NAME EXPECTED_EXIT COMMAND...
-  name=$1; want=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; fail=1
-  fi
-}
-has() { # has NAME FILE TEXT
-  grep -q -- "$3" "$2" || { echo "FAIL $1: '$3' not in $2:"; cat "$2"; fail=1; }
-}
+. "$(dirname "$0")/lib.sh"
 
 check workloads 0 "$portent" workloads
 has workloads "$tmp/out" "conv_r50_3"

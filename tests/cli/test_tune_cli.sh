@@ -4,20 +4,7 @@
 # kill -9 loses at most the candidate being measured; two tuners share one log without
 # interleaving lines; bad usage exits 2.
 portent="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # check NAME EXPECTED_EXIT COMMAND...
-  name=$1; want=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/err"; fail=1
-  fi
-}
-has() { # has NAME FILE TEXT
-  grep -q -- "$3" "$2" || { echo "FAIL $1: '$3' not in $2:"; cat "$2"; fail=1; }
-}
+. "$(dirname "$0")/lib.sh"
 lines() { wc -l <"$1" | tr -d ' '; }
 quick="--population 24 --generations 1 --measure-per-round 4 --min-time 0 --threads 1 --quiet"
 w=matmul:32,24,40
