@@ -16,6 +16,7 @@ static const bench_suite suites[] = {
     {"tune", cmd_bench_tune, "best latency per cost model after N measurements; vs oneDNN and OpenBLAS"},
     {"predict", cmd_bench_predict, "predicted vs measured over random schedules: MAPE, Spearman, top-k, ablation"},
     {"characterize", cmd_bench_characterize, "characterize twice: run-to-run differences, measured vs published"},
+    {"xgbi", cmd_bench_xgbi, "xgb vs xgb with feature-importance pruning and label redistribution, per round"},
 };
 
 static void usage(FILE *f) {

@@ -18,6 +18,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_bench_tune(int argc, char **argv);
 int cmd_bench_characterize(int argc, char **argv);
+int cmd_bench_xgbi(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

@@ -1,4 +1,5 @@
 /* Cost models by name for the tuning commands: random (compiler/), xgb (predictor/learned.h),
+ * xgb-imp[:LOG] (learned.h: pruned + redistributed, importance pre-fitted on LOG or online),
  * analytic (predictor/predictor.h), tlp:WEIGHTS (predictor/tlp.h, trained offline). */
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 #include "tlp.h"
 #include "tune_models.h"
 
-const char *tune_model_names(void) { return "random, xgb, analytic, tlp:WEIGHTS.safetensors, or A+B (B re-ranks A's best)"; }
+const char *tune_model_names(void) { return "random, xgb, xgb-imp[:PREFIT.jsonl], analytic, tlp:WEIGHTS.safetensors, or A+B (B re-ranks A's best)"; }
 
 /* The predictor's models come as allocated structs: keep the contents, free the shell. */
 static int take(pc_cost_model *m, pc_cost_model *out) {
@@ -27,6 +28,14 @@ int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc
     pp_xgb_opts_default(&o);
     o.seed = seed;
     pc_cost_model *m = pp_cost_model_xgb(&o, d);
+    return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
+  }
+  if (strcmp(name, "xgb-imp") == 0 || strncmp(name, "xgb-imp:", 8) == 0) {
+    pp_xgb_imp_opts o;
+    pp_xgb_imp_opts_default(&o);
+    o.xgb.seed = seed;
+    o.prefit = name[7] == ':' ? name + 8 : NULL;
+    pc_cost_model *m = pp_cost_model_xgb_imp(&o, d);
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
   if (strcmp(name, "analytic") == 0) {
