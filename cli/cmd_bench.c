@@ -15,6 +15,7 @@ static const bench_suite suites[] = {
     {"compile", cmd_bench_compile, "compile time per candidate; GFLOP/s vs OpenBLAS and oneDNN"},
     {"tune", cmd_bench_tune, "best latency per cost model after N measurements; vs oneDNN and OpenBLAS"},
     {"predict", cmd_bench_predict, "predicted vs measured over random schedules: MAPE, Spearman, top-k, ablation"},
+    {"learn", cmd_bench_learn, "held-out networks: weighted top-k of analytic, xgb, TLP, MTL-TLP; training time, throughput"},
     {"characterize", cmd_bench_characterize, "characterize twice: run-to-run differences, measured vs published"},
     {"xgbi", cmd_bench_xgbi, "xgb vs xgb with feature-importance pruning and label redistribution, per round"},
 };

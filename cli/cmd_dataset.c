@@ -10,18 +10,23 @@
 #include "compiler.h"
 
 static void collect_usage(FILE *f) {
-  fprintf(f, "usage: portent dataset collect --workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite --per-workload N --log data.jsonl\n"
-             "       [--seed S] [--shard i/N] [--threads T] [--min-time SEC] [--timeout SEC] [--target STR]\n"
+  fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
+             "       --per-workload N --log data.jsonl [--seed S] [--shard i/N] [--threads T] [--min-time SEC]\n"
+             "       [--timeout SEC] [--target STR] [--max-gflop G]\n"
              "       portent dataset merge -o out.jsonl in1.jsonl [in2.jsonl ...]\n"
              "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n\n"
              "collect: for each workload (suite names such as mm512, TVM keys, or name:p1,p2,...; 'suite' = the\n"
              "  whole benchmark suite) draw N random schedules from the tuner's sketches, measure each in a\n"
              "  child process (checked against the reference) and append one TVM record per schedule.\n"
+             "  --network: the tasks of those networks (portent networks), each once however many networks\n"
+             "  share it, smallest first; --max-gflop skips larger tasks. Resumable: a task's records already\n"
+             "  in the log (same target) count, and only the rest of its N draws are measured.\n"
              "  --shard i/N keeps workloads i, i+N, i+2N, ... (0-based) so N machines split a list.\n"
              "  --target STR overrides the record's target string (default: this host's, with -mcpu).\n"
              "merge: writes every usable record of the inputs to -o (replacing it atomically), once per\n"
              "  (workload, target, steps); unreadable lines are reported with their line numbers.\n"
-             "split: holds out a seeded share of the workloads for testing (portent train/eval --split).\n");
+             "split: holds out a seeded share of the workloads for testing (portent train/eval --split), or\n"
+             "  with --by-network the test networks' tasks (and 10%% of the rest for validation).\n");
 }
 
 /* Splits a comma list (or "suite") into workload specs; returns the count. */
@@ -61,8 +66,10 @@ static int split_workloads(const char *list, char ***out) {
   return n;
 }
 
-static int collect_one(const char *spec, int per_workload, pt_rng *rng, const pc_measure_opts *mo, const char *target,
-                       const char *log, int *n_ok, int *n_fail) {
+/* Draws `per_workload` schedules of one workload and measures those past the first `skip` (already
+ * in the log: the same seeded draws, so resuming measures exactly what one run would). */
+static int collect_one(const char *spec, int per_workload, int skip, pt_rng *rng, const pc_measure_opts *mo,
+                       const char *target, const char *log, int *n_ok, int *n_fail) {
   pt_diag d = {0};
   pc_program *p = pc_workload_build(spec, &d);
   if (!p) {
@@ -88,6 +95,10 @@ static int collect_one(const char *spec, int per_workload, pt_rng *rng, const pc
       s = pc_sketch_sample(sk, (int)pt_rng_range(rng, pc_sketches_count(sk)), rng, &sd);
     }
     if (!s) break;
+    if (k < skip) {
+      pc_state_free(s);
+      continue;
+    }
     pc_measure_result res;
     pt_diag md = {0};
     double t0 = pt_now();
@@ -112,9 +123,57 @@ static int collect_one(const char *spec, int per_workload, pt_rng *rng, const pc
   return rc;
 }
 
+static uint64_t fnv_str(uint64_t h, const char *s);
+
+static int cmp_task_flops(const void *a, const void *b) {
+  const pc_network_task *x = a, *y = b;
+  return x->flops < y->flops ? -1 : x->flops > y->flops ? 1 : strcmp(x->key, y->key);
+}
+
+/* The networks' tasks as specs, smallest first (a short collection covers the most tasks);
+ * tasks above max_gflop are left out and counted. */
+static int network_specs(const char *list, double max_gflop, char ***out) {
+  pt_diag d = {0};
+  pc_network_task *t;
+  int n = pc_networks_tasks(list, &t, &d);
+  if (n < 0) {
+    fprintf(stderr, "portent dataset collect: %s\n", d.msg);
+    return -1;
+  }
+  qsort(t, (size_t)n, sizeof *t, cmp_task_flops);
+  char **v = malloc(sizeof *v * (size_t)(n + 1));
+  int kept = 0;
+  for (int i = 0; i < n; i++)
+    if (max_gflop <= 0 || t[i].flops * 1e-9 <= max_gflop) v[kept++] = strdup(t[i].key);
+  if (kept < n) fprintf(stderr, "portent dataset collect: %d of %d tasks above %g GFLOP left out\n", n - kept, n, max_gflop);
+  free(t);
+  *out = v;
+  return kept;
+}
+
+/* Records already in the log per workload spec (for the target collected), to resume. */
+typedef struct {
+  char **specs;
+  int n, *count;
+  char target[256];
+} resume_ctx;
+
+static int count_existing(const pc_record *r, int line, void *ctx) {
+  (void)line;
+  resume_ctx *c = ctx;
+  if (strcmp(r->target, c->target) != 0) return 0;
+  for (int i = 0; i < c->n; i++)
+    if (strcmp(c->specs[i], r->workload_key) == 0) {
+      c->count[i]++;
+      break;
+    }
+  return 0;
+}
+
 static int cmd_collect(int argc, char **argv) {
-  const char *list = NULL, *log = NULL, *target = NULL;
+  const char *list = NULL, *log = NULL, *target = NULL, *networks = NULL;
   int per = 0, shard = 0, n_shards = 1;
+  double max_gflop = 0;
   uint64_t seed = 1;
   pc_measure_opts mo;
   pc_measure_opts_default(&mo);
@@ -127,6 +186,8 @@ static int cmd_collect(int argc, char **argv) {
       collect_usage(stdout);
       return EXIT_OK;
     } else if (strcmp(a, "--workloads") == 0 && v) list = argv[++i];
+    else if (strcmp(a, "--network") == 0 && v) networks = argv[++i];
+    else if (strcmp(a, "--max-gflop") == 0 && v) max_gflop = atof(argv[++i]);
     else if (strcmp(a, "--per-workload") == 0 && v) per = atoi(argv[++i]);
     else if (strcmp(a, "--log") == 0 && v) log = argv[++i];
     else if (strcmp(a, "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
@@ -145,21 +206,37 @@ static int cmd_collect(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (!list || !log || per < 1 || mo.threads < 1 || mo.timeout_s <= 0) {
-    fprintf(stderr, "portent dataset collect: --workloads, --log and --per-workload >= 1 are required\n");
+  if (!list == !networks || !log || per < 1 || mo.threads < 1 || mo.timeout_s <= 0) {
+    fprintf(stderr, "portent dataset collect: one of --workloads or --network, --log and --per-workload >= 1 are required\n");
     return EXIT_USAGE;
   }
   char **specs;
-  int n = split_workloads(list, &specs);
+  int n = networks ? network_specs(networks, max_gflop, &specs) : split_workloads(list, &specs);
   if (n < 0) return EXIT_USAGE;
-  int n_ok = 0, n_fail = 0, failed = 0;
+  resume_ctx rc_ctx = {specs, n, calloc((size_t)n + 1, sizeof(int)), ""};
+  if (target) snprintf(rc_ctx.target, sizeof rc_ctx.target, "%s", target);
+  else pc_host_target_string(rc_ctx.target, sizeof rc_ctx.target);
+  if (access(log, F_OK) == 0) {
+    pt_diag d = {0};
+    int bad = 0;
+    if (pc_record_read_file(log, count_existing, NULL, &rc_ctx, &bad, &d) < 0)
+      fprintf(stderr, "portent dataset collect: %s (not resuming)\n", d.msg);
+  }
+  int n_ok = 0, n_fail = 0, failed = 0, done = 0;
   for (int w = 0; w < n; w++) {
-    /* One stream per workload (seed, index), so a shard draws what the full run would. */
-    pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)w};
-    if (w % n_shards == shard && collect_one(specs[w], per, &rng, &mo, target, log, &n_ok, &n_fail) < 0) failed++;
+    /* One stream per workload: (seed, index) for a list, (seed, key hash) for networks, so a
+     * shard draws what the full run would and a task draws the same whichever networks ask. */
+    uint64_t stream = networks ? fnv_str(1469598103934665603ull, specs[w]) : (uint64_t)w;
+    pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + stream};
+    if (w % n_shards == shard) {
+      if (rc_ctx.count[w] >= per) done++;
+      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &mo, target, log, &n_ok, &n_fail) < 0) failed++;
+    }
     free(specs[w]);
   }
   free(specs);
+  free(rc_ctx.count);
+  if (done) printf("%d workloads already had %d records in %s\n", done, per, log);
   printf("collected %d records (%d ran correctly, %d failed) into %s\n", n_ok + n_fail, n_ok, n_fail, log);
   return failed ? EXIT_FAILED : EXIT_OK;
 }
@@ -287,10 +364,72 @@ static int collect_key(const pc_record *r, int line, void *ctx) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* Appends `"name": [keys...]` to text as a JSON member. */
+static void keys_json(pt_sbuf *b, const char *name, char **keys, int n) {
+  pt_sbuf_printf(b, "\"%s\": [", name);
+  for (int i = 0; i < n; i++) {
+    pt_sbuf_printf(b, "%s\n  \"", i ? "," : "");
+    for (const char *c = keys[i]; *c; c++) pt_sbuf_printf(b, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+    pt_sbuf_printf(b, "\"");
+  }
+  pt_sbuf_printf(b, "\n]");
+}
+
+static void shuffle_keys(char **keys, int n, uint64_t seed) {
+  qsort(keys, (size_t)n, sizeof(char *), cmp_str);
+  pt_rng rng = {seed};
+  for (int i = n - 1; i > 0; i--) {
+    int j = (int)pt_rng_range(&rng, i + 1);
+    char *t = keys[i];
+    keys[i] = keys[j], keys[j] = t;
+  }
+}
+
+/* TLP's split: the test networks' tasks are the test set; a seeded share of the other tasks
+ * (validation_fraction) is the validation set; the rest trains. */
+static int split_by_network(key_set *k, double validation_fraction, uint64_t seed, const char *out, pt_diag *d) {
+  pc_network_task *t;
+  int nt = pc_networks_tasks("test", &t, d);
+  if (nt < 0) return -1;
+  char **test = malloc(sizeof(char *) * (size_t)(k->n + 1)), **rest = malloc(sizeof(char *) * (size_t)(k->n + 1));
+  int n_test = 0, n_rest = 0;
+  for (int i = 0; i < k->n; i++) {
+    bool is_test = false;
+    for (int j = 0; j < nt && !is_test; j++) is_test = strcmp(t[j].key, k->keys[i]) == 0;
+    if (is_test) test[n_test++] = k->keys[i];
+    else rest[n_rest++] = k->keys[i];
+  }
+  free(t);
+  shuffle_keys(rest, n_rest, seed);
+  int n_val = (int)(validation_fraction * n_rest + 0.5);
+  if (n_val >= n_rest) n_val = n_rest - 1;
+  if (n_val < 0) n_val = 0;
+  qsort(test, (size_t)n_test, sizeof(char *), cmp_str);
+  size_t cap = 256;
+  for (int i = 0; i < k->n; i++) cap += 2 * strlen(k->keys[i]) + 8;
+  pt_sbuf b = {malloc(cap), cap, 0};
+  pt_sbuf_printf(&b, "{");
+  keys_json(&b, "test", test, n_test);
+  pt_sbuf_printf(&b, ",\n");
+  keys_json(&b, "validation", rest, n_val);
+  pt_sbuf_printf(&b, "}\n");
+  int rc = 0;
+  if (!n_test || n_rest < 1) rc = pt_fail(d, PT_ERR_INPUT, "the data has %d test-network tasks and %d others: need both", n_test, n_rest);
+  else rc = pt_write_file_atomic(out, b.buf, b.len, d);
+  if (rc == 0)
+    printf("test networks' tasks: %d held out; validation: %d; training: %d (of %d workloads) in %s\n", n_test, n_val,
+           n_rest - n_val, k->n, out);
+  free(b.buf);
+  free(test);
+  free(rest);
+  return rc;
+}
+
 /* Holds out a seeded random share of the workloads (TLP splits by task, never by schedule). */
 static int cmd_split(int argc, char **argv) {
   const char *out = NULL;
-  double frac = 0.2;
+  bool by_network = false;
+  double frac = 0.2, val_frac = 0.1;
   uint64_t seed = 1;
   key_set k = {0};
   pt_diag d = {0};
@@ -299,7 +438,10 @@ static int cmd_split(int argc, char **argv) {
     bool v = i + 1 < argc;
     if (strcmp(argv[i], "--help") == 0) {
       printf("usage: portent dataset split --data records.jsonl [--data ...] [--test-fraction F] [--seed S] -o split.json\n"
-             "Writes {\"test\": [workload keys]}: a seeded share F (default 0.2) of the workloads, at least one.\n");
+             "       portent dataset split --data records.jsonl --by-network [--validation-fraction V] [--seed S] -o split.json\n"
+             "Writes {\"test\": [workload keys]}: a seeded share F (default 0.2) of the workloads, at least one.\n"
+             "--by-network: the test networks' tasks (portent networks) are the test set, and a seeded share V\n"
+             "(default 0.1) of the other workloads goes to {\"validation\": [...]}.\n");
       return EXIT_OK;
     } else if (strcmp(argv[i], "--data") == 0 && v) {
       if (pc_record_read_file(argv[++i], collect_key, NULL, &k, NULL, &d) < 0) {
@@ -307,6 +449,8 @@ static int cmd_split(int argc, char **argv) {
         rc = EXIT_USAGE;
       }
     } else if (strcmp(argv[i], "--test-fraction") == 0 && v) frac = atof(argv[++i]);
+    else if (strcmp(argv[i], "--by-network") == 0) by_network = true;
+    else if (strcmp(argv[i], "--validation-fraction") == 0 && v) val_frac = atof(argv[++i]);
     else if (strcmp(argv[i], "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "-o") == 0 && v) out = argv[++i];
     else {
@@ -318,14 +462,16 @@ static int cmd_split(int argc, char **argv) {
     fprintf(stderr, "portent dataset split: needs -o, --data with at least two workloads (has %d), 0 < F < 1\n", k.n);
     rc = EXIT_USAGE;
   }
-  if (rc == EXIT_OK) {
-    qsort(k.keys, (size_t)k.n, sizeof(char *), cmp_str);
-    pt_rng rng = {seed};
-    for (int i = k.n - 1; i > 0; i--) {
-      int j = (int)pt_rng_range(&rng, i + 1);
-      char *t = k.keys[i];
-      k.keys[i] = k.keys[j], k.keys[j] = t;
+  if (rc == EXIT_OK && by_network) {
+    if (!(val_frac >= 0 && val_frac < 1)) {
+      fprintf(stderr, "portent dataset split: --validation-fraction wants 0 <= V < 1\n");
+      rc = EXIT_USAGE;
+    } else if (split_by_network(&k, val_frac, seed, out, &d) < 0) {
+      fprintf(stderr, "portent dataset split: %s\n", d.msg);
+      rc = d.err == PT_ERR_IO ? EXIT_FAILED : EXIT_USAGE;
     }
+  } else if (rc == EXIT_OK) {
+    shuffle_keys(k.keys, k.n, seed);
     int n_test = (int)(frac * k.n + 0.5);
     n_test = n_test < 1 ? 1 : n_test >= k.n ? k.n - 1 : n_test;
     size_t cap = 64;

@@ -22,5 +22,7 @@ int cmd_bench_xgbi(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_networks(int argc, char **argv);
+int cmd_bench_learn(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ typedef struct {
 /* One line per subcommand. */
 static const command commands[] = {
     {"workloads", cmd_workloads, "list the built-in workloads and the benchmark suite"},
+    {"networks", cmd_networks, "list the TenSet-style networks: tasks, weights, FLOPs"},
     {"compile", cmd_compile, "lower a scheduled workload to LLVM IR, an object or assembly"},
     {"run", cmd_run, "JIT a scheduled workload, check it against the reference and time it"},
     {"analyze", cmd_analyze, "profile an LLVM module: CFGs, task graphs, block counts, reuse distances"},

@@ -112,6 +112,33 @@ const char *pc_suite_name(int i);
 const char *pc_suite_key(int i);
 /* Builds a workload from a suite name (mm512), a TVM key JSON, or "name:p1,p2,...". */
 pc_program *pc_workload_build(const char *spec, pt_diag *d);
+/* Networks as TenSet-style weighted task lists (networks.c, docs/networks.md): each task one
+ * library operator at batch 1, its weight the number of times it occurs in the network. */
+typedef struct pc_network_task {
+  char spec[160]; /* "op:p1,p2,..." as pc_workload_build takes it */
+  char key[256];  /* the TVM workload key records carry */
+  char op[32];
+  int weight;
+  double flops; /* one occurrence */
+} pc_network_task;
+
+typedef struct pc_network {
+  char name[32];
+  bool test; /* held out of training (TLP's test networks) */
+  const char *source;
+  int n_tasks, cap;
+  pc_network_task *tasks;
+} pc_network;
+
+int pc_network_count(void);
+const char *pc_network_name(int i);
+pc_network *pc_network_build(const char *name, pt_diag *d);
+double pc_network_flops(const pc_network *net); /* sum of weight x flops */
+/* Union of the tasks of comma-separated networks (or "test", "training", "all"), each once with
+ * its weights summed; returns the count (*out malloc'd) or a negative error. */
+int pc_networks_tasks(const char *list, pc_network_task **out, pt_diag *d);
+void pc_network_free(pc_network *net);
+
 /* Parses the user expression syntax (docs/expressions.md); errors carry line:col. */
 pc_program *pc_expr_parse(const char *text, const char *filename, pt_diag *d);
 

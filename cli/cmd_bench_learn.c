@@ -1,0 +1,112 @@
+/* portent bench learn: TLP's evaluation on held-out networks. Records of the test networks'
+ * tasks (compiler/networks.c) are ranked by each cost model — analytic, xgb, xgb-imp when built
+ * in, TLP, MTL-TLP (with the analytic predictor's labels on shipped targets as auxiliary
+ * platforms, and without) — trained on the other tasks; scores are TLP's weighted top-k. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blas_env.h"
+#include "commands.h"
+#include "learn_bench.h"
+#include "predictor.h"
+#include "tlp.h"
+#include "tune_models.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
+          "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
+          "       [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
+          "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
+          "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1).\n"
+          "Score top-k = sum_t w_t min_latency_t / sum_t w_t (best latency among the model's k top-ranked of t).\n"
+          "  --target T.json          the analytic model's target (default targets/zen5-epyc-2c.json)\n"
+          "  --analytic-per-task N    the analytic model profiles each candidate: it ranks the first N of each\n"
+          "                           test task (default 8); every model is also scored on that subset\n"
+          "  --aux-targets LIST       MTL-TLP's auxiliary platforms, labelled by the analytic predictor on\n"
+          "                           those targets for the first --aux-per-task N (default 4) schedules of\n"
+          "                           each training task (default: Skylake-SP and Neoverse N1 shipped files)\n"
+          "  --epochs 20 --batch 128 --width 128   TLP's training (TLP's reference: 50, 1024, 256)\n"
+          "  --quick                  a few tasks, tiny network, for tests\n");
+}
+
+/* Splits "a,b,c" into at most cap entries (pointers into the copied string *buf). */
+static int split_list(const char *s, char **buf, const char **out, int cap) {
+  *buf = strdup(s);
+  int n = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(*buf, ",", &save); t && n < cap; t = strtok_r(NULL, ",", &save)) out[n++] = t;
+  return n;
+}
+
+int cmd_bench_learn(int argc, char **argv) {
+  restart_without_forced_blas_core("bench", argc, argv);
+  lb_opts o;
+  lb_opts_default(&o);
+  const char *files[64];
+  int n_files = 0;
+  const char *aux_list = "targets/intel-skylake-sp.json,targets/arm-neoverse-n1.json";
+  const char *models = "analytic,xgb,xgb-imp,tlp,mtl";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool v = i + 1 < argc;
+    if (strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(a, "--data") == 0 && v && n_files < 64) files[n_files++] = argv[++i];
+    else if (strcmp(a, "--target") == 0 && v) o.target_path = argv[++i];
+    else if (strcmp(a, "--aux-targets") == 0 && v) aux_list = argv[++i];
+    else if (strcmp(a, "--epochs") == 0 && v) o.epochs = atoi(argv[++i]);
+    else if (strcmp(a, "--batch") == 0 && v) o.batch = atoi(argv[++i]);
+    else if (strcmp(a, "--width") == 0 && v) o.width = atoi(argv[++i]);
+    else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
+    else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
+    else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(a, "--models") == 0 && v) models = argv[++i];
+    else if (strcmp(a, "--quick") == 0) lb_opts_quick(&o);
+    else {
+      fprintf(stderr, "portent bench learn: unexpected argument '%s'\n", a);
+      usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
+      o.aux_per_task < 0) {
+    fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch positive; --width a multiple of 8\n");
+    return EXIT_USAGE;
+  }
+  char *aux_buf, *model_buf;
+  o.n_aux = split_list(aux_list, &aux_buf, o.aux_paths, LB_MAX_AUX);
+  const char *model_names[8];
+  int n_models = split_list(models, &model_buf, model_names, 8);
+  for (int m = 0; m < n_models; m++) {
+    const char *nm = model_names[m];
+    if (strcmp(nm, "analytic") == 0) o.run_analytic = true;
+    else if (strcmp(nm, "xgb") == 0) o.run_xgb = true;
+    else if (strcmp(nm, "xgb-imp") == 0) o.run_xgb_imp = true;
+    else if (strcmp(nm, "tlp") == 0) o.run_tlp = true;
+    else if (strcmp(nm, "mtl") == 0) o.run_mtl = true;
+    else {
+      fprintf(stderr, "portent bench learn: --models takes analytic, xgb, xgb-imp, tlp, mtl (not '%s')\n", nm);
+      free(aux_buf), free(model_buf);
+      return EXIT_USAGE;
+    }
+  }
+  pt_diag d = {0};
+  lb_data data;
+  int rc = EXIT_OK;
+  if (lb_data_load(&data, n_files, files, &o, &d) < 0) {
+    fprintf(stderr, "portent bench learn: %s\n", d.msg);
+    free(aux_buf), free(model_buf);
+    return d.err == PT_ERR_IO ? EXIT_FAILED : EXIT_USAGE;
+  }
+  if (lb_run(&data, &o, files, n_files, &d) < 0) {
+    fprintf(stderr, "portent bench learn: %s\n", d.msg);
+    rc = EXIT_FAILED;
+  }
+  lb_data_free(&data);
+  free(aux_buf), free(model_buf);
+  return rc;
+}

@@ -1,0 +1,77 @@
+/* What `portent bench learn` shares between its files: the records grouped into tasks with
+ * their role (training, validation, test network), each model's scores per candidate, and
+ * TLP's weighted top-k over them. */
+#ifndef PORTENT_CLI_LEARN_BENCH_H
+#define PORTENT_CLI_LEARN_BENCH_H
+
+#include <stdio.h>
+
+#include "compiler.h"
+
+#define LB_MAX_AUX 4
+#define LB_MAX_NETS 8
+#define LB_MAX_MODELS 12
+
+enum { LB_TRAIN, LB_VAL, LB_TEST };
+
+typedef struct lb_opts {
+  const char *target_path;
+  int n_aux;
+  const char *aux_paths[LB_MAX_AUX];
+  int epochs, batch, width;
+  int analytic_per_task, aux_per_task;
+  int max_test_tasks, max_train_tasks; /* 0: all (--quick limits them) */
+  double val_fraction;
+  uint64_t seed;
+  double throughput_s; /* how long the throughput loop runs */
+  bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl;
+} lb_opts;
+void lb_opts_default(lb_opts *o);
+void lb_opts_quick(lb_opts *o);
+
+typedef struct lb_cand {
+  int n_steps;
+  pc_step *steps;
+  double latency; /* mean of the record's costs, seconds */
+} lb_cand;
+
+typedef struct lb_task {
+  char key[512];
+  int role;
+  int net_weight[LB_MAX_NETS]; /* occurrences in each test network */
+  double weight;               /* summed over the test networks (1 for the others) */
+  int n, cap;
+  lb_cand *c;
+  double *scores[LB_MAX_MODELS]; /* per model, n entries (NaN: not ranked); higher = faster */
+} lb_task;
+
+typedef struct lb_data {
+  char target[256]; /* the records' (most common) target string: the platform ranked */
+  int n_tasks;
+  lb_task *t;
+  int n_nets;
+  char nets[LB_MAX_NETS][32];
+  int n_records, n_failed, n_other_target;
+  int n_targets; /* distinct target strings in the records (real platforms) */
+  int n_models;
+  char model_names[LB_MAX_MODELS][48];
+  double train_s[LB_MAX_MODELS]; /* -1: nothing trained */
+} lb_data;
+
+/* Reads the records, keeps the most common target's successful ones, groups them by task and
+ * gives each task its role; fails when there is no test-network task or no training task. */
+int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *o, pt_diag *d);
+void lb_data_free(lb_data *data);
+/* A new model row (scores NaN); returns its index or -1 when the table is full. */
+int lb_add_model(lb_data *data, const char *name);
+
+/* TLP's top-k over the tasks of `role`: sum w min_latency / sum w (best latency among the k
+ * top-scored), candidates [0, limit) of each task (limit 0: all), weights of test network
+ * `net` (-1: summed over them; validation tasks weigh 1). model -1: a random ranking's
+ * expectation (of the denominator). NaN when no task has two candidates. */
+double lb_topk(const lb_data *data, int model, int role, int net, int k, int limit);
+
+/* Trains and scores every asked model, then prints the tables. */
+int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_diag *d);
+
+#endif

@@ -1,0 +1,366 @@
+/* bench learn's models: each trained on the training tasks and asked to score every validation
+ * and test candidate — analytic (profiles, so only the first N of each test task), xgb and
+ * xgb-imp (online models fed the training records task by task), TLP and MTL-TLP (trained
+ * offline on the records; MTL-TLP's auxiliary platforms are the analytic predictor's labels on
+ * shipped targets) — then the tables: weighted top-k, training time, TLP's throughput. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "learn_bench.h"
+#include "predictor.h"
+#include "tlp.h"
+#include "tune_models.h"
+
+/* The states of candidates [0, n) of a task (NULL where the steps do not replay). */
+static pc_state **task_states(const lb_task *t, const pc_program *p, int n) {
+  pc_state **s = calloc((size_t)(n ? n : 1), sizeof *s);
+  for (int i = 0; i < n; i++) {
+    pt_diag d = {0};
+    s[i] = pc_state_new(p);
+    if (pc_state_apply_all(s[i], t->c[i].n_steps, t->c[i].steps, &d) < 0) pc_state_free(s[i]), s[i] = NULL;
+  }
+  return s;
+}
+
+static void free_states(pc_state **s, int n) {
+  for (int i = 0; i < n; i++) pc_state_free(s[i]);
+  free(s);
+}
+
+/* Scores candidates [0, limit) of the tasks of the given roles with a pc_cost_model. */
+static void score_with(lb_data *data, int model, pc_cost_model *cm, bool val, bool test, int limit) {
+  for (int i = 0; i < data->n_tasks; i++) {
+    lb_task *t = &data->t[i];
+    if (!((val && t->role == LB_VAL) || (test && t->role == LB_TEST))) continue;
+    pt_diag d = {0};
+    pc_program *p = pc_workload_build(t->key, &d);
+    if (!p) continue; /* a workload portent cannot build: no model but TLP ranks it */
+    int n = limit > 0 && limit < t->n ? limit : t->n;
+    pc_state **s = task_states(t, p, n);
+    pc_state **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
+    int *idx = malloc(sizeof(int) * (size_t)(n ? n : 1)), m = 0;
+    for (int c = 0; c < n; c++)
+      if (s[c]) ok[m] = s[c], idx[m++] = c;
+    double *sc = malloc(sizeof(double) * (size_t)(m ? m : 1));
+    if (m && cm->predict(cm->self, p, m, ok, sc, &d) == 0)
+      for (int c = 0; c < m; c++) t->scores[model][idx[c]] = sc[c];
+    free(sc), free(idx), free(ok);
+    free_states(s, n);
+    pc_program_free(p);
+  }
+}
+
+/* An online model (xgb, xgb-imp) fed every training task's records, then asked to score. */
+static void run_online(lb_data *data, const lb_opts *o, const char *name) {
+  pc_cost_model cm;
+  pt_diag d = {0};
+  if (tune_model_new(name, NULL, o->seed, &cm, &d) < 0) {
+    printf("%-24s not available in this build (%s)\n", name, d.msg);
+    return;
+  }
+  int model = lb_add_model(data, name);
+  double t0 = pt_now();
+  for (int i = 0; i < data->n_tasks; i++) {
+    lb_task *t = &data->t[i];
+    if (t->role != LB_TRAIN || !cm.update) continue;
+    pc_program *p = pc_workload_build(t->key, &d);
+    if (!p) continue;
+    pc_state **s = task_states(t, p, t->n);
+    pc_state **ok = malloc(sizeof *ok * (size_t)t->n);
+    pc_measure_result *res = calloc((size_t)t->n, sizeof *res);
+    int m = 0;
+    for (int c = 0; c < t->n; c++)
+      if (s[c]) ok[m] = s[c], res[m].error = PC_MEASURE_OK, res[m].median_s = t->c[c].latency, m++;
+    pt_diag ud = {0};
+    if (m && cm.update(cm.self, p, m, ok, res, &ud) < 0) fprintf(stderr, "bench learn: %s: %s\n", name, ud.msg);
+    free(ok), free(res);
+    free_states(s, t->n);
+    pc_program_free(p);
+  }
+  data->train_s[model] = pt_now() - t0;
+  score_with(data, model, &cm, true, true, 0);
+  cm.free(cm.self);
+}
+
+static void run_analytic(lb_data *data, const lb_opts *o) {
+  pt_diag d = {0};
+  ptg_target *tg = ptg_target_load(o->target_path, &d);
+  pc_cost_model cm;
+  if (!tg || tune_model_new("analytic", tg, o->seed, &cm, &d) < 0) {
+    printf("%-24s skipped: %s\n", "analytic", d.msg);
+    ptg_target_free(tg);
+    return;
+  }
+  int model = lb_add_model(data, "analytic");
+  double t0 = pt_now();
+  score_with(data, model, &cm, false, true, o->analytic_per_task);
+  fprintf(stderr, "bench learn: analytic ranked the first %d candidates of each test task in %.1f s\n",
+          o->analytic_per_task, pt_now() - t0);
+  cm.free(cm.self);
+  ptg_target_free(tg);
+}
+
+/* ---------------------------------------------------------------- TLP and MTL-TLP */
+
+/* The held-out keys (test and validation tasks, and those --quick leaves out) as a split. */
+static void held_out_split(const lb_data *data, pp_tlp_split *sp) {
+  sp->test_keys = calloc((size_t)data->n_tasks + 1, sizeof(char *));
+  sp->n_test = 0;
+  for (int i = 0; i < data->n_tasks; i++)
+    if (data->t[i].role != LB_TRAIN) sp->test_keys[sp->n_test++] = strdup(data->t[i].key);
+}
+
+static void score_tlp(lb_data *data, int model, pp_tlp_model *m, int head) {
+  const pp_tlp_config *c = pp_tlp_model_config(m);
+  int stride = c->seq_len * c->emb;
+  for (int i = 0; i < data->n_tasks; i++) {
+    lb_task *t = &data->t[i];
+    if (t->role != LB_VAL && t->role != LB_TEST) continue;
+    float *x = calloc((size_t)stride * (size_t)t->n, sizeof(float)), *sc = malloc(sizeof(float) * (size_t)t->n);
+    const float **xp = malloc(sizeof *xp * (size_t)t->n);
+    int *rows = malloc(sizeof(int) * (size_t)t->n);
+    for (int k = 0; k < t->n; k++) {
+      rows[k] = pp_tlp_features(t->c[k].n_steps, t->c[k].steps, pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
+                                x + (size_t)k * stride);
+      xp[k] = x + (size_t)k * stride;
+    }
+    if (pp_tlp_model_predict(m, t->n, xp, rows, head, sc) == 0)
+      for (int k = 0; k < t->n; k++) t->scores[model][k] = sc[k];
+    free(x), free(sc), free(xp), free(rows);
+  }
+}
+
+/* Candidates ranked per second by the trained network, batched (features included, and the
+ * network alone), over the test tasks' candidates. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Wall-clock rates, and the rate per CPU-second of this process (what the two cores would give
+ * unshared; the VM's other jobs take most of the wall clock). */
+static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, double *with_features, double *net_only,
+                           double *per_cpu_s) {
+  const pp_tlp_config *c = pp_tlp_model_config(m);
+  int stride = c->seq_len * c->emb, cap = 512, n = 0;
+  const lb_cand **cand = malloc(sizeof *cand * (size_t)cap);
+  for (int i = 0; i < data->n_tasks && n < cap; i++)
+    for (int k = 0; k < data->t[i].n && n < cap; k++)
+      if (data->t[i].role == LB_TEST) cand[n++] = &data->t[i].c[k];
+  float *x = calloc((size_t)stride * (size_t)(n ? n : 1), sizeof(float)), *sc = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  const float **xp = malloc(sizeof *xp * (size_t)(n ? n : 1));
+  int *rows = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  long done = 0;
+  double t0 = pt_now(), c0 = cpu_seconds(), feat = 0;
+  while (n && (pt_now() - t0 < secs || done == 0)) {
+    double f0 = pt_now();
+    for (int k = 0; k < n; k++) {
+      memset(x + (size_t)k * stride, 0, sizeof(float) * (size_t)stride);
+      rows[k] = pp_tlp_features(cand[k]->n_steps, cand[k]->steps, pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
+                                x + (size_t)k * stride);
+      xp[k] = x + (size_t)k * stride;
+    }
+    feat += pt_now() - f0;
+    pp_tlp_model_predict(m, n, xp, rows, 0, sc);
+    done += n;
+  }
+  double total = pt_now() - t0, cpu = cpu_seconds() - c0;
+  *per_cpu_s = cpu > 0 ? done / cpu : 0;
+  *with_features = total > 0 ? done / total : 0;
+  *net_only = total - feat > 0 ? done / (total - feat) : 0;
+  free(cand), free(x), free(sc), free(xp), free(rows);
+}
+
+/* The analytic predictor's latency of the first aux_per_task schedules of each training task on
+ * each auxiliary target, written as records whose target names the platform
+ * "<target file name>-analytic" (MTL-TLP's cheap labels for machines nobody measured). */
+static int write_aux_records(const lb_data *data, const lb_opts *o, const char *path, int *n_written, pt_diag *d) {
+  FILE *f = fopen(path, "w");
+  if (!f) return pt_fail(d, PT_ERR_IO, "%s: cannot write", path);
+  *n_written = 0;
+  for (int a = 0; a < o->n_aux; a++) {
+    ptg_target *tg = ptg_target_load(o->aux_paths[a], d);
+    pc_cost_model cm;
+    if (!tg || tune_model_new("analytic", tg, o->seed, &cm, d) < 0) {
+      ptg_target_free(tg);
+      fclose(f);
+      return d->err ? d->err : PT_ERR_INPUT;
+    }
+    const char *base = strrchr(o->aux_paths[a], '/');
+    base = base ? base + 1 : o->aux_paths[a];
+    char target[256];
+    snprintf(target, sizeof target, "llvm -keys=cpu -mcpu=%.*s-analytic", (int)strcspn(base, "."), base);
+    for (int i = 0; i < data->n_tasks; i++) {
+      const lb_task *t = &data->t[i];
+      if (t->role != LB_TRAIN) continue;
+      pt_diag pd = {0};
+      pc_program *p = pc_workload_build(t->key, &pd);
+      if (!p) continue;
+      int n = o->aux_per_task < t->n ? o->aux_per_task : t->n;
+      pc_state **s = task_states(t, p, n);
+      for (int c = 0; c < n; c++) {
+        double score = 0;
+        if (!s[c] || cm.predict(cm.self, p, 1, &s[c], &score, &pd) < 0 || !(score > 0)) continue;
+        pc_record *r = calloc(1, sizeof *r);
+        snprintf(r->workload_key, sizeof r->workload_key, "%s", t->key);
+        snprintf(r->target, sizeof r->target, "%s", target);
+        r->n_steps = t->c[c].n_steps;
+        memcpy(r->steps, t->c[c].steps, sizeof(pc_step) * (size_t)r->n_steps);
+        r->n_costs = 1, r->costs[0] = 1 / score;
+        char *line = pc_record_format(r);
+        if (line) fprintf(f, "%s\n", line), (*n_written)++;
+        free(line);
+        free(r);
+      }
+      free_states(s, n);
+      pc_program_free(p);
+    }
+    cm.free(cm.self);
+    ptg_target_free(tg);
+  }
+  return fclose(f) == 0 ? 0 : pt_fail(d, PT_ERR_IO, "%s: write failed", path);
+}
+
+typedef struct {
+  const char *name;
+  bool mtl, aux, target_only;
+  double fraction;
+} tlp_variant;
+
+/* Trains one TLP variant on the training tasks and scores the held-out ones. */
+static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v, int n_files, const char **files,
+                           const char *aux_path, pp_tlp_model **keep, pt_diag *d) {
+  pp_tlp_split sp;
+  held_out_split(data, &sp);
+  pp_tlp_dataset ds;
+  pp_tlp_dataset_init(&ds, v->mtl);
+  pp_tlp_vocab vocab = {0};
+  int rc = 0;
+  for (int f = 0; f < n_files && rc == 0; f++) rc = pp_tlp_dataset_load(&ds, files[f], &sp, &vocab, true, d);
+  if (rc == 0 && v->aux) rc = pp_tlp_dataset_load(&ds, aux_path, &sp, &vocab, true, d);
+  pp_tlp_model *m = NULL;
+  if (rc == 0) {
+    pp_tlp_dataset_finish(&ds);
+    pp_tlp_config cfg;
+    pp_tlp_config_default(&cfg);
+    int w = o->width;
+    cfg.enc[0] = w / 4, cfg.enc[1] = w / 2, cfg.enc[2] = w, cfg.enc[3] = w;
+    cfg.dec[0] = w, cfg.dec[1] = w / 2, cfg.dec[2] = w / 4;
+    pp_tlp_train_opts to;
+    pp_tlp_train_opts_default(&to);
+    to.epochs = o->epochs, to.batch = o->batch, to.seed = o->seed;
+    char platform[128];
+    pp_tlp_platform(data->target, platform, sizeof platform);
+    int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1;
+    to.target_platform = tp;
+    to.target_fraction = v->fraction;
+    to.target_only = v->target_only;
+    double t0 = pt_now();
+    m = pp_tlp_train(&ds, &vocab, &cfg, &to, d);
+    if (!m) rc = d->err ? d->err : PT_ERR_RUNTIME;
+    else {
+      int model = lb_add_model(data, v->name);
+      data->train_s[model] = pt_now() - t0;
+      fprintf(stderr, "bench learn: %s trained on %d platform(s) in %.1f s\n", v->name, ds.n_platforms,
+              data->train_s[model]);
+      if (model >= 0) score_tlp(data, model, m, tp < 0 ? 0 : tp);
+    }
+  }
+  if (m && keep) *keep = m;
+  else pp_tlp_model_free(m);
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&vocab);
+  pp_tlp_split_free(&sp);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- tables */
+
+static void print_tables(const lb_data *data, const lb_opts *o) {
+  printf("\ntest networks' tasks: weighted top-k (TLP's score; 1 = the model's pick is the fastest measured)\n");
+  printf("%-24s %9s %8s %8s %10s %10s %9s\n", "model", "train s", "top-1", "top-5", "top-1@sub", "top-5@sub",
+         "val top-1");
+  int sub = o->analytic_per_task;
+  printf("%-24s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", "random (expectation)", "-", lb_topk(data, -1, LB_TEST, -1, 1, 0),
+         lb_topk(data, -1, LB_TEST, -1, 5, 0), lb_topk(data, -1, LB_TEST, -1, 1, sub),
+         lb_topk(data, -1, LB_TEST, -1, 5, sub), lb_topk(data, -1, LB_VAL, -1, 1, 0));
+  for (int m = 0; m < data->n_models; m++) {
+    bool partial = strcmp(data->model_names[m], "analytic") == 0;
+    char ts[32] = "-";
+    if (data->train_s[m] >= 0) snprintf(ts, sizeof ts, "%.1f", data->train_s[m]);
+    if (partial)
+      printf("%-24s %9s %8s %8s %10.4f %10.4f %9s\n", data->model_names[m], ts, "-", "-",
+             lb_topk(data, m, LB_TEST, -1, 1, sub), lb_topk(data, m, LB_TEST, -1, 5, sub), "-");
+    else
+      printf("%-24s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", data->model_names[m], ts, lb_topk(data, m, LB_TEST, -1, 1, 0),
+             lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
+             lb_topk(data, m, LB_TEST, -1, 5, sub), lb_topk(data, m, LB_VAL, -1, 1, 0));
+  }
+  printf("(@sub: the first %d candidates of each test task, the analytic model's share; val: validation tasks, w = 1)\n",
+         sub);
+  printf("\ntop-1 per test network (all candidates; analytic: @sub)\n%-24s", "model");
+  for (int k = 0; k < data->n_nets; k++) printf(" %12s", data->nets[k]);
+  printf("\n%-24s", "random (expectation)");
+  for (int k = 0; k < data->n_nets; k++) printf(" %12.4f", lb_topk(data, -1, LB_TEST, k, 1, 0));
+  for (int m = 0; m < data->n_models; m++) {
+    bool partial = strcmp(data->model_names[m], "analytic") == 0;
+    printf("\n%-24s", data->model_names[m]);
+    for (int k = 0; k < data->n_nets; k++) printf(" %12.4f", lb_topk(data, m, LB_TEST, k, 1, partial ? sub : 0));
+  }
+  printf("\n");
+}
+
+int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_diag *d) {
+  if (o->run_analytic) run_analytic(data, o);
+  if (o->run_xgb) run_online(data, o, "xgb");
+  if (o->run_xgb_imp) run_online(data, o, "xgb-imp");
+  pp_tlp_model *tlp = NULL;
+  if (o->run_tlp) {
+    tlp_variant v = {"tlp", false, false, false, 1};
+    if (run_tlp_variant(data, o, &v, n_files, files, NULL, &tlp, d) < 0) return d->err;
+  }
+  if (o->run_mtl) {
+    char aux_path[] = "/tmp/portent-learn-aux-XXXXXX";
+    int fd = mkstemp(aux_path);
+    if (fd < 0) return pt_fail(d, PT_ERR_IO, "cannot create a temporary file for the auxiliary labels");
+    close(fd);
+    int n_aux = 0;
+    double t0 = pt_now();
+    int rc = write_aux_records(data, o, aux_path, &n_aux, d);
+    fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor in %.1f s\n", n_aux, pt_now() - t0);
+    const tlp_variant variants[] = {
+        {"tlp 7%", true, false, true, 0.07},
+        {"mtl-tlp 7% (real only)", true, false, false, 0.07},
+        {"mtl-tlp 7% +analytic aux", true, true, false, 0.07},
+        {"mtl-tlp 100% +analytic aux", true, true, false, 1},
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0] && rc == 0; i++) {
+      if (i == 1 && data->n_targets < 2) {
+        printf("mtl-tlp without auxiliary platforms: the records hold one platform, so it is tlp 7%%\n");
+        continue;
+      }
+      pt_diag vd = {0};
+      if (run_tlp_variant(data, o, &variants[i], n_files, files, aux_path, NULL, &vd) < 0)
+        printf("%-24s skipped: %s\n", variants[i].name, vd.msg); /* e.g. 7%% of a small dataset ranks nothing */
+    }
+    unlink(aux_path);
+    if (rc < 0) {
+      pp_tlp_model_free(tlp);
+      return rc;
+    }
+  }
+  print_tables(data, o);
+  if (tlp) {
+    double with_f, net, per_cpu;
+    tlp_throughput(data, tlp, o->throughput_s, &with_f, &net, &per_cpu);
+    printf("\nTLP inference (width %d, %d parameters, batches of up to 512, %ld cores): %.0f candidates/s with "
+           "features (wall clock), %.0f/s the network alone; %.0f per CPU-second of this process (target >= 3000/s)\n",
+           o->width, pp_tlp_model_n_params(tlp), sysconf(_SC_NPROCESSORS_ONLN), with_f, net, per_cpu);
+    pp_tlp_model_free(tlp);
+  }
+  return 0;
+}
