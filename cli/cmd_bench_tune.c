@@ -1,21 +1,22 @@
 /* portent bench tune: for every suite workload and a fixed seed, the best latency each cost
  * model reaches after 16, 64, 256 and 1000 measurements (configurable), beside oneDNN (with
  * its reorders, and native) and OpenBLAS measured in the same run; how many measurements and
- * how much wall time each model needs to reach the best the xgb model found; where the time
- * went (cost model, the rest of the search, compilation, measurement). */
+ * how much wall time each model needs to reach xgb's best and random's best after 256; where
+ * the time went. With --results DIR every search keeps its log and stats there and a rerun
+ * continues it, so the hours-long full run can be split (--workloads, --models,
+ * --max-measurements) and resumed; --report DIR prints the table from the files alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench_tune.h"
 #include "blas_env.h"
 #include "commands.h"
-#include "compiler.h"
 #include "tune_models.h"
 
-#define MAX_MODELS 4
-#define MAX_CHECKS 8
-
+#define MAX_MODELS 8
 
 static bool listed(const char *list, const char *name) {
   if (!list) return true;
@@ -38,38 +39,130 @@ static int split_list(const char *s, char out[][32], int cap) {
   return n;
 }
 
-typedef struct {
-  double at[MAX_CHECKS];
-  double best;
-  int n;
-  double *curve, *wall;
-  double t_model, t_search, t_compile, t_measure, t_total; /* t_search: excluding the model */
-  int failed;
-} model_run;
-
 static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
-             "       [--population P] [--generations G] [--measure-per-round K] [--threads N] [--min-time SEC]\n"
-             "       [--seed S] [--target T.json] [--svg-dir DIR] [--log-dir DIR] [--json]\n\n"
+             "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
+             "       [--measure-per-round K] [--threads N] [--min-time SEC] [--seed S] [--target T.json]\n"
+             "       [--svg-dir DIR] [--json]\n"
+             "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
-             "measurements; the ratio of the last to oneDNN (with reorders; native beside) and OpenBLAS measured\n"
-             "in the same run; measurements and wall seconds each model needs to reach the best of xgb (or of\n"
-             "the last model listed); the search's time split into cost model, other search work, compilation\n"
-             "and measurement. --log-dir keeps each search's records (WORKLOAD_MODEL.jsonl).\n"
+             "measurements; speed against oneDNN (with reorders; native beside) and OpenBLAS measured in the same\n"
+             "run; measurements and wall seconds each model needs to reach xgb's best and random's best after 256;\n"
+             "the search's time split (cost model, other search work, compilation, measurement); the geometric-mean\n"
+             "speed against oneDNN over the matmul and 3x3 convolution workloads.\n"
+             "  --results DIR          keep each search's records log and stats in DIR (WORKLOAD_MODEL.jsonl,\n"
+             "                         .stats.json) and the library timings (WORKLOAD.baselines.json, median of the\n"
+             "                         runs); a rerun continues every search from its log\n"
+             "  --max-measurements N   stop each search at N measurements in all (rerun later with a larger N)\n"
+             "  --report DIR           tune nothing: print the table from DIR's files\n"
+             "  --log-dir DIR          as --results\n"
              "A model A+B is a cascade: B re-ranks A's 16 best each round.\n"
-             "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048.\n"
+             "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
+             "per round (a learned model trains after each round).\n"
              "A quick run: --checkpoints 8,16,32 --population 256 --generations 2 --measure-per-round 8.\n");
+}
+
+typedef struct {
+  const char *dir;
+  bt_run *run;          /* the run being extended (prev: what the files held before) */
+  double prev_total;    /* wall seconds of previous invocations */
+  double base_total;    /* the tuner's t_total after resuming */
+  pc_tuner *t;
+  bt_run prev;
+} saver;
+
+/* Folds the tuner's statistics into the run (previous invocations' times added). */
+static void fold(saver *s) {
+  const pc_tune_stats *st = pc_tuner_stats(s->t);
+  bt_run *r = s->run;
+  int n_prev = s->prev.n;
+  r->n = st->n_curve;
+  r->curve = realloc(r->curve, sizeof(double) * (size_t)(r->n + 1));
+  r->wall = realloc(r->wall, sizeof(double) * (size_t)(r->n + 1));
+  memcpy(r->curve, st->curve, sizeof(double) * (size_t)r->n);
+  for (int i = 0; i < r->n; i++) {
+    if (i < n_prev) r->wall[i] = s->prev.wall[i];
+    else if (i < st->n_resumed) r->wall[i] = s->prev_total; /* appended after the last stats write */
+    else r->wall[i] = s->prev_total + st->curve_wall[i] - s->base_total;
+  }
+  r->t_model = s->prev.t_model + st->t_model;
+  r->t_train = s->prev.t_train + st->t_train;
+  r->t_search = s->prev.t_search + st->t_search;
+  r->t_compile = s->prev.t_compile + st->t_compile;
+  r->t_measure = s->prev.t_measure + st->t_measure;
+  r->t_total = s->prev_total + st->t_total - s->base_total;
+  r->failed = st->n_failed;
+}
+
+static int run_search(const pc_program *p, const char *model, const ptg_target *target, pc_tune_opts o, int limit,
+                      const char *dir, bt_run *r, pt_diag *d) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->workload, sizeof r->workload, "%.63s", p->name);
+  snprintf(r->model, sizeof r->model, "%.31s", model);
+  r->threads = o.measure.threads;
+  pc_cost_model cm, rerank;
+  bool has_rerank = false;
+  if (tune_models_new(model, target, o.seed, &cm, &rerank, &has_rerank, d)) return EXIT_USAGE;
+  o.rerank = has_rerank ? &rerank : NULL;
+  if (o.rerank_top <= 0) o.rerank_top = 16;
+  o.trials = limit;
+  char log[1024];
+  saver s = {dir, r, 0, 0, NULL, {{0}}};
+  snprintf(s.prev.workload, sizeof s.prev.workload, "%.63s", p->name);
+  snprintf(s.prev.model, sizeof s.prev.model, "%.31s", model);
+  int rc = 0;
+  if (dir) {
+    bt_log_path(log, sizeof log, dir, p->name, model);
+    o.log_path = log;
+    if ((rc = bt_stats_load(dir, &s.prev, d)) == 0 && s.prev.threads && s.prev.threads != o.measure.threads)
+      rc = pt_fail(d, PT_ERR_INVALID, "%s: %s was searched on %d threads, this run uses %d (use another results directory)",
+                   dir, log, s.prev.threads, o.measure.threads);
+    s.prev_total = s.prev.t_total;
+  }
+  pc_tuner *t = rc ? NULL : pc_tuner_new(p, &cm, &o, d);
+  s.t = t;
+  if (t && dir && access(log, F_OK) == 0) {
+    int n = pc_tuner_resume(t, log, NULL, NULL, NULL, d);
+    if (n < 0) rc = n;
+    /* Training on the resumed records is a cost of resuming, not of the search. */
+    const pc_tune_stats *st = pc_tuner_stats(t);
+    s.prev.t_model -= st->t_model, s.prev.t_train -= st->t_train;
+    s.base_total = st->t_total;
+  }
+  if (!t) rc = rc ? rc : d->err ? d->err : PT_ERR_INVALID;
+  int empty = 0;
+  while (rc == 0 && pc_tuner_stats(t)->n_measured < limit) {
+    int n = pc_tuner_round(t, d);
+    if (n < 0) {
+      rc = n;
+      break;
+    }
+    fold(&s);
+    if (dir && (rc = bt_stats_save(dir, r, d))) break;
+    if (n == 0 && ++empty > 1) break; /* nothing new twice: the space is exhausted */
+    if (n > 0) empty = 0;
+  }
+  if (t) fold(&s);
+  pc_tuner_free(t);
+  bt_run_free(&s.prev);
+  cm.free(cm.self);
+  if (has_rerank) rerank.free(rerank.self);
+  return rc ? EXIT_FAILED : EXIT_OK;
 }
 
 int cmd_bench_tune(int argc, char **argv) {
   restart_without_forced_blas_core("bench", argc, argv);
   const char *only = NULL, *models_arg = "random,xgb", *checks_arg = "16,64,256,1000", *svg_dir = NULL, *target_path = NULL;
-  const char *log_dir = NULL;
+  const char *dir = NULL, *report_dir = NULL;
   bool json = false;
+  int max_meas = 0;
   pc_tune_opts o;
   pc_tune_opts_default(&o);
   o.measure.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   o.sketch.num_cores = o.measure.threads;
+  /* 16 per round, not Ansor's 64: with 64 a learned model's first 64 measurements are
+   * ranked before it has seen any, and the 16 and 64 checkpoints would show random picks. */
+  o.measure_per_round = 16;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
@@ -79,6 +172,7 @@ int cmd_bench_tune(int argc, char **argv) {
     } else if (strcmp(a, "--workloads") == 0 && v) only = argv[++i];
     else if (strcmp(a, "--models") == 0 && v) models_arg = argv[++i];
     else if (strcmp(a, "--checkpoints") == 0 && v) checks_arg = argv[++i];
+    else if (strcmp(a, "--max-measurements") == 0 && v) max_meas = atoi(argv[++i]);
     else if (strcmp(a, "--population") == 0 && v) o.population = atoi(argv[++i]);
     else if (strcmp(a, "--generations") == 0 && v) o.generations = atoi(argv[++i]);
     else if (strcmp(a, "--measure-per-round") == 0 && v) o.measure_per_round = atoi(argv[++i]);
@@ -87,7 +181,8 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
     else if (strcmp(a, "--svg-dir") == 0 && v) svg_dir = argv[++i];
-    else if (strcmp(a, "--log-dir") == 0 && v) log_dir = argv[++i];
+    else if ((strcmp(a, "--results") == 0 || strcmp(a, "--log-dir") == 0) && v) dir = argv[++i];
+    else if (strcmp(a, "--report") == 0 && v) report_dir = argv[++i];
     else if (strcmp(a, "--json") == 0) json = true;
     else {
       fprintf(stderr, "portent bench tune: unexpected argument '%s'\n", a);
@@ -95,9 +190,9 @@ int cmd_bench_tune(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  char models[MAX_MODELS][32], checks_s[MAX_CHECKS][32];
-  int n_models = split_list(models_arg, models, MAX_MODELS), n_checks = split_list(checks_arg, checks_s, MAX_CHECKS);
-  int checks[MAX_CHECKS];
+  char models[MAX_MODELS][32], checks_s[BT_MAX_CHECKS][32];
+  int n_models = split_list(models_arg, models, MAX_MODELS), n_checks = split_list(checks_arg, checks_s, BT_MAX_CHECKS);
+  int checks[BT_MAX_CHECKS];
   for (int k = 0; k < n_checks; k++) {
     checks[k] = atoi(checks_s[k]);
     if (checks[k] < 1 || (k > 0 && checks[k] <= checks[k - 1])) {
@@ -105,8 +200,13 @@ int cmd_bench_tune(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (n_models < 1 || n_checks < 1 || o.population < 2 || o.measure.threads < 1) {
+  if (n_models < 1 || n_checks < 1 || o.population < 2 || o.measure.threads < 1 || max_meas < 0) {
     usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (report_dir) dir = report_dir;
+  if (dir && !report_dir && mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0) {
+    fprintf(stderr, "portent bench tune: cannot create or write %s\n", dir);
     return EXIT_USAGE;
   }
   pt_diag d = {0};
@@ -116,20 +216,18 @@ int cmd_bench_tune(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (target && target->native_vector_bits >= 64) o.sketch.vector_lanes = target->native_vector_bits / 32;
-  o.trials = checks[n_checks - 1];
-  int ref_model = n_models - 1; /* "reach" is measured against xgb's best, else the last model's */
-  for (int m = 0; m < n_models; m++)
-    if (strcmp(models[m], "xgb") == 0) ref_model = m;
-  if (!json) {
-    printf("seed %llu, %d threads, population %d, %d generations, %d measured per round\n", (unsigned long long)o.seed,
-           o.measure.threads, o.population, o.generations, o.measure_per_round);
-    printf("%-11s %-8s", "workload", "model");
-    for (int k = 0; k < n_checks; k++) printf(" %8s@%-4d", "ms", checks[k]);
-    printf(" %7s %7s %7s %6s %8s %7s %7s %7s %7s\n", "/dnnl", "/dnnl-n", "/blas", "reach", "reach-s", "model-s",
-           "search-s", "comp-s", "meas-s");
-  } else
-    printf("[\n");
-  int failures = 0, first_json = 1;
+  /* x86 without AVX-512 has 16 vector registers; AVX-512 and AArch64 have 32 */
+  if (target) o.sketch.vector_registers = target->isa && strcmp(target->isa, "x86_64") == 0 && target->max_vector_bits < 512 ? 16 : 32;
+  int limit = checks[n_checks - 1];
+  if (max_meas > 0 && max_meas < limit) limit = max_meas;
+  if (!json && !report_dir) {
+    printf("seed %llu, %d threads, population %d, %d generations, %d measured per round, up to %d measurements\n",
+           (unsigned long long)o.seed, o.measure.threads, o.population, o.generations, o.measure_per_round, limit);
+    fflush(stdout);
+  }
+  int cap = pc_suite_count() * n_models, n_runs = 0, failures = 0;
+  bt_run *runs = calloc((size_t)cap, sizeof(bt_run));
+  bt_libs *libs = calloc((size_t)cap, sizeof(bt_libs));
   for (int w = 0; w < pc_suite_count(); w++) {
     const char *name = pc_suite_name(w);
     if (!listed(only, name)) continue;
@@ -140,108 +238,73 @@ int cmd_bench_tune(int argc, char **argv) {
       continue;
     }
     double blas = 0, dnnl = 0, dnnl_native = 0;
-    pt_diag bd = {0};
-    if (pc_baseline_openblas(p, o.measure.threads, 0.3, &blas, &bd)) blas = 0;
-    if (pc_baseline_onednn(p, o.measure.threads, 0.3, &dnnl, &dnnl_native, &bd)) dnnl = dnnl_native = 0;
-    model_run runs[MAX_MODELS];
-    memset(runs, 0, sizeof runs);
-    for (int m = 0; m < n_models; m++) {
-      pc_cost_model cm, rerank;
-      bool has_rerank = false;
+    int n_samples = 0;
+    if (!report_dir) {
+      pt_diag bd = {0};
+      if (pc_baseline_openblas(p, o.measure.threads, 0.3, &blas, &bd)) blas = 0;
+      if (pc_baseline_onednn(p, o.measure.threads, 0.3, &dnnl, &dnnl_native, &bd)) dnnl = dnnl_native = 0;
+      n_samples = 1;
+      if (dir && bt_baselines_add(dir, name, o.measure.threads, dnnl, dnnl_native, blas, &d)) {
+        fprintf(stderr, "portent bench tune: %s\n", d.msg);
+        failures++;
+      }
+    }
+    if (dir) {
+      bt_baselines b;
       pt_diag_clear(&d);
-      if (tune_models_new(models[m], target, o.seed, &cm, &rerank, &has_rerank, &d)) {
+      if (bt_baselines_load(dir, name, &b, &d) == 0 && b.n > 0) {
+        bt_baselines_median(&b, &dnnl, &dnnl_native, &blas);
+        n_samples = b.n;
+      }
+    }
+    int first = n_runs;
+    for (int m = 0; m < n_models; m++) {
+      bt_run *r = &runs[n_runs];
+      pt_diag_clear(&d);
+      int rc = report_dir ? (bt_run_load(dir, p, models[m], r, &d) < 0 ? EXIT_FAILED : EXIT_OK)
+                          : run_search(p, models[m], target, o, limit, dir, r, &d);
+      if (rc == EXIT_USAGE) {
         fprintf(stderr, "portent bench tune: %s\n", d.msg);
         pc_program_free(p);
         ptg_target_free(target);
+        for (int i = 0; i < n_runs; i++) bt_run_free(&runs[i]);
+        free(runs), free(libs);
         return EXIT_USAGE;
       }
-      o.rerank = has_rerank ? &rerank : NULL;
-      char log_path[1024];
-      if (log_dir) {
-        snprintf(log_path, sizeof log_path, "%s/%s_%s.jsonl", log_dir, name, models[m]);
-        unlink(log_path); /* a fresh search per run: the figures assume nothing resumed */
-        o.log_path = log_path;
-      }
-      if (o.rerank_top <= 0) o.rerank_top = 16;
-      pc_tuner *t = pc_tuner_new(p, &cm, &o, &d);
-      if (!t || pc_tuner_run(t, &d)) {
+      if (rc) {
         fprintf(stderr, "%s (%s): %s\n", name, models[m], d.msg);
         failures++;
       }
-      if (t) {
-        const pc_tune_stats *st = pc_tuner_stats(t);
-        model_run *r = &runs[m];
-        r->n = st->n_curve;
-        r->curve = malloc(sizeof(double) * (size_t)(r->n + 1));
-        r->wall = malloc(sizeof(double) * (size_t)(r->n + 1));
-        memcpy(r->curve, st->curve, sizeof(double) * (size_t)r->n);
-        memcpy(r->wall, st->curve_wall, sizeof(double) * (size_t)r->n);
-        for (int k = 0; k < n_checks; k++) r->at[k] = checks[k] <= r->n ? r->curve[checks[k] - 1] : (r->n ? r->curve[r->n - 1] : 0);
-        r->best = st->best_s;
-        r->t_model = st->t_model, r->t_search = st->t_search - (st->t_model - st->t_train), r->t_compile = st->t_compile, r->t_measure = st->t_measure;
-        r->t_total = st->t_total;
-        r->failed = st->n_failed;
+      if (report_dir && r->n == 0) {
+        bt_run_free(r);
+        continue;
       }
-      pc_tuner_free(t);
-      cm.free(cm.self);
-      if (has_rerank) rerank.free(rerank.self);
-    }
-    double goal = runs[ref_model].best;
-    for (int m = 0; m < n_models; m++) {
-      model_run *r = &runs[m];
-      int reach = -1;
-      for (int i = 0; i < r->n && goal > 0; i++)
-        if (r->curve[i] > 0 && r->curve[i] <= goal) {
-          reach = i;
-          break;
-        }
-      double last = r->at[n_checks - 1];
-      if (json) {
-        printf("%s {\"workload\": \"%s\", \"model\": \"%s\", \"best_ms\": [", first_json ? "" : ",", name, models[m]);
-        for (int k = 0; k < n_checks; k++) printf("%s%.6g", k ? ", " : "", r->at[k] * 1e3);
-        printf("], \"checkpoints\": [");
-        for (int k = 0; k < n_checks; k++) printf("%s%d", k ? ", " : "", checks[k]);
-        printf("], \"onednn_ms\": %.6g, \"onednn_native_ms\": %.6g, \"openblas_ms\": %.6g, \"failed\": %d,\n"
-               "  \"reach_measurements\": %d, \"reach_seconds\": %.3f, \"seconds\": {\"model\": %.3f, \"search\": %.3f, "
-               "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f}}\n",
-               dnnl * 1e3, dnnl_native * 1e3, blas * 1e3, r->failed, reach >= 0 ? reach + 1 : -1,
-               reach >= 0 ? r->wall[reach] : -1.0, r->t_model, r->t_search, r->t_compile, r->t_measure, r->t_total);
-        first_json = 0;
-      } else {
-        printf("%-11s %-8s", m == 0 ? name : "", models[m]);
-        for (int k = 0; k < n_checks; k++) printf(" %13.4f", r->at[k] * 1e3);
-        printf(" %7.2f %7.2f %7.2f", last > 0 && dnnl > 0 ? last / dnnl : 0, last > 0 && dnnl_native > 0 ? last / dnnl_native : 0,
-               last > 0 && blas > 0 ? last / blas : 0);
-        if (reach >= 0) printf(" %6d %8.1f", reach + 1, r->wall[reach]);
-        else printf(" %6s %8s", "-", "-");
-        printf(" %7.1f %7.1f %7.1f %7.1f\n", r->t_model, r->t_search, r->t_compile, r->t_measure);
+      libs[n_runs] = (bt_libs){pc_suite_name(w), dnnl, dnnl_native, blas, n_samples};
+      n_runs++;
+      if (!json && !report_dir) {
+        fprintf(stderr, "bench tune %s %s: %d measured, best %.4f ms\n", name, models[m], r->n,
+                r->n ? r->curve[r->n - 1] * 1e3 : 0.0);
       }
     }
-    if (!json)
-      printf("%-11s %-8s oneDNN %.4f ms (native %.4f), OpenBLAS %.4f ms\n", "", "", dnnl * 1e3, dnnl_native * 1e3, blas * 1e3);
-    fflush(stdout);
-    if (svg_dir) {
+    if (svg_dir && n_runs > first) {
       char path[1024], title[128];
       snprintf(path, sizeof path, "%s/tune_%s.svg", svg_dir, name);
       snprintf(title, sizeof title, "%s: best latency against measurements", name);
       const char *names[MAX_MODELS];
       const double *series[MAX_MODELS];
       int n_points[MAX_MODELS];
-      for (int m = 0; m < n_models; m++) names[m] = models[m], series[m] = runs[m].curve, n_points[m] = runs[m].n;
-      if (pc_tune_curve_svg(path, title, n_models, names, n_points, series, &d)) {
+      for (int m = first; m < n_runs; m++)
+        names[m - first] = runs[m].model, series[m - first] = runs[m].curve, n_points[m - first] = runs[m].n;
+      if (pc_tune_curve_svg(path, title, n_runs - first, names, n_points, series, &d)) {
         fprintf(stderr, "%s\n", d.msg);
         failures++;
       }
     }
-    for (int m = 0; m < n_models; m++) free(runs[m].curve), free(runs[m].wall);
     pc_program_free(p);
   }
-  if (json) printf("]\n");
-  else
-    printf("columns: ms@N = best latency after N measurements; /dnnl, /dnnl-n, /blas = last checkpoint's latency\n"
-           "over oneDNN with reorders, oneDNN native, OpenBLAS (below 1 = faster); reach = measurements (and wall s)\n"
-           "to reach %s's best; model-s = cost model (predict + train), search-s = the rest of the search,\n"
-           "comp-s = lowering + JIT, meas-s = running the candidates.\n", models[ref_model]);
+  bt_report(json, n_checks, checks, n_runs, runs, libs);
+  for (int i = 0; i < n_runs; i++) bt_run_free(&runs[i]);
+  free(runs), free(libs);
   ptg_target_free(target);
   return failures ? EXIT_FAILED : EXIT_OK;
 }

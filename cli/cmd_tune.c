@@ -111,6 +111,8 @@ int cmd_tune(int argc, char **argv) {
       return EXIT_USAGE;
     }
     if (target->native_vector_bits >= 64) o.sketch.vector_lanes = target->native_vector_bits / 32;
+    /* x86 without AVX-512 has 16 vector registers; AVX-512 and AArch64 have 32 */
+    o.sketch.vector_registers = target->isa && strcmp(target->isa, "x86_64") == 0 && target->max_vector_bits < 512 ? 16 : 32;
     if (target->cores > 0) o.sketch.num_cores = target->cores;
   }
   if (lanes > 0) o.sketch.vector_lanes = lanes;

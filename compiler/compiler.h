@@ -419,6 +419,7 @@ typedef struct pc_sketch_opts {
   int vector_lanes;         /* f32 lanes of a vector register: 16 for 512-bit, 8 for 256-bit */
   int num_cores;            /* parallel loops are fused up to num_cores x 16 iterations (Ansor) */
   int max_innermost_factor; /* largest innermost tile length (Ansor: 64) */
+  int vector_registers;     /* vector registers (32 with AVX-512 or NEON, 16 with AVX2): tile sampling */
 } pc_sketch_opts;
 void pc_sketch_opts_default(pc_sketch_opts *o);
 

@@ -190,6 +190,8 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
   pc_state *scratch = sk_scratch_new(p);
   double *prefix = NULL;
   int rc = 0;
+  int lanes = o->sketch.vector_lanes > 0 ? o->sketch.vector_lanes : 16;
+  int64_t max_regs = o->sketch.vector_registers > 8 ? o->sketch.vector_registers - 4 : 28;
   for (int gen = 0; gen <= o->generations && pop->n > 0; gen++) {
     if ((rc = sk_predict(p, m, pop, t_model, d))) break;
     for (int i = 0; i < pop->n; i++)
@@ -226,7 +228,13 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
         /* Ansor's CPU weights: tile size 0.90, auto unroll 0.04, compute location 0.05,
          * parallel 0.01 (sketch_policy.cc). */
         double w = pt_rng_uniform(rng);
-        if (w < 0.90) n = sk_mutate_tile_size(p, scratch, a, o->sketch.max_innermost_factor, rng, child);
+        if (w < 0.90) {
+          n = sk_mutate_tile_size(p, scratch, a, o->sketch.max_innermost_factor, rng, child);
+          /* portent's register rule (sketch_annotate.c), three times in four: a child whose
+           * innermost tile outgrows the register file spills every accumulator (conv_r50_3:
+           * 56 registers ran 600x slower than 8) and costs seconds to measure. */
+          if (n > 0 && sk_register_tile(n, child, lanes) > max_regs && pt_rng_range(rng, 4) != 0) n = -1;
+        }
         else if (w < 0.94) n = sk_mutate_auto_unroll(p, scratch, a, rng, child);
         else if (w < 0.99) n = sk_mutate_compute_location(p, scratch, a, rng, child);
         else n = sk_mutate_parallel(p, scratch, a, rng, child);

@@ -13,6 +13,28 @@ static bool valid(const pc_program *p, pc_state *scratch, int n, const pc_step *
   return sk_replay_into(scratch, p, n, steps, &d) == 0;
 }
 
+int64_t sk_register_tile(int n, const pc_step *steps, int lanes) {
+  int64_t worst = 0;
+  for (int k = 0; k < n; k++) {
+    if (steps[k].kind != PC_STEP_SP || steps[k].n_lengths != 3) continue;
+    bool seen = false; /* one product per stage, started at its first spatial split */
+    for (int j = 0; j < k && !seen; j++)
+      seen = steps[j].kind == PC_STEP_SP && steps[j].n_lengths == 3 && steps[j].stage_id == steps[k].stage_id;
+    if (seen) continue;
+    int last = k; /* the stage's last spatial split: its innermost length is the vector */
+    for (int j = k; j < n; j++)
+      if (steps[j].kind == PC_STEP_SP && steps[j].n_lengths == 3 && steps[j].stage_id == steps[k].stage_id) last = j;
+    int64_t regs = 1;
+    for (int j = k; j <= last; j++) {
+      if (steps[j].kind != PC_STEP_SP || steps[j].n_lengths != 3 || steps[j].stage_id != steps[k].stage_id) continue;
+      int64_t len = steps[j].lengths[2];
+      regs *= j == last ? (len + lanes - 1) / lanes : len;
+    }
+    if (regs > worst) worst = regs;
+  }
+  return worst;
+}
+
 int sk_mutate_tile_size(const pc_program *p, pc_state *scratch, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out) {
   int ids[PC_MAX_STEPS], n = 0;
   for (int i = 0; i < c->n; i++)

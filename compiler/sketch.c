@@ -16,6 +16,7 @@ void pc_sketch_opts_default(pc_sketch_opts *o) {
   o->vector_lanes = 16;
   o->num_cores = 2;
   o->max_innermost_factor = 64; /* Ansor's max_innermost_split_factor */
+  o->vector_registers = 32;     /* zmm0-31 (AVX-512), v0-31 (NEON) */
 }
 
 /* One partial sketch on the work list: a state, the stage to look at next, which split
@@ -291,6 +292,7 @@ pc_sketches *pc_sketches_generate(const pc_program *p, const pc_sketch_opts *o, 
   if (sk->o.vector_lanes < 1) sk->o.vector_lanes = 16;
   if (sk->o.num_cores < 1) sk->o.num_cores = 1;
   if (sk->o.max_innermost_factor < 1) sk->o.max_innermost_factor = 64;
+  if (sk->o.vector_registers < 1) sk->o.vector_registers = 32;
   worklist cur = {0}, next = {0};
   pc_state *init = pc_state_new(p);
   if (!init) {

@@ -1,10 +1,11 @@
 /* Random annotation of a sketch, after Ansor's init-population rules (TVM
  * sketch_policy_rules.cc): fill tile sizes from the factorizations of each extent, change
  * compute locations of untiled stages, fuse and parallelize outer loops, set the auto-unroll
- * pragma of reductions, fuse and vectorize innermost spatial loops. portent's addition: the
- * innermost tile of the last spatial axis is drawn, most of the time, among lengths that
- * are multiples of the target's vector lanes, and only lengths that lower to whole vectors
- * (powers of two or lane multiples) are vectorized. */
+ * pragma of reductions, fuse and vectorize innermost spatial loops. portent's additions: the
+ * innermost tile of the last spatial axis is drawn, most of the time, among the lengths that
+ * fill vector registers best (lane multiples, else most of one register); only such lengths
+ * and powers of two are vectorized; tile sizes are redrawn, most of the time, until the
+ * innermost tile fits the register file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +30,27 @@ int sk_divisors(int64_t n, int64_t *out, int cap) {
 typedef struct {
   int n;
   int64_t max_inner, lanes, count;
+  int vclass; /* with lanes: only innermost lengths of this vector_class */
   int64_t cur[PC_MAX_DIMS], *chosen;
   pt_rng *rng;
 } schemes;
 
+/* Innermost vector lengths by how well they fill registers of `lanes`: 1 a multiple of the
+ * lanes; 2 more than half of one register, which the backend widens (14 of 16 lanes runs a
+ * 28x28 NCHW convolution at 197 GFLOP/s on one Zen 5 core, 4 lanes at 23 and 28, split
+ * 16 + 12, at 11; docs/tuning.md); 3 more than a quarter of one (a 7-wide image row); 0 none
+ * of these. */
+static int vector_class(int64_t len, int64_t lanes) {
+  if (len % lanes == 0) return 1;
+  if (len < lanes && 2 * len > lanes) return 2;
+  if (len < lanes && 4 * len > lanes) return 3;
+  return 0;
+}
+
 static void enumerate(schemes *sc, int depth, int64_t rest) {
   if (depth == sc->n) {
     int64_t inner = sc->cur[depth > 0 ? depth - 1 : 0];
-    if (inner > sc->max_inner || (sc->lanes > 0 && inner % sc->lanes != 0)) return;
+    if (inner > sc->max_inner || (sc->lanes > 0 && vector_class(inner, sc->lanes) != sc->vclass)) return;
     if (pt_rng_range(sc->rng, ++sc->count) == 0) memcpy(sc->chosen, sc->cur, sizeof(int64_t) * (size_t)sc->n);
     return;
   }
@@ -48,11 +62,15 @@ static void enumerate(schemes *sc, int depth, int64_t rest) {
   }
 }
 
+/* With lanes > 0: innermost lengths of the best vector class the extent allows. */
 static bool draw_lengths(int64_t extent, int n, int64_t max_inner, int64_t lanes, pt_rng *rng, int64_t *len) {
   if (n < 1 || n > PC_MAX_DIMS) return false;
-  schemes sc = {n, max_inner, lanes, 0, {0}, len, rng};
-  enumerate(&sc, 0, extent);
-  return sc.count > 0;
+  for (int vclass = 1; vclass <= (lanes > 0 ? 3 : 1); vclass++) {
+    schemes sc = {n, max_inner, lanes, 0, vclass, {0}, len, rng};
+    enumerate(&sc, 0, extent);
+    if (sc.count > 0) return true;
+  }
+  return false;
 }
 
 /* InitChangeComputeLocation. */
@@ -116,7 +134,7 @@ static void annotate_parallel(pc_state *s, int sid, int offset, int cores, int d
   sk_apply(s, an, &d);
 }
 
-static bool vector_friendly(int64_t len, int lanes) { return len >= 2 && ((len & (len - 1)) == 0 || len % lanes == 0); }
+static bool vector_friendly(int64_t len, int lanes) { return len >= 2 && ((len & (len - 1)) == 0 || vector_class(len, lanes) > 0); }
 
 /* InitVectorization: fuse up to the innermost spatial loops (one when tiled) within the
  * vector length limit, and vectorize them. */
@@ -175,18 +193,28 @@ static void annotate(pc_state *s, const pc_sketch_opts *o, pt_rng *rng) {
   }
 }
 
-/* InitFillTileSize on a copy of the sketch's steps. */
+/* InitFillTileSize on a copy of the sketch's steps. portent's register rule: three draws in
+ * four keep drawing (up to 32 times) until every tiled stage's innermost tile needs between 4
+ * and vector_registers - 4 registers: enough independent accumulators to cover the FMA
+ * latency (4 cycles x 2 pipes on Zen 4/5 and Skylake-SP), few enough to leave registers for
+ * the broadcast and the loaded operands. */
 int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps) {
   const pc_state *sketch = sk->state[i];
   const pc_sketch_opts *o = &sk->o;
-  memcpy(steps, sketch->steps, sizeof(pc_step) * (size_t)sketch->n_steps);
-  for (int k = 0; k < sketch->n_steps; k++) {
-    if (!(sk->fill[i][k] & SK_FILL)) continue;
-    pc_step *sp = &steps[k];
-    int64_t lanes = (sk->fill[i][k] & SK_FILL_VECTOR) && pt_rng_range(rng, 4) != 0 ? o->vector_lanes : 0;
-    if (!draw_lengths(sp->extent, sp->n_lengths, o->max_innermost_factor, lanes, rng, sp->lengths) &&
-        !draw_lengths(sp->extent, sp->n_lengths, o->max_innermost_factor, 0, rng, sp->lengths))
-      return -1;
+  int64_t max_regs = o->vector_registers > 8 ? o->vector_registers - 4 : 4;
+  int tries = pt_rng_range(rng, 4) != 0 ? 32 : 1;
+  for (int t = 0; t < tries; t++) {
+    memcpy(steps, sketch->steps, sizeof(pc_step) * (size_t)sketch->n_steps);
+    for (int k = 0; k < sketch->n_steps; k++) {
+      if (!(sk->fill[i][k] & SK_FILL)) continue;
+      pc_step *sp = &steps[k];
+      int64_t lanes = (sk->fill[i][k] & SK_FILL_VECTOR) && pt_rng_range(rng, 4) != 0 ? o->vector_lanes : 0;
+      if (!draw_lengths(sp->extent, sp->n_lengths, o->max_innermost_factor, lanes, rng, sp->lengths) &&
+          !draw_lengths(sp->extent, sp->n_lengths, o->max_innermost_factor, 0, rng, sp->lengths))
+        return -1;
+    }
+    int64_t regs = sk_register_tile(sketch->n_steps, steps, o->vector_lanes);
+    if (regs == 0 || (regs >= 4 && regs <= max_regs)) break;
   }
   return sketch->n_steps;
 }

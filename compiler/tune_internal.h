@@ -76,6 +76,10 @@ void sk_hashset_free(sk_hashset *h);
 /* search_mutate.c: Ansor's mutation rules and a crossover of two parents with the same
  * step structure. Each writes the child's steps (cap PC_MAX_STEPS) and returns their count,
  * or -1 when the rule does not apply or the child is invalid. */
+/* Vector registers the innermost ("SSRSRS" level 3) tile of each multi-level-tiled stage
+ * needs: the product of its innermost spatial lengths, the last axis counted in registers of
+ * `lanes`; the largest over the stages, 0 when none is tiled so. */
+int64_t sk_register_tile(int n, const pc_step *steps, int lanes);
 int sk_mutate_tile_size(const pc_program *p, pc_state *scratch, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out);
 int sk_mutate_auto_unroll(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);
 int sk_mutate_parallel(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);

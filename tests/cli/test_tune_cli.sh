@@ -59,4 +59,19 @@ check measure0-needs-analytic 2 "$portent" tune $w --measure 0
 has measure0-needs-analytic "$tmp/err" "analytic"
 check resume-needs-log 2 "$portent" tune $w --resume
 check bench-tune-help 0 "$portent" bench tune --help
+
+# bench tune over a results directory: a second run continues the first search (4 + 4
+# records), the library timings gather a sample per run, --report rebuilds the table alone.
+bq="--workloads mm512 --models random --checkpoints 4,8 --population 16 --generations 1 --measure-per-round 4 --min-time 0 --threads 1"
+check bench-tune-part 0 "$portent" bench tune $bq --max-measurements 4 --results "$tmp/bt"
+[ "$(lines "$tmp/bt/mm512_random.jsonl")" = 4 ] || { echo "FAIL bench-tune-part: $(lines "$tmp/bt/mm512_random.jsonl") records, expected 4"; fail=1; }
+check bench-tune-resume 0 "$portent" bench tune $bq --results "$tmp/bt"
+[ "$(lines "$tmp/bt/mm512_random.jsonl")" = 8 ] || { echo "FAIL bench-tune-resume: $(lines "$tmp/bt/mm512_random.jsonl") records, expected 8"; fail=1; }
+has bench-tune-stats "$tmp/bt/mm512_random.stats.json" '"measured":8'
+has bench-tune-baselines "$tmp/bt/mm512.baselines.json" '"openblas_s":\[[0-9.e-]*,[0-9.e-]*\]'
+check bench-tune-report 0 "$portent" bench tune --report "$tmp/bt" --checkpoints 4,8,16 --json
+has bench-tune-report "$tmp/out" '"workload": "mm512", "model": "random", "measured": 8'
+has bench-tune-report "$tmp/out" '"geomean_speed_vs_onednn"'
+check bench-tune-table 0 "$portent" bench tune --report "$tmp/bt" --checkpoints 4,8,16
+has bench-tune-table "$tmp/out" "^mm512 *random .* - "
 exit $fail
