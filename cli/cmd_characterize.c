@@ -10,7 +10,7 @@
 #include "microbench.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: portent characterize [-o FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--gpu]\n\n"
+  fprintf(f, "usage: portent characterize [-o FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--skip LIST] [--gpu]\n\n"
              "Measures this machine (topology, instruction latency/throughput, caches, memory, thread\n"
              "pool) and writes a target description (docs/formats.md, \"Target description\"), to FILE\n"
              "or to stdout. Progress goes to stderr.\n\n"
@@ -19,6 +19,7 @@ static void usage(FILE *f) {
              "  --quick        fewer widths, sizes and repetitions (seconds instead of a minute)\n"
              "  --threads N    most threads for bandwidth and thread-pool figures (default: all cores)\n"
              "  --only LIST    instruction classes to measure, e.g. add:f32,fma:f32:512 (op[:type[:bits]])\n"
+             "  --skip LIST    parts to leave out: memory, runtime, units (comma-separated)\n"
              "  --reps N       timed repetitions per figure (default 5, --quick 3)\n"
              "  --gpu          also characterize the GPU (fails when there is none)\n");
 }
@@ -34,6 +35,24 @@ static int check_writable(const char *path) {
   }
   close(fd);
   unlink(tmp);
+  return 0;
+}
+
+/* "memory,runtime,units": the parts of the characterization to leave out (a partial target
+ * is still valid: the loader treats missing sections as absent, not as zero). */
+static int parse_skip(const char *list, pmb_options *o) {
+  const char *p = list;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    if (n == 6 && strncmp(p, "memory", n) == 0) o->skip_memory = true;
+    else if (n == 7 && strncmp(p, "runtime", n) == 0) o->skip_runtime = true;
+    else if (n == 5 && strncmp(p, "units", n) == 0) o->skip_units = true;
+    else {
+      fprintf(stderr, "portent characterize: --skip: unknown part '%.*s' (memory, runtime, units)\n", (int)n, p);
+      return -1;
+    }
+    p += n + (p[n] == ',');
+  }
   return 0;
 }
 
@@ -56,6 +75,8 @@ int cmd_characterize(int argc, char **argv) {
       o.gpu = true;
     } else if (strcmp(a, "--only") == 0 && has_value) {
       o.only = argv[++i];
+    } else if (strcmp(a, "--skip") == 0 && has_value) {
+      if (parse_skip(argv[++i], &o) < 0) return EXIT_USAGE;
     } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--reps") == 0) && has_value) {
       char *end;
       long v = strtol(argv[++i], &end, 10);

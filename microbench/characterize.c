@@ -80,9 +80,10 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
                              t->host ? t->host : "?", pmb_jit_cpu(c.jit));
   t->notes = pt_sprintf(t->arena,
                         "cycles = seconds x the calibrated core clock; convert rows: one of the two conversions "
-                        "of a round trip; vector and floating-point load latency includes moving lane 0 to an integer register; "
-                        "characterization took %.1f s",
-                        pt_now() - t0);
+                        "of a round trip; vector and floating-point load latency: the chase through the load and a lane-0 move "
+                        "to an integer register, minus half the move's round trip (each row's source gives both); "
+                        "%s%scharacterization took %.1f s",
+                        c.memory_note ? c.memory_note : "", c.memory_note ? "; " : "", pt_now() - t0);
   pmb_jit_free(c.jit);
   pmb_counters_close(c.counters);
   if (ptg_target_validate(t, t->name, d) < 0) {

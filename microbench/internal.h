@@ -38,6 +38,7 @@ typedef struct {
   int chains;                  /* independent accumulator chains */
   int unroll;                  /* ops per chain per loop iteration */
   pmb_op ops[PMB_MAX_CHAINS];  /* per chain */
+  bool lane_round_trip;        /* a load chain's lane-0 move to an integer register and back */
 } pmb_kernel;
 typedef void (*pmb_kernel_fn)(int64_t iters, void *in, void *out);
 /* Whether the host (jit features) has this op; *insn gets the expected instruction. */
@@ -48,6 +49,9 @@ int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const cha
 void pmb_kernel_fill(const pmb_kernel *k, void *in);
 pmb_kernel pmb_kernel_latency(pmb_op op);
 pmb_kernel pmb_kernel_throughput(pmb_op op);
+/* For vector/FP load latency: lane 0 to a GPR and back (vmovq both ways), no load. */
+pmb_kernel pmb_kernel_lane_round_trip(pmb_op op);
+bool pmb_load_in_vector_reg(pmb_op op);
 pmb_kernel pmb_kernel_pair(pmb_op a, pmb_op b);
 /* The most frequent instruction (mnemonic and register class, e.g. "vfmadd231ps zmm") in the
  * loop of function `name` in assembly text `s`; "" when not found. */
@@ -87,7 +91,20 @@ typedef struct {
   pmb_counters *counters; /* NULL when the machine exposes none */
   pmb_jit *jit;
   ptg_target *t;
+  const char *memory_note; /* what the latency curve showed (levels, huge pages), for the notes */
 } pmb_ctx;
+/* --- levels.c: cache levels from the latency curve (t->latency_curve and t->caches sizes);
+ * best[i] is point i's latency (ns) after re-timing, ghz[i] the clock it was timed at. --- */
+typedef struct {
+  double ns, ghz;   /* the level's latency and the clock it was timed at */
+  int idx;          /* the curve point it came from; -1: no point for this level */
+  bool own_plateau; /* false: every candidate was as slow as memory */
+} pmb_level_fit;
+double pmb_curve_memory_ns(const ptg_target *t);
+int pmb_level_candidates(const ptg_target *t, int k, int *idx, int cap);
+pmb_level_fit pmb_fit_level(const ptg_target *t, int k, const double *best, const double *ghz, double below_ns, double mem_ns);
+int64_t pmb_effective_bytes(const ptg_target *t, const double *best, int64_t from, double ns, double next_ns);
+
 void pmb_progress(const pmb_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- counters.c: cycles and instructions around one call (NULL handle: none exposed). --- */

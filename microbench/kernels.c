@@ -96,6 +96,7 @@ typedef struct {
   LLVMBuilderRef b;
   LLVMTypeRef i8, i32, i64;
   bool latency; /* one chain: loads chase their own result */
+  bool round_trip; /* load chain without the load: lane 0 to an integer register and back */
 } gen;
 
 static LLVMValueRef call_intrinsic(gen *g, const char *name, LLVMTypeRef *over, int n_over, LLVMValueRef *args, int n_args) {
@@ -146,6 +147,36 @@ static LLVMValueRef opaque(gen *g, LLVMValueRef v) {
   LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
   LLVMValueRef fn = LLVMGetInlineAsm(fty, "", 0, cons, strlen(cons), 0, 0, LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->b, fty, fn, &v, 1, "");
+}
+
+/* Lane 0 of a load-chain value as an i64 offset. Vector and FP values are held in a vector
+ * register (opaque), so the load stays a whole vector load and the move is a real vmovq/vmovd:
+ * 64-bit lanes when the vector has them, the 32-bit scalar otherwise. */
+bool pmb_load_in_vector_reg(pmb_op o) { return o.bits > ptg_elem_bits(o.elem) || ptg_elem_is_float(o.elem); }
+
+static LLVMValueRef lane0_to_int(gen *g, pmb_op o, LLVMValueRef v) {
+  if (!pmb_load_in_vector_reg(o)) return LLVMBuildZExtOrBitCast(g->b, v, g->i64, "");
+  v = opaque(g, v);
+  LLVMValueRef off;
+  if (o.bits >= 64) {
+    off = LLVMBuildBitCast(g->b, v, vec_of(g->i64, o.bits / 64), "");
+    if (o.bits > 64) off = LLVMBuildExtractElement(g->b, off, LLVMConstInt(g->i32, 0, 0), "");
+  } else {
+    off = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, v, g->i32, ""), g->i64, "");
+  }
+  return off;
+}
+
+/* The way back: an integer into lane 0 of the chain's vector type (vmovq/vmovd), for the
+ * round-trip kernel that prices the move lane0_to_int adds to a load chase. */
+static LLVMValueRef int_to_lane0(gen *g, pmb_op o, LLVMValueRef off) {
+  LLVMTypeRef t = acc_type(g->c, o);
+  if (o.bits >= 64) {
+    LLVMValueRef v = off;
+    if (o.bits > 64) v = LLVMBuildInsertElement(g->b, LLVMConstNull(vec_of(g->i64, o.bits / 64)), off, LLVMConstInt(g->i32, 0, 0), "");
+    return LLVMBuildBitCast(g->b, v, t, "");
+  }
+  return LLVMBuildBitCast(g->b, LLVMBuildTrunc(g->b, off, g->i32, ""), t, "");
 }
 
 /* One application of the op to the accumulator. x and y are loop-invariant operands,
@@ -204,13 +235,12 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
   }
   case PTG_OP_LOAD: {
     if (!g->latency) return load(g, t, at(g, region, 64 * (k % 3)), true);
-    /* chase: the loaded value (zero) is the next offset, so each load waits for the last;
-     * the opaque copy keeps the whole vector load (extracting lane 0 of a loaded vector
-     * would otherwise become a scalar load) */
-    bool vector_reg = o.bits > ptg_elem_bits(o.elem) || ptg_elem_is_float(o.elem);
-    LLVMValueRef off = as_int(g, o, vector_reg ? opaque(g, acc) : acc);
-    if (LLVMGetTypeKind(LLVMTypeOf(off)) == LLVMVectorTypeKind) off = LLVMBuildExtractElement(g->b, off, LLVMConstInt(g->i32, 0, 0), "");
-    off = LLVMBuildZExtOrBitCast(g->b, off, g->i64, "");
+    /* chase: the loaded value (zero) is the next offset, so each load waits for the last.
+     * A vector (or FP) load's lane 0 reaches the address through the cheapest move to an
+     * integer register, vmovq/vmovd whatever the element type (vextractps would cost more);
+     * pmb_kernel_lane_round_trip measures that move so insts.c can take it out. */
+    LLVMValueRef off = lane0_to_int(g, o, acc);
+    if (g->round_trip) return int_to_lane0(g, o, opaque(g, off)); /* opaque: held in a GPR */
     return load(g, t, LLVMBuildGEP2(g->b, g->i8, region, &off, 1, ""), false);
   }
   case PTG_OP_STORE: {
@@ -238,7 +268,7 @@ int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const cha
     if (!pmb_op_supported(j, k->ops[c]))
       return pt_fail(d, PT_ERR_UNSUPPORTED, "%s %s %d-bit: not available on %s", ptg_op_name(k->ops[c].op),
                      ptg_elem_name(k->ops[c].elem), k->ops[c].bits, pmb_jit_cpu(j));
-  gen g = {.j = j, .c = pmb_jit_context(j), .m = m, .latency = k->chains == 1};
+  gen g = {.j = j, .c = pmb_jit_context(j), .m = m, .latency = k->chains == 1, .round_trip = k->lane_round_trip};
   g.i8 = LLVMInt8TypeInContext(g.c);
   g.i32 = LLVMInt32TypeInContext(g.c);
   g.i64 = LLVMInt64TypeInContext(g.c);
@@ -378,6 +408,13 @@ pmb_kernel pmb_kernel_latency(pmb_op op) {
 
 /* 12 chains cover latency x pipes for every class measured (FMA 4 x 2, add 2 x 4) with 32
  * vector registers; 4 steps each make 48 ops per iteration, so loop overhead stays hidden. */
+/* The load chain's lane move and its way back, without the load: the move's price. */
+pmb_kernel pmb_kernel_lane_round_trip(pmb_op op) {
+  pmb_kernel k = pmb_kernel_latency(op);
+  k.lane_round_trip = true;
+  return k;
+}
+
 pmb_kernel pmb_kernel_throughput(pmb_op op) {
   pmb_kernel k = {.chains = 12, .unroll = 4};
   for (int c = 0; c < k.chains; c++) k.ops[c] = op;

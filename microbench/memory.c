@@ -11,11 +11,44 @@
 
 #include "internal.h"
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* n bytes aligned to 2 MiB, advised to use transparent huge pages: with 4 KiB pages a random
+ * chase over tens of MiB misses the TLB on most loads, and in a VM each miss is a nested
+ * page walk, which would be timed as cache or memory latency. The ends of the over-sized
+ * mapping are returned at once, so munmap(p, n) frees it all. */
 static void *big_alloc(size_t n) {
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
+  size_t len = n + HUGE_PAGE;
+  char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return NULL;
+  char *p = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+  if (p > raw) munmap(raw, (size_t)(p - raw));
+  size_t tail = (size_t)(raw + len - (p + n));
+  if (tail) munmap(p + n, tail);
   madvise(p, n, MADV_HUGEPAGE);
   return p;
+}
+
+/* Fraction of [p, p + n) the kernel backs with huge pages (AnonHugePages in
+ * /proc/self/smaps), -1 when it cannot tell. Whether THP is on (madvise or always) and
+ * whether 2 MiB of contiguous memory was free are the host's business, so it is recorded,
+ * not required. */
+static double huge_fraction(const void *p, size_t n) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[512];
+  bool inside = false;
+  double kb = -1;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char dash;
+    if (sscanf(line, "%lx%c%lx", &lo, &dash, &hi) == 3 && dash == '-' && strchr(line, ' ') > strchr(line, '-'))
+      inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    else if (inside && strncmp(line, "AnonHugePages:", 14) == 0)
+      kb = atof(line + 14), inside = false;
+  }
+  fclose(f);
+  return kb < 0 ? -1 : fmin(1.0, kb * 1024 / (double)n);
 }
 
 /* Links the lines of buf into one random cycle (Sattolo's algorithm); returns the start and,
@@ -66,48 +99,6 @@ static pmb_stats chase_ns(pmb_ctx *c, void **start, int k, void **starts) {
   return pmb_stats_scale(st, 1e9 / (CHASE_STEPS * k));
 }
 
-/* Boundaries: where latency leaves a plateau by > 30%; the next plateau starts once it rises
- * less than 10% per step again. */
-static void detect_levels(ptg_target *t) {
-  double base = t->latency_curve[0].ns;
-  bool rising = false;
-  int level = 0;
-  for (int i = 1; i < t->n_latency_curve && level < t->n_caches; i++) {
-    double ns = t->latency_curve[i].ns, prev = t->latency_curve[i - 1].ns;
-    if (!rising && ns > 1.3 * base) {
-      t->caches[level++].detected_bytes = t->latency_curve[i - 1].bytes;
-      rising = true;
-    } else if (rising && ns < 1.1 * prev) {
-      base = ns;
-      rising = false;
-    }
-  }
-}
-
-/* A level's plateau: curve points between twice the level below (clear of it) and half the
- * level's capacity (clear of conflict misses and the level above); their lower quartile, since
- * interference only adds time (a VM's neighbours shift single points by 10-15%) while the
- * lowest point can still be a mixture with the level below. */
-static const ptg_latency_point *point_in(const ptg_target *t, int64_t lo, int64_t hi) {
-  const ptg_latency_point *in[64];
-  int n = 0;
-  for (int i = 0; i < t->n_latency_curve && n < 64; i++) {
-    const ptg_latency_point *q = &t->latency_curve[i];
-    if (q->bytes >= 2 * lo && q->bytes <= hi / 2) in[n++] = q;
-  }
-  if (n == 0) /* quick sweeps: the largest point below half the capacity */
-    for (int i = 0; i < t->n_latency_curve; i++)
-      if (t->latency_curve[i].bytes > lo && t->latency_curve[i].bytes <= hi / 2) in[0] = &t->latency_curve[i], n = 1;
-  if (n == 0) return NULL;
-  for (int i = 1; i < n; i++) /* insertion sort by latency; n is small */
-    for (int j = i; j > 0 && in[j]->ns < in[j - 1]->ns; j--) {
-      const ptg_latency_point *x = in[j];
-      in[j] = in[j - 1];
-      in[j - 1] = x;
-    }
-  return in[n / 4];
-}
-
 static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
   ptg_target *t = c->t;
   char *buf = big_alloc((size_t)max_bytes);
@@ -129,44 +120,76 @@ static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
     if (t->n_latency_curve % 4 == 1 || (double)bytes * step > (double)max_bytes)
       pmb_progress(c, "latency %8lld KiB: %6.2f ns (%.1f cycles)", (long long)bytes / 1024, st.value, st.value * c->ghz);
   }
-  detect_levels(t);
-  /* Each level's point, timed again in rounds that alternate between the levels: a neighbour
-   * that disturbs the machine for a second (a VM's SMT sibling sharing the L2) then spoils
-   * one round, not the figure. */
-  const ptg_latency_point *chosen[8] = {NULL};
-  double best_ns[8], ghz_at[8];
-  int64_t below = 0;
+  /* Every level's candidate points, timed again in rounds that alternate between the levels:
+   * a neighbour that disturbs the machine for a second (a VM's SMT sibling sharing the L2,
+   * another tenant streaming through the shared L3) then spoils one round, not the figure. */
+  int n = t->n_latency_curve;
+  double best[64], ghz_at[64];
+  bool timed[64] = {false};
+  for (int i = 0; i < n; i++) best[i] = t->latency_curve[i].ns, ghz_at[i] = t->latency_curve[i].cycles / t->latency_curve[i].ns;
   for (int k = 0; k < t->n_caches && k < 8; k++) {
-    chosen[k] = point_in(t, below, t->caches[k].size_bytes);
-    if (chosen[k]) best_ns[k] = chosen[k]->ns, ghz_at[k] = chosen[k]->cycles / chosen[k]->ns;
-    below = t->caches[k].size_bytes;
+    int idx[64];
+    int m = pmb_level_candidates(t, k, idx, 64);
+    for (int i = 0; i < m; i++) timed[idx[i]] = true;
   }
   for (int round = 0; round < (c->o->quick ? 1 : 3); round++)
-    for (int k = 0; k < t->n_caches && k < 8; k++) {
-      if (!chosen[k]) continue;
-      void **start = make_cycle(buf, (size_t)chosen[k]->bytes, line, &rng, NULL);
+    for (int i = 0; i < n; i++) {
+      if (!timed[i]) continue;
+      void **start = make_cycle(buf, (size_t)t->latency_curve[i].bytes, line, &rng, NULL);
       double ghz = pmb_recalibrate(c);
       double ns = chase_ns(c, start, 1, NULL).value;
-      if (ns < best_ns[k]) best_ns[k] = ns, ghz_at[k] = ghz;
+      if (ns < best[i]) best[i] = ns, ghz_at[i] = ghz;
     }
-  for (int k = 0; k < t->n_caches && k < 8; k++) {
-    if (!chosen[k]) continue;
-    pmb_stats st = per_size[chosen[k] - t->latency_curve];
-    const char *how = "pointer chase, lower quartile of the level's plateau, best of interleaved rounds";
-    t->caches[k].latency_ns = (ptg_figure){best_ns[k], st.spread, st.reps, how};
-    t->caches[k].latency_cycles = (ptg_figure){best_ns[k] * ghz_at[k], st.spread, st.reps, how};
+  double mem = pmb_curve_memory_ns(t);
+  double below = 0;
+  pmb_level_fit fits[8];
+  int levels = t->n_caches < 8 ? t->n_caches : 8;
+  for (int k = 0; k < levels; k++) {
+    fits[k] = pmb_fit_level(t, k, best, ghz_at, below, mem);
+    if (fits[k].idx < 0) continue;
+    below = fits[k].ns;
+    pmb_stats st = per_size[fits[k].idx];
+    const char *how = fits[k].own_plateau
+                          ? "pointer chase, median of the level's plateau, each point the best of the sweep and "
+                            "interleaved rounds"
+                          : "pointer chase: no plateau below memory latency in this run (the level held none of the "
+                            "working set; a shared last level taken by other tenants), fastest candidate point";
+    t->caches[k].latency_ns = (ptg_figure){fits[k].ns, st.spread, st.reps, how};
+    t->caches[k].latency_cycles = (ptg_figure){fits[k].ns * fits[k].ghz, st.spread, st.reps, how};
   }
-  const ptg_latency_point *last = &t->latency_curve[t->n_latency_curve - 1];
+  char note[512] = "";
+  size_t used = 0;
+  for (int k = 0; k < levels; k++) {
+    if (fits[k].idx < 0) continue;
+    double next = mem;
+    for (int j = k + 1; j < levels; j++)
+      if (fits[j].idx >= 0 && fits[j].own_plateau) {
+        next = fits[j].ns;
+        break;
+      }
+    int64_t from = k ? t->caches[k - 1].size_bytes / 2 : 0;
+    if (fits[k].own_plateau) t->caches[k].detected_bytes = pmb_effective_bytes(t, best, from, fits[k].ns, next);
+    if (used < sizeof note)
+      used += (size_t)snprintf(note + used, sizeof note - used, "%sL%d %.1f cycles up to %.2f MiB (%.2f MiB per hwloc)%s",
+                               used ? "; " : "", k + 1, fits[k].ns * fits[k].ghz, t->caches[k].detected_bytes / 1048576.0,
+                               t->caches[k].size_bytes / 1048576.0, fits[k].own_plateau ? "" : " no plateau of its own");
+  }
+  double huge = huge_fraction(buf, (size_t)max_bytes);
+  c->memory_note = pt_sprintf(t->arena, "latency curve: %s; memory %.0f ns; chase buffer %s", note, mem,
+                              huge < 0 ? "huge pages unknown"
+                                       : pt_sprintf(t->arena, "%.0f%% in 2 MiB pages", 100 * huge));
+  pmb_progress(c, "%s", c->memory_note);
   pmb_stats st = per_size[t->n_latency_curve - 1];
-  t->memory.latency_ns = (ptg_figure){last->ns, st.spread, st.reps, "pointer chase at 4x the last-level cache"};
-  t->memory.latency_cycles = (ptg_figure){last->cycles, st.spread, st.reps, "pointer chase at 4x the last-level cache"};
+  const char *mem_how = "pointer chase, median of the three largest working sets (up to 4x the last-level cache)";
+  t->memory.latency_ns = (ptg_figure){mem, st.spread, st.reps, mem_how};
+  t->memory.latency_cycles = (ptg_figure){mem * c->ghz, st.spread, st.reps, mem_how};
 
   /* memory-level parallelism: k chases started far apart on the biggest cycle */
   uint32_t *order;
   make_cycle(buf, (size_t)max_bytes, line, &rng, &order);
   void *starts[MAX_CHASES];
   int64_t lines = max_bytes / line;
-  double best = 1, t1 = last->ns;
+  double mlp = 1, t1 = mem;
   static const int ks[] = {2, 4, 8, 12, 16, 24, 32, 48, 64};
   pmb_stats best_st = st;
   for (size_t i = 0; i < PT_ARRAY_LEN(ks); i++) {
@@ -176,11 +199,11 @@ static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
     pmb_stats m = chase_ns(c, NULL, ks[i], (void **)starts);
     /* at most k misses can overlap with k chases; more is timing noise */
     double overlap = fmin(t1 / m.value, ks[i]);
-    if (overlap > best) best = overlap, best_st = m;
+    if (overlap > mlp) mlp = overlap, best_st = m;
   }
   free(order);
-  t->memory.overlapping_misses = (ptg_figure){best, best_st.spread, best_st.reps, "latency / time per access with k chases"};
-  pmb_progress(c, "memory latency %.1f ns, %.1f overlapping misses", t1, best);
+  t->memory.overlapping_misses = (ptg_figure){mlp, best_st.spread, best_st.reps, "latency / time per access with k chases"};
+  pmb_progress(c, "memory latency %.1f ns, %.1f overlapping misses", t1, mlp);
   munmap(buf, (size_t)max_bytes);
   return PT_OK;
 }
