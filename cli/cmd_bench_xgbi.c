@@ -121,8 +121,9 @@ static int sweep_row(FILE *out, bool json, const pp_xgb_opts *o, const pp_xgb_da
   int rc = run_model(o, dd, n_train, pool, test, &fo, &m, &ts, d);
   if (rc) return rc;
   if (json) {
-    fprintf(out, "%s\n  {\"model\": \"%s\", \"threshold\": %s, \"kept\": %d, ", first ? "" : ",", name,
-            strcmp(threshold, "-") == 0 ? "null" : threshold, kept);
+    char t[32] = "null";
+    if (strcmp(threshold, "-") != 0) snprintf(t, sizeof t, "%g", atof(threshold));
+    fprintf(out, "%s\n  {\"model\": \"%s\", \"threshold\": %s, \"kept\": %d, ", first ? "" : ",", name, t, kept);
     print_metrics(out, &m, true);
     fprintf(out, ", \"train_s\": %.4f}", ts);
   } else {

@@ -8,60 +8,20 @@
 #include <string.h>
 
 #include "learned.h"
-
-typedef struct {
-  float v;
-  int i;
-} keyed;
-
-static int by_value(const void *a, const void *b) {
-  float x = ((const keyed *)a)->v, y = ((const keyed *)b)->v;
-  return (x > y) - (x < y);
-}
-
-/* Ranks 1..n of v (ties share their mean rank), written to rank. */
-static void ranks(const float *v, int n, int stride, keyed *tmp, double *rank) {
-  for (int i = 0; i < n; i++) tmp[i] = (keyed){v[(size_t)i * (size_t)stride], i};
-  qsort(tmp, (size_t)n, sizeof *tmp, by_value);
-  for (int i = 0; i < n;) {
-    int j = i;
-    while (j + 1 < n && tmp[j + 1].v == tmp[i].v) j++;
-    double mean = 0.5 * (i + j) + 1;
-    for (int k = i; k <= j; k++) rank[tmp[k].i] = mean;
-    i = j + 1;
-  }
-}
-
-/* Pearson correlation of two rank vectors; 0 when either is constant. */
-static double correlation(const double *a, const double *b, int n) {
-  double ma = 0, mb = 0;
-  for (int i = 0; i < n; i++) ma += a[i], mb += b[i];
-  ma /= n, mb /= n;
-  double sab = 0, saa = 0, sbb = 0;
-  for (int i = 0; i < n; i++) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) * (a[i] - ma);
-    sbb += (b[i] - mb) * (b[i] - mb);
-  }
-  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
-}
+#include "predictor.h"
 
 void pp_xgb_spearman(const pp_xgb_view *v, double rho[PP_FEATURES_PER_STORE]) {
   int n = v->n_rows;
-  for (int f = 0; f < PP_FEATURES_PER_STORE; f++) rho[f] = 0;
-  if (n < 2) return;
-  keyed *tmp = malloc(sizeof *tmp * (size_t)n);
-  double *rl = malloc(sizeof(double) * (size_t)n), *rf = malloc(sizeof(double) * (size_t)n);
-  float *label = malloc(sizeof(float) * (size_t)n);
+  double *label = malloc(sizeof(double) * (size_t)(n + 1)), *col = malloc(sizeof(double) * (size_t)(n + 1));
   /* Each row carries its program's label: the direction in which a store's feature moves the
    * program's speed. */
-  for (int r = 0; r < n; r++) label[r] = (float)v->label[v->row_prog[r]];
-  ranks(label, n, 1, tmp, rl);
+  for (int r = 0; r < n; r++) label[r] = v->label[v->row_prog[r]];
   for (int f = 0; f < PP_FEATURES_PER_STORE; f++) {
-    ranks(v->X + f, n, PP_FEATURES_PER_STORE, tmp, rf);
-    rho[f] = correlation(rf, rl, n);
+    for (int r = 0; r < n; r++) col[r] = v->X[(size_t)r * PP_FEATURES_PER_STORE + (size_t)f];
+    double s = pp_spearman(n, col, label);
+    rho[f] = isnan(s) ? 0 : s; /* a constant feature (or label) has no direction */
   }
-  free(tmp), free(rl), free(rf), free(label);
+  free(label), free(col);
 }
 
 /* (x - min) / (max - min) over the features; all 0 when every feature scores the same. */
