@@ -101,7 +101,7 @@ typedef struct pp_xgb_data {
   int n_rows, cap_rows;
   double *cost;
   int *workload;     /* index into keys */
-  double *extract_s; /* seconds spent building the state and its features */
+  double *extract_s; /* CPU seconds spent building the state and its features */
   int n_prog, cap_prog;
   char (*keys)[512];
   int n_keys;
