@@ -17,6 +17,8 @@ typedef struct {
   double *curve;      /* best seconds after each measurement (0 before the first success) */
   double *wall;       /* search wall seconds at each measurement, summed over invocations */
   double t_model, t_train, t_search, t_compile, t_measure, t_total; /* t_search includes predictions */
+  double t_rerank;         /* a cascade's second model (inside t_model) */
+  double n_scored, n_reranked; /* candidates the model scored; the second model re-ranked */
   int failed, threads;
 } bt_run;
 

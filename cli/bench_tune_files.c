@@ -56,6 +56,8 @@ int bt_stats_load(const char *dir, bt_run *r, pt_diag *d) {
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seconds");
   r->t_model = num(s, "model"), r->t_train = num(s, "train"), r->t_search = num(s, "search");
   r->t_compile = num(s, "compile"), r->t_measure = num(s, "measure"), r->t_total = num(s, "total");
+  r->t_rerank = num(s, "rerank");
+  r->n_scored = num(j, "scored"), r->n_reranked = num(j, "reranked");
   r->threads = (int)num(j, "threads");
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "wall");
   int n = cJSON_GetArraySize(w);
@@ -76,9 +78,12 @@ int bt_stats_save(const char *dir, const bt_run *r, pt_diag *d) {
   cJSON_AddStringToObject(j, "model", r->model);
   cJSON_AddNumberToObject(j, "threads", r->threads);
   cJSON_AddNumberToObject(j, "measured", r->n);
+  cJSON_AddNumberToObject(j, "scored", r->n_scored);
+  cJSON_AddNumberToObject(j, "reranked", r->n_reranked);
   cJSON *s = cJSON_AddObjectToObject(j, "seconds");
   cJSON_AddNumberToObject(s, "model", r->t_model);
   cJSON_AddNumberToObject(s, "train", r->t_train);
+  cJSON_AddNumberToObject(s, "rerank", r->t_rerank);
   cJSON_AddNumberToObject(s, "search", r->t_search);
   cJSON_AddNumberToObject(s, "compile", r->t_compile);
   cJSON_AddNumberToObject(s, "measure", r->t_measure);

@@ -65,6 +65,12 @@ static const bt_libs *libs_of(int n_runs, const bt_libs *libs, const char *w) {
   return NULL;
 }
 
+/* Candidates scored per second of prediction (both models of a cascade); 0 unknown. */
+static double ranked_per_s(const bt_run *r) {
+  double t = r->t_model - r->t_train;
+  return t > 0 ? (r->n_scored + r->n_reranked) / t : 0;
+}
+
 static double ratio(double lib, double ours) { return lib > 0 && ours > 0 ? lib / ours : 0; }
 
 static void print_reach(const bt_run *r, double goal) {
@@ -121,8 +127,8 @@ void bt_report(bool json, int n_checks, const int *checks, int n_runs, const bt_
   else {
     printf("%-11s %-13s", "workload", "model");
     for (int k = 0; k < n_checks; k++) printf(" %7s@%-4d", "ms", checks[k]);
-    printf(" %6s %7s %6s %5s %7s %5s %7s %7s %7s %7s %7s\n", "xdnnl", "xdnnl-n", "xblas", "rX", "rX-s", "rR", "rR-s",
-           "model-s", "search-s", "comp-s", "meas-s");
+    printf(" %6s %7s %6s %5s %7s %5s %7s %7s %7s %7s %7s %8s\n", "xdnnl", "xdnnl-n", "xblas", "rX", "rX-s", "rR", "rR-s",
+           "model-s", "search-s", "comp-s", "meas-s", "ranked/s");
   }
   for (int i = 0; i < n_runs; i++) {
     const bt_run *r = &runs[i];
@@ -144,9 +150,11 @@ void bt_report(bool json, int n_checks, const int *checks, int n_runs, const bt_
              l->dnnl_native * 1e3, l->blas * 1e3);
       json_reach("reach_xgb_best", r, &gx);
       json_reach("reach_random_256", r, &gr);
-      printf(",\n  \"seconds\": {\"model\": %.3f, \"train\": %.3f, \"search\": %.3f, \"compile\": %.3f, \"measure\": %.3f, "
-             "\"total\": %.3f}}\n",
-             r->t_model, r->t_train, r->t_search - (r->t_model - r->t_train), r->t_compile, r->t_measure, r->t_total);
+      printf(",\n  \"scored\": %.0f, \"reranked\": %.0f, \"ranked_per_second\": %.1f, \"rerank_per_second\": %.2f,\n"
+             "  \"seconds\": {\"model\": %.3f, \"train\": %.3f, \"rerank\": %.3f, \"search\": %.3f, \"compile\": %.3f, "
+             "\"measure\": %.3f, \"total\": %.3f}}\n",
+             r->n_scored, r->n_reranked, ranked_per_s(r), r->t_rerank > 0 ? r->n_reranked / r->t_rerank : 0.0, r->t_model,
+             r->t_train, r->t_rerank, r->t_search - (r->t_model - r->t_train), r->t_compile, r->t_measure, r->t_total);
       continue;
     }
     printf("%-11s %-13s", first ? r->workload : "", r->model);
@@ -157,7 +165,11 @@ void bt_report(bool json, int n_checks, const int *checks, int n_runs, const bt_
     printf(" %6.2f %7.2f %6.2f", ratio(l->dnnl, last), ratio(l->dnnl_native, last), ratio(l->blas, last));
     print_reach(r, gx.goal);
     print_reach(r, gr.goal);
-    printf(" %7.1f %7.1f %7.1f %7.1f\n", r->t_model, r->t_search - (r->t_model - r->t_train), r->t_compile, r->t_measure);
+    printf(" %7.1f %7.1f %7.1f %7.1f %8.0f\n", r->t_model, r->t_search - (r->t_model - r->t_train), r->t_compile, r->t_measure,
+           ranked_per_s(r));
+    if (r->n_reranked > 0)
+      printf("%-11s   the cascade's second model re-ranked %.0f candidates in %.1f s: %.2f per second\n", "", r->n_reranked,
+             r->t_rerank, r->t_rerank > 0 ? r->n_reranked / r->t_rerank : 0.0);
     bool last_of_w = i + 1 == n_runs || strcmp(runs[i + 1].workload, r->workload) != 0;
     if (last_of_w)
       printf("%-11s oneDNN %.4f ms (native %.4f), OpenBLAS %.4f ms [median of %d]; rX: xgb@%d %.4f ms, rR: random@%d %.4f ms\n",
@@ -173,6 +185,7 @@ void bt_report(bool json, int n_checks, const int *checks, int n_runs, const bt_
   printf("columns: ms@N = best latency after N measurements (- not reached); xdnnl, xdnnl-n, xblas = speed against\n"
          "oneDNN with its reorders, oneDNN native, OpenBLAS at the last checkpoint reached (library time / ours, above 1\n"
          "= faster); rX, rR = measurements (and search wall s) to reach xgb's best / random's best after 256; model-s =\n"
-         "cost model (predict + train), search-s = the rest of the search, comp-s = lowering + JIT, meas-s = running.\n");
+         "cost model (predict + train), search-s = the rest of the search, comp-s = lowering + JIT, meas-s = running;\n"
+         "ranked/s = candidates the model(s) scored per second of prediction.\n");
   geomeans(n_checks, checks, n_runs, runs, libs, false);
 }

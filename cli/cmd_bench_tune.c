@@ -56,7 +56,7 @@ static void usage(FILE *f) {
              "  --max-measurements N   stop each search at N measurements in all (rerun later with a larger N)\n"
              "  --report DIR           tune nothing: print the table from DIR's files\n"
              "  --log-dir DIR          as --results\n"
-             "A model A+B is a cascade: B re-ranks A's 16 best each round.\n"
+             "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
              "per round (a learned model trains after each round).\n"
              "A quick run: --checkpoints 8,16,32 --population 256 --generations 2 --measure-per-round 8.\n");
@@ -87,6 +87,9 @@ static void fold(saver *s) {
   }
   r->t_model = s->prev.t_model + st->t_model;
   r->t_train = s->prev.t_train + st->t_train;
+  r->t_rerank = s->prev.t_rerank + st->t_rerank;
+  r->n_scored = s->prev.n_scored + (double)st->n_scored;
+  r->n_reranked = s->prev.n_reranked + (double)st->n_reranked;
   r->t_search = s->prev.t_search + st->t_search;
   r->t_compile = s->prev.t_compile + st->t_compile;
   r->t_measure = s->prev.t_measure + st->t_measure;
@@ -104,7 +107,7 @@ static int run_search(const pc_program *p, const char *model, const ptg_target *
   bool has_rerank = false;
   if (tune_models_new(model, target, o.seed, &cm, &rerank, &has_rerank, d)) return EXIT_USAGE;
   o.rerank = has_rerank ? &rerank : NULL;
-  if (o.rerank_top <= 0) o.rerank_top = 16;
+  o.rerank_top = 0; /* the second model re-ranks all 2 x K candidates the search keeps */
   o.trials = limit;
   char log[1024];
   saver s = {dir, r, 0, 0, NULL, {{0}}};
@@ -126,7 +129,8 @@ static int run_search(const pc_program *p, const char *model, const ptg_target *
     if (n < 0) rc = n;
     /* Training on the resumed records is a cost of resuming, not of the search. */
     const pc_tune_stats *st = pc_tuner_stats(t);
-    s.prev.t_model -= st->t_model, s.prev.t_train -= st->t_train;
+    s.prev.t_model -= st->t_model, s.prev.t_train -= st->t_train, s.prev.t_rerank -= st->t_rerank;
+    s.prev.n_scored -= (double)st->n_scored, s.prev.n_reranked -= (double)st->n_reranked;
     s.base_total = st->t_total;
   }
   if (!t) rc = rc ? rc : d->err ? d->err : PT_ERR_INVALID;

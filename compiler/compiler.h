@@ -444,6 +444,10 @@ typedef struct pc_tune_stats {
   /* Seconds: t_model = cost model predict + train (t_train), t_search = the search including
    * its predictions (not training), t_compile = lowering + JIT, t_measure = running. */
   double t_model, t_train, t_search, t_compile, t_measure, t_total;
+  /* Candidates the model scored (predict calls) and, in a cascade, that the second model
+   * re-ranked; t_rerank: the second model's seconds (inside t_model). */
+  long n_scored, n_reranked;
+  double t_rerank;
   int n_curve;
   double *curve;           /* best seconds after each measurement (0 before the first success) */
   double *curve_wall;      /* t_total at each measurement */

@@ -96,7 +96,7 @@ pc_cost_model pc_cost_model_random(uint64_t seed) {
 
 #define PREDICT_CHUNK 32
 
-int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, pt_diag *d) {
+int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, long *n_scored, pt_diag *d) {
   pc_state *states[PREDICT_CHUNK], *scratch[PREDICT_CHUNK] = {0};
   double scores[PREDICT_CHUNK];
   int rc = 0;
@@ -116,6 +116,7 @@ int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double 
     double t0 = pt_now();
     rc = k ? m->predict(m->self, p, k, states, scores, d) : 0;
     if (t_model) *t_model += pt_now() - t0;
+    if (n_scored) *n_scored += k;
     for (int i = 0; i < k && rc == 0; i++) pop->c[idx[i]].score = isfinite(scores[i]) ? scores[i] : -INFINITY;
     if (rc) break;
   }
@@ -183,7 +184,7 @@ static int pick(const double *prefix, int n, pt_rng *rng) {
 }
 
 int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o, const sk_hashset *measured,
-              sk_pop *pop, int out_size, pt_rng *rng, sk_pop *best, double *t_model, pt_diag *d) {
+              sk_pop *pop, int out_size, pt_rng *rng, sk_pop *best, double *t_model, long *n_scored, pt_diag *d) {
   sk_hashset in_best = {0};
   sk_pop next = {0};
   pc_step *child = malloc(sizeof(pc_step) * PC_MAX_STEPS);
@@ -193,7 +194,7 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
   int lanes = o->sketch.vector_lanes > 0 ? o->sketch.vector_lanes : 16;
   int64_t max_regs = o->sketch.vector_registers > 8 ? o->sketch.vector_registers - 4 : 28;
   for (int gen = 0; gen <= o->generations && pop->n > 0; gen++) {
-    if ((rc = sk_predict(p, m, pop, t_model, d))) break;
+    if ((rc = sk_predict(p, m, pop, t_model, n_scored, d))) break;
     for (int i = 0; i < pop->n; i++)
       if (!sk_hashset_has(measured, pop->c[i].hash)) keep_best(best, &in_best, &pop->c[i], out_size);
     if (gen == o->generations) break;

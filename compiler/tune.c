@@ -242,14 +242,16 @@ static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
   double t0 = pt_now();
   init_population(t, &pop, &random);
   int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, 2 * t->o.measure_per_round, &t->rng, &best,
-                     &t->st.t_model, d);
+                     &t->st.t_model, &t->st.n_scored, d);
   /* Cascade: a slower model re-ranks the cheap model's best (DESIGN: cheap model, then the
    * analytical one on the top few). */
   if (rc == 0 && t->o.rerank && best.n > 1) {
     int top = t->o.rerank_top > 0 && t->o.rerank_top < best.n ? t->o.rerank_top : best.n;
     sk_pop head = {0};
     for (int i = 0; i < top; i++) sk_pop_push(&head, best.c[i].steps, best.c[i].n, best.c[i].hash);
-    rc = sk_predict(t->p, t->o.rerank, &head, &t->st.t_model, d);
+    double t_before = t->st.t_model;
+    rc = sk_predict(t->p, t->o.rerank, &head, &t->st.t_model, &t->st.n_reranked, d);
+    t->st.t_rerank += t->st.t_model - t_before;
     if (rc == 0) {
       qsort(head.c, (size_t)head.n, sizeof(sk_cand), cmp_score_desc);
       for (int i = 0; i < top; i++) {

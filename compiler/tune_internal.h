@@ -87,13 +87,13 @@ int sk_mutate_compute_location(const pc_program *p, pc_state *scratch, const sk_
 int sk_crossover(const pc_program *p, pc_state *scratch, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out);
 
 /* search.c: scores a population with the model (states replayed in chunks). */
-int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, pt_diag *d);
+int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, long *n_scored, pt_diag *d);
 /* Random annotations of random sketches until `want` unique candidates not in `skip`. */
 void sk_sample_population(const pc_sketches *sk, int want, const sk_hashset *skip, pt_rng *rng, sk_pop *out);
 /* Evolutionary search from `pop` (consumed): `generations` rounds of scoring, selection by
  * score, mutation and crossover; the best `out_size` unique candidates not in `measured`
  * go to `best`, ordered by score. */
 int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o, const sk_hashset *measured,
-              sk_pop *pop, int out_size, pt_rng *rng, sk_pop *best, double *t_model, pt_diag *d);
+              sk_pop *pop, int out_size, pt_rng *rng, sk_pop *best, double *t_model, long *n_scored, pt_diag *d);
 
 #endif
