@@ -39,11 +39,20 @@ static int split_list(const char *s, char out[][32], int cap) {
   return n;
 }
 
+/* The 1-minute load average (the VM is shared: figures taken under load are noisier). */
+static double load_average(void) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  double l = -1;
+  if (f && fscanf(f, "%lf", &l) != 1) l = -1;
+  if (f) fclose(f);
+  return l;
+}
+
 static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
              "       [--measure-per-round K] [--threads N] [--min-time SEC] [--seed S] [--target T.json]\n"
-             "       [--svg-dir DIR] [--json]\n"
+             "       [--svg-dir DIR] [--baselines-only] [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
              "measurements; speed against oneDNN (with reorders; native beside) and OpenBLAS measured in the same\n"
@@ -55,6 +64,8 @@ static void usage(FILE *f) {
              "                         runs); a rerun continues every search from its log\n"
              "  --max-measurements N   stop each search at N measurements in all (rerun later with a larger N)\n"
              "  --report DIR           tune nothing: print the table from DIR's files\n"
+             "  --baselines-only       with --results: time the libraries once more (one more sample for the\n"
+             "                         medians on a noisy machine), tune nothing, print the table\n"
              "  --log-dir DIR          as --results\n"
              "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
@@ -158,7 +169,7 @@ int cmd_bench_tune(int argc, char **argv) {
   restart_without_forced_blas_core("bench", argc, argv);
   const char *only = NULL, *models_arg = "random,xgb", *checks_arg = "16,64,256,1000", *svg_dir = NULL, *target_path = NULL;
   const char *dir = NULL, *report_dir = NULL;
-  bool json = false;
+  bool json = false, baselines_only = false;
   int max_meas = 0;
   pc_tune_opts o;
   pc_tune_opts_default(&o);
@@ -187,6 +198,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--svg-dir") == 0 && v) svg_dir = argv[++i];
     else if ((strcmp(a, "--results") == 0 || strcmp(a, "--log-dir") == 0) && v) dir = argv[++i];
     else if (strcmp(a, "--report") == 0 && v) report_dir = argv[++i];
+    else if (strcmp(a, "--baselines-only") == 0) baselines_only = true;
     else if (strcmp(a, "--json") == 0) json = true;
     else {
       fprintf(stderr, "portent bench tune: unexpected argument '%s'\n", a);
@@ -209,6 +221,10 @@ int cmd_bench_tune(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (report_dir) dir = report_dir;
+  if (baselines_only && (!dir || report_dir)) {
+    fprintf(stderr, "portent bench tune: --baselines-only needs --results DIR\n");
+    return EXIT_USAGE;
+  }
   if (dir && !report_dir && mkdir(dir, 0777) != 0 && access(dir, W_OK) != 0) {
     fprintf(stderr, "portent bench tune: cannot create or write %s\n", dir);
     return EXIT_USAGE;
@@ -225,8 +241,10 @@ int cmd_bench_tune(int argc, char **argv) {
   int limit = checks[n_checks - 1];
   if (max_meas > 0 && max_meas < limit) limit = max_meas;
   if (!json && !report_dir) {
-    printf("seed %llu, %d threads, population %d, %d generations, %d measured per round, up to %d measurements\n",
-           (unsigned long long)o.seed, o.measure.threads, o.population, o.generations, o.measure_per_round, limit);
+    printf("seed %llu, %d threads, population %d, %d generations, %d measured per round, up to %d measurements; "
+           "load average %.1f\n",
+           (unsigned long long)o.seed, o.measure.threads, o.population, o.generations, o.measure_per_round, limit,
+           load_average());
     fflush(stdout);
   }
   int cap = pc_suite_count() * n_models, n_runs = 0, failures = 0;
@@ -265,8 +283,8 @@ int cmd_bench_tune(int argc, char **argv) {
     for (int m = 0; m < n_models; m++) {
       bt_run *r = &runs[n_runs];
       pt_diag_clear(&d);
-      int rc = report_dir ? (bt_run_load(dir, p, models[m], r, &d) < 0 ? EXIT_FAILED : EXIT_OK)
-                          : run_search(p, models[m], target, o, limit, dir, r, &d);
+      int rc = report_dir || baselines_only ? (bt_run_load(dir, p, models[m], r, &d) < 0 ? EXIT_FAILED : EXIT_OK)
+                                            : run_search(p, models[m], target, o, limit, dir, r, &d);
       if (rc == EXIT_USAGE) {
         fprintf(stderr, "portent bench tune: %s\n", d.msg);
         pc_program_free(p);
@@ -279,13 +297,13 @@ int cmd_bench_tune(int argc, char **argv) {
         fprintf(stderr, "%s (%s): %s\n", name, models[m], d.msg);
         failures++;
       }
-      if (report_dir && r->n == 0) {
+      if ((report_dir || baselines_only) && r->n == 0) {
         bt_run_free(r);
         continue;
       }
       libs[n_runs] = (bt_libs){pc_suite_name(w), dnnl, dnnl_native, blas, n_samples};
       n_runs++;
-      if (!json && !report_dir) {
+      if (!json && !report_dir && !baselines_only) {
         fprintf(stderr, "bench tune %s %s: %d measured, best %.4f ms\n", name, models[m], r->n,
                 r->n ? r->curve[r->n - 1] * 1e3 : 0.0);
       }
@@ -307,6 +325,7 @@ int cmd_bench_tune(int argc, char **argv) {
     pc_program_free(p);
   }
   bt_report(json, n_checks, checks, n_runs, runs, libs);
+  if (!json && !report_dir) printf("load average at the end: %.1f\n", load_average());
   for (int i = 0; i < n_runs; i++) bt_run_free(&runs[i]);
   free(runs), free(libs);
   ptg_target_free(target);

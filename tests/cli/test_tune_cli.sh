@@ -29,7 +29,10 @@ has resume "$tmp/err" "resumed 7 measured candidates"
 # kill -9 in the middle of a run: every line written is a whole record.
 "$portent" tune $w --trials 1000 $quick --log "$tmp/log3" >/dev/null 2>&1 &
 pid=$!
-sleep 3
+# Kill once it has written records (on a loaded machine the first round can take seconds).
+i=0
+while [ $i -lt 120 ] && ! [ -s "$tmp/log3" ]; do sleep 0.5; i=$((i + 1)); done
+sleep 1
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 n=$(lines "$tmp/log3")
