@@ -1,0 +1,70 @@
+/* `portent bench predict` internals shared by its files: the candidate set (measured time,
+ * profile and steps per candidate, grouped by workload), the report of predicted against
+ * measured, the saved sets that cross-generation validation reads, and the llvm-mca comparison. */
+#ifndef PORTENT_CLI_BENCH_PREDICT_H
+#define PORTENT_CLI_BENCH_PREDICT_H
+
+#include <stdbool.h>
+
+#include "analyzer.h"
+#include "common.h"
+#include "targets.h"
+
+#define BP_PRESETS 6
+#define BP_HEADLINE 4 /* steady+bw: portent's default model */
+const char *bp_preset_name(int k);
+
+typedef struct {
+  const char *name;   /* workload spec (owned by the set's arena) */
+  int n, cap;
+  double *meas;       /* measured seconds (median) */
+  pa_profile **prof;  /* owned unless the set borrows them (cross) */
+  const char **steps; /* steps JSON in record encoding */
+  const char **record;/* the TVM record line with portent's extras (NULL when loaded for cross) */
+  int *candidate;     /* position in the bench's sequence of attempts (0 = the default schedule) */
+  double *pred[BP_PRESETS];
+} bp_workload;
+
+typedef struct {
+  pt_arena *arena;
+  int nw;
+  bp_workload w[64];
+  int threads;
+  bool borrowed;      /* profiles belong to another set */
+} bp_set;
+
+bp_set *bp_set_new(void);
+void bp_set_free(bp_set *s);
+bp_workload *bp_set_workload(bp_set *s, const char *name); /* finds or adds */
+void bp_set_add(bp_set *s, bp_workload *w, int candidate, double meas, pa_profile *p, const char *steps,
+                const char *record);
+
+/* Writes DIR/target.json (a copy of target_path), DIR/records.jsonl (one TVM record per
+ * candidate, with "portent": {platform, workload, candidate, threads}) and
+ * DIR/profiles.jsonl.gz (one {"workload","candidate","profile"} line per candidate). */
+int bp_save(const bp_set *s, const char *dir, const char *platform, const char *target_path, pt_diag *d);
+/* Reads a saved set; with profiles false only records (the measured side). */
+bp_set *bp_load(const char *dir, bool profiles, pt_diag *d);
+/* A saved set's directory from a name (data/predict/NAME in the source tree) or a path. */
+void bp_set_dir(const char *name, char *buf, size_t cap);
+
+typedef struct {
+  bool json;
+  const char *svg;
+  int worst;               /* print the K candidates with the largest |log(pred/meas)| */
+  double prof_seconds;     /* profiling figures of the collecting run (0: none) */
+  int n_profiled;
+  double counts_seconds;
+  int counts_n;
+  int failed;
+  const char *title;       /* first line (text output) */
+} bp_report_opts;
+/* Predicts every candidate with every preset on target t and prints the metrics; returns
+ * an exit code. */
+int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o);
+
+/* llvm-mca-19 against the pipeline simulator on the innermost loop bodies of each workload's
+ * first `per_workload` candidates; prints a table and a summary. */
+int bp_mca(const ptg_target *t, const bp_set *s, int per_workload, bool json);
+
+#endif

@@ -1,0 +1,228 @@
+/* The report of `portent bench predict`: every candidate predicted with every ablation
+ * preset on one target, then MAPE, Spearman, pairwise accuracy and TLP's top-k per workload and
+ * overall, the worst candidates, prediction rates, and an SVG scatter of predicted vs measured. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_predict.h"
+#include "commands.h"
+#include "predictor.h"
+
+typedef struct {
+  double mape, spearman, pairwise, top1, top5;
+} metrics;
+
+static metrics compute(int n, const double *pred, const double *meas) {
+  metrics m = {pp_mape(n, pred, meas), pp_spearman(n, pred, meas), pp_pairwise_accuracy(n, pred, meas),
+               pp_topk(n, pred, meas, 1), pp_topk(n, pred, meas, 5)};
+  return m;
+}
+
+static void write_svg(const char *path, int nw, const bp_workload *w, int preset) {
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < nw; i++)
+    for (int j = 0; j < w[i].n; j++) {
+      double a = w[i].meas[j], b = w[i].pred[preset][j];
+      if (a > 0) lo = fmin(lo, a), hi = fmax(hi, a);
+      if (b > 0) lo = fmin(lo, b), hi = fmax(hi, b);
+    }
+  if (!(hi > 0)) return;
+  double l0 = floor(log10(lo)), l1 = ceil(log10(hi));
+  if (l1 <= l0) l1 = l0 + 1;
+  const int S = 520, M = 60;
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+             "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", S + 2 * M + 120, S + 2 * M);
+#define PX(v) (M + (log10(v) - l0) / (l1 - l0) * S)
+#define PY(v) (M + S - (log10(v) - l0) / (l1 - l0) * S)
+  fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\"/>\n", M, M, S, S);
+  fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"gray\" stroke-dasharray=\"4\"/>\n", M, M + S, M + S, M);
+  for (double e = l0; e <= l1; e++) {
+    double v = pow(10, e);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1e%d s</text>\n", PX(v), M + S + 16, (int)e);
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">1e%d s</text>\n", M - 4, PY(v) + 4, (int)e);
+  }
+  fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">measured</text>\n", M + S / 2, M + S + 34);
+  fprintf(f, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">predicted (%s)</text>\n",
+          M + S / 2, M + S / 2, bp_preset_name(preset));
+  for (int i = 0; i < nw; i++) {
+    int hue = (i * 360) / (nw > 0 ? nw : 1);
+    for (int j = 0; j < w[i].n; j++)
+      if (w[i].meas[j] > 0 && w[i].pred[preset][j] > 0)
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"hsl(%d,70%%,45%%)\" fill-opacity=\"0.7\"/>\n",
+                PX(w[i].meas[j]), PY(w[i].pred[preset][j]), hue);
+    fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"hsl(%d,70%%,45%%)\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
+            M + S + 16, M + 10 + 16 * i, hue, M + S + 24, M + 14 + 16 * i, w[i].name);
+  }
+#undef PX
+#undef PY
+  fprintf(f, "</svg>\n");
+  fclose(f);
+}
+
+typedef struct {
+  double err; /* |log(pred / meas)| */
+  int w, j;
+} miss;
+
+static int by_err(const void *a, const void *b) {
+  double x = ((const miss *)a)->err, y = ((const miss *)b)->err;
+  return x > y ? -1 : x < y ? 1 : 0;
+}
+
+/* The candidates the default model misses most, with what bound their prediction and the
+ * costliest block: where to look for the model's error. */
+static void print_worst(const ptg_target *t, const bp_set *s, int k) {
+  int total = 0;
+  for (int i = 0; i < s->nw; i++) total += s->w[i].n;
+  miss *m = malloc(sizeof *m * (total ? total : 1));
+  int n = 0;
+  for (int i = 0; i < s->nw; i++)
+    for (int j = 0; j < s->w[i].n; j++) {
+      double p = s->w[i].pred[BP_HEADLINE][j], me = s->w[i].meas[j];
+      if (p > 0 && me > 0) m[n++] = (miss){fabs(log(p / me)), i, j};
+    }
+  qsort(m, n, sizeof *m, by_err);
+  pp_options o;
+  pp_options_preset(&o, bp_preset_name(BP_HEADLINE));
+  o.threads = s->threads;
+  pt_diag d = {0};
+  printf("\nworst %d candidates (%s):\n", k < n ? k : n, bp_preset_name(BP_HEADLINE));
+  printf("%-12s %4s %10s %10s %6s %-9s %s\n", "workload", "cand", "meas ms", "pred ms", "ratio", "bound",
+         "costliest block: cycles/exec x executions, bound");
+  for (int q = 0; q < k && q < n; q++) {
+    const bp_workload *w = &s->w[m[q].w];
+    int j = m[q].j;
+    pp_prediction *r = pp_predict_profile(w->prof[j], t, &o, &d);
+    const pp_block_pred *top = NULL;
+    for (int b = 0; r && b < r->n_blocks; b++)
+      if (!top || r->blocks[b].total_cycles > top->total_cycles) top = &r->blocks[b];
+    printf("%-12s %4d %10.4g %10.4g %6.2f %-9s", w->name, w->candidate[j], w->meas[j] * 1e3,
+           w->pred[BP_HEADLINE][j] * 1e3, w->pred[BP_HEADLINE][j] / w->meas[j], r ? pp_bound_name(r->bound) : "?");
+    if (top)
+      printf(" %s/%s: %.1f x %.4g, %s%s%s (%d uops)", top->function_name, top->name, top->cycles, top->ecount,
+             pp_bound_name(top->bound), top->unit ? " " : "", top->unit ? top->unit : "", top->uops);
+    printf("\n");
+    pp_prediction_free(r);
+    pt_diag_clear(&d);
+  }
+  free(m);
+}
+
+int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
+  pt_diag d = {0};
+  pp_predictor *pps[BP_PRESETS];
+  for (int k = 0; k < BP_PRESETS; k++) {
+    pp_options po = {.threads = s->threads, .no_breakdown = true};
+    pp_options_preset(&po, bp_preset_name(k));
+    pps[k] = pp_predictor_new(t, &po, &d);
+    if (!pps[k]) {
+      fprintf(stderr, "portent bench predict: %s\n", d.msg);
+      for (int q = 0; q < k; q++) pp_predictor_free(pps[q]);
+      return EXIT_USAGE;
+    }
+  }
+  int total = 0, n_all = 0;
+  double pred_seconds = 0;
+  for (int i = 0; i < s->nw; i++) total += s->w[i].n;
+  pa_profile **all = malloc(sizeof *all * (total ? total : 1));
+  for (int i = 0; i < s->nw; i++)
+    for (int j = 0; j < s->w[i].n; j++) {
+      bp_workload *w = &s->w[i];
+      all[n_all++] = w->prof[j];
+      for (int k = 0; k < BP_PRESETS; k++) {
+        double t1 = pt_now();
+        pp_prediction *r = pp_predict(pps[k], w->prof[j], &d);
+        if (k == BP_HEADLINE) pred_seconds += pt_now() - t1;
+        w->pred[k][j] = r ? r->seconds : NAN;
+        if (!r) fprintf(stderr, "  %s #%d: %s\n", w->name, w->candidate[j], d.msg), pt_diag_clear(&d);
+        pp_prediction_free(r);
+      }
+    }
+  /* predictions per second given profiles, on this one core */
+  double rate = 0;
+  if (n_all > 0) {
+    long done = 0;
+    double t0 = pt_now(), dt = 0;
+    while ((dt = pt_now() - t0) < 0.5) {
+      pp_prediction *r = pp_predict(pps[BP_HEADLINE], all[done % n_all], &d);
+      pp_prediction_free(r);
+      done++;
+    }
+    rate = done / dt;
+  }
+  double scratch_rate =
+      o->n_profiled > 0 && n_all > 0 ? o->n_profiled / (o->prof_seconds + pred_seconds * o->n_profiled / n_all) : 0;
+  double *allp[BP_PRESETS], *allm = calloc(total ? total : 1, sizeof(double));
+  for (int k = 0; k < BP_PRESETS; k++) allp[k] = calloc(total ? total : 1, sizeof(double));
+  int at = 0;
+  for (int i = 0; i < s->nw; i++)
+    for (int j = 0; j < s->w[i].n; j++, at++) {
+      allm[at] = s->w[i].meas[j];
+      for (int k = 0; k < BP_PRESETS; k++) allp[k][at] = s->w[i].pred[k][j];
+    }
+  metrics avg[BP_PRESETS] = {0};
+  int counted[BP_PRESETS] = {0};
+  if (!o->json) {
+    if (o->title) printf("%s\n", o->title);
+    printf("target %s, %d thread(s), %d candidates (%d failed), model: %s\n", t->name, s->threads, total, o->failed,
+           bp_preset_name(BP_HEADLINE));
+    printf("%-12s %4s %8s %9s %9s %7s %7s\n", "workload", "n", "MAPE", "Spearman", "pairwise", "top-1", "top-5");
+  }
+  for (int i = 0; i < s->nw; i++) {
+    const bp_workload *w = &s->w[i];
+    if (w->n < 2) continue;
+    for (int k = 0; k < BP_PRESETS; k++) {
+      metrics m = compute(w->n, w->pred[k], w->meas);
+      avg[k].spearman += isfinite(m.spearman) ? m.spearman : 0;
+      avg[k].pairwise += isfinite(m.pairwise) ? m.pairwise : 0;
+      avg[k].top1 += m.top1, avg[k].top5 += m.top5;
+      counted[k]++;
+      if (k == BP_HEADLINE && !o->json)
+        printf("%-12s %4d %7.1f%% %9.3f %9.3f %7.3f %7.3f\n", w->name, w->n, 100 * m.mape, m.spearman, m.pairwise,
+               m.top1, m.top5);
+    }
+  }
+  for (int k = 0; k < BP_PRESETS; k++) {
+    avg[k].mape = pp_mape(total, allp[k], allm);
+    if (counted[k]) {
+      avg[k].spearman /= counted[k], avg[k].pairwise /= counted[k];
+      avg[k].top1 /= counted[k], avg[k].top5 /= counted[k];
+    }
+  }
+  double counts_rate = o->counts_n && o->counts_seconds > 0 ? o->counts_n / o->counts_seconds : 0;
+  if (o->json) {
+    printf("{\"target\": \"%s\", \"threads\": %d, \"candidates\": %d, \"failed\": %d, \"predictions_per_second\": %.1f, "
+           "\"from_scratch_per_second\": %.3f, \"counts_only_per_second\": %.3f, \"models\": {",
+           t->name, s->threads, total, o->failed, rate, scratch_rate, counts_rate);
+    for (int k = 0; k < BP_PRESETS; k++)
+      printf("%s\"%s\": {\"mape\": %.4f, \"spearman\": %.4f, \"pairwise\": %.4f, \"top1\": %.4f, \"top5\": %.4f}",
+             k ? ", " : "", bp_preset_name(k), avg[k].mape, avg[k].spearman, avg[k].pairwise, avg[k].top1,
+             avg[k].top5);
+    printf("}}\n");
+  } else {
+    printf("\nablation (MAPE over all candidates; Spearman, pairwise, top-k averaged over workloads):\n");
+    printf("%-12s %8s %9s %9s %7s %7s\n", "model", "MAPE", "Spearman", "pairwise", "top-1", "top-5");
+    for (int k = 0; k < BP_PRESETS; k++)
+      printf("%-12s %7.1f%% %9.3f %9.3f %7.3f %7.3f\n", bp_preset_name(k), 100 * avg[k].mape, avg[k].spearman,
+             avg[k].pairwise, avg[k].top1, avg[k].top5);
+    if (o->worst > 0) print_worst(t, s, o->worst);
+    printf("\npredictions per second given profiles (one core, %s): %.0f\n", bp_preset_name(BP_HEADLINE), rate);
+    if (o->n_profiled > 0)
+      printf("profiling (sampled reuse) + prediction per second from scratch: %.3f (%d profiled in this run, %.2f s)\n",
+             scratch_rate, o->n_profiled, o->prof_seconds);
+    if (o->counts_n > 0)
+      printf("counts-only profiling + prediction per second (the analytic cost model): %.2f (%d candidates)\n",
+             counts_rate, o->counts_n);
+  }
+  if (o->svg) {
+    write_svg(o->svg, s->nw, s->w, BP_HEADLINE);
+    if (!o->json) printf("scatter: %s\n", o->svg);
+  }
+  free(all), free(allm);
+  for (int k = 0; k < BP_PRESETS; k++) free(allp[k]), pp_predictor_free(pps[k]);
+  return total > 0 ? EXIT_OK : EXIT_FAILED;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# portent bench predict's saved sets as a user runs them: --save writes the target, records and
+# gzipped profiles; --from and --cross predict them again without running anything and agree
+# with the run that made them; --mca prints llvm-mca beside the simulator; a corrupted or
+# missing set is a clear error (exit 2).
+portent="$1"
+. "$(dirname "$0")/lib.sh"
+w=matmul:32,24,40
+quick="--workloads $w --candidates 2 --min-time 0.001 --svg $tmp/s.svg"
+
+check save 0 "$portent" bench predict $quick --save "$tmp/a" --platform testbox --json
+has save-json "$tmp/out" '"candidates": 3'
+for f in target.json records.jsonl profiles.jsonl.gz; do
+  [ -s "$tmp/a/$f" ] || { echo "FAIL save: $tmp/a/$f missing or empty"; fail=1; }
+done
+has save-records "$tmp/a/records.jsonl" '"platform": "testbox", "workload": "matmul:32,24,40"'
+has save-records "$tmp/a/records.jsonl" '"v": "v0.6"'
+mape=$(sed 's/.*"steady+bw": {"mape": \([0-9.]*\).*/\1/' "$tmp/out")
+
+check from 0 "$portent" bench predict --from "$tmp/a" --json --svg "$tmp/s2.svg"
+has from "$tmp/out" '"candidates": 3'
+has from-same "$tmp/out" "\"steady+bw\": {\"mape\": $mape"
+cp -r "$tmp/a" "$tmp/b"
+check cross 0 "$portent" bench predict --cross "$tmp/a" "$tmp/b" --svg "$tmp/s3.svg" --worst 2
+has cross "$tmp/out" "^matmul:32,24,40 *3 "
+has cross-worst "$tmp/out" "^worst 2 candidates"
+has cross-svg "$tmp/s3.svg" "<circle"
+
+if command -v llvm-mca-19 >/dev/null; then
+  check mca 0 "$portent" bench predict --from "$tmp/a" --mca 2 --svg "$tmp/s4.svg"
+  has mca "$tmp/out" "^summary: [1-9][0-9]* loop bodies"
+fi
+
+# B's records name schedules A has no profile for: skipped and said so.
+head -n 1 "$tmp/a/records.jsonl" >"$tmp/one" && cp -r "$tmp/a" "$tmp/c" && cp "$tmp/one" "$tmp/c/records.jsonl"
+check cross-subset 0 "$portent" bench predict --cross "$tmp/c" "$tmp/b" --svg "$tmp/s5.svg"
+has cross-subset "$tmp/out" "have no profile in A: skipped"
+
+# Broken sets: exit 2 with the file named.
+cp -r "$tmp/a" "$tmp/d" && printf 'not gzip' >"$tmp/d/profiles.jsonl.gz"
+check corrupt-profiles 2 "$portent" bench predict --from "$tmp/d"
+has corrupt-profiles "$tmp/err" "profiles.jsonl.gz"
+cp -r "$tmp/a" "$tmp/e" && sed -i 's/"portent": {[^}]*}/"x": 1/' "$tmp/e/records.jsonl"
+check no-extras 2 "$portent" bench predict --from "$tmp/e"
+has no-extras "$tmp/err" "records.jsonl:1: no \"portent\""
+cp -r "$tmp/a" "$tmp/f" && printf '{"version": 99}' >"$tmp/f/target.json"
+check bad-target 2 "$portent" bench predict --cross "$tmp/a" "$tmp/f"
+has bad-target "$tmp/err" "target.json"
+check missing 2 "$portent" bench predict --from "$tmp/nothing"
+has missing "$tmp/err" "nothing/records.jsonl"
+check usage 2 "$portent" bench predict --worst -1
+exit $fail
