@@ -17,7 +17,9 @@ const char *bp_preset_name(int k);
 typedef struct {
   const char *name;   /* workload spec (owned by the set's arena) */
   int n, cap;
-  double *meas;       /* measured seconds (median) */
+  double *meas;       /* measured seconds: the median of the repeats */
+  double *meas_min;   /* the fastest repeat (NAN when the record does not say) */
+  int *repeats;
   pa_profile **prof;  /* owned unless the set borrows them (cross) */
   const char **steps; /* steps JSON in record encoding */
   const char **record;/* the TVM record line with portent's extras (NULL when loaded for cross) */
@@ -38,10 +40,15 @@ void bp_set_free(bp_set *s);
 bp_workload *bp_set_workload(bp_set *s, const char *name); /* finds or adds */
 void bp_set_add(bp_set *s, bp_workload *w, int candidate, double meas, pa_profile *p, const char *steps,
                 const char *record);
+/* The fastest repeat and the repeat count of the candidate just added. */
+void bp_set_add_spread(bp_workload *w, double min_s, int repeats);
+/* Replaces each median by the fastest repeat where the records give it (--truth min);
+ * returns how many candidates had one. */
+int bp_set_use_min(bp_set *s);
 
 /* Writes DIR/target.json (a copy of target_path), DIR/records.jsonl (one TVM record per
  * candidate, with "portent": {platform, workload, candidate, threads}) and
- * DIR/profiles.jsonl.gz (one {"workload","candidate","profile"} line per candidate). */
+ * (and min_s, repeats when measured); DIR/profiles.jsonl.gz (one {"workload","candidate","profile"} line per candidate). */
 int bp_save(const bp_set *s, const char *dir, const char *platform, const char *target_path, pt_diag *d);
 /* Reads a saved set; with profiles false only records (the measured side). */
 bp_set *bp_load(const char *dir, bool profiles, pt_diag *d);

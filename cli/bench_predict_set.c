@@ -5,6 +5,7 @@
  * (--cross A B) reads A's profiles and B's records and target. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ void bp_set_free(bp_set *s) {
     bp_workload *w = &s->w[i];
     if (!s->borrowed)
       for (int j = 0; j < w->n; j++) pa_profile_free(w->prof[j]);
-    free(w->meas), free(w->prof), free(w->steps), free(w->record), free(w->candidate);
+    free(w->meas), free(w->meas_min), free(w->repeats), free(w->prof), free(w->steps), free(w->record), free(w->candidate);
     for (int k = 0; k < BP_PRESETS; k++) free(w->pred[k]);
   }
   pt_arena_free(s->arena);
@@ -53,6 +54,8 @@ void bp_set_add(bp_set *s, bp_workload *w, int candidate, double meas, pa_profil
   if (w->n == w->cap) {
     w->cap = w->cap ? 2 * w->cap : 32;
     w->meas = realloc(w->meas, sizeof *w->meas * w->cap);
+    w->meas_min = realloc(w->meas_min, sizeof *w->meas_min * w->cap);
+    w->repeats = realloc(w->repeats, sizeof *w->repeats * w->cap);
     w->prof = realloc(w->prof, sizeof *w->prof * w->cap);
     w->steps = realloc(w->steps, sizeof *w->steps * w->cap);
     w->record = realloc(w->record, sizeof *w->record * w->cap);
@@ -60,10 +63,22 @@ void bp_set_add(bp_set *s, bp_workload *w, int candidate, double meas, pa_profil
     for (int k = 0; k < BP_PRESETS; k++) w->pred[k] = realloc(w->pred[k], sizeof(double) * w->cap);
   }
   int j = w->n++;
-  w->meas[j] = meas, w->prof[j] = p, w->candidate[j] = candidate;
+  w->meas[j] = meas, w->prof[j] = p, w->candidate[j] = candidate, w->meas_min[j] = NAN, w->repeats[j] = 0;
   w->steps[j] = steps ? pt_strdup(s->arena, steps) : "[]";
   w->record[j] = record ? pt_strdup(s->arena, record) : NULL;
   for (int k = 0; k < BP_PRESETS; k++) w->pred[k][j] = 0;
+}
+
+void bp_set_add_spread(bp_workload *w, double min_s, int repeats) {
+  if (w->n > 0) w->meas_min[w->n - 1] = min_s, w->repeats[w->n - 1] = repeats;
+}
+
+int bp_set_use_min(bp_set *s) {
+  int k = 0;
+  for (int i = 0; i < s->nw; i++)
+    for (int j = 0; j < s->w[i].n; j++)
+      if (s->w[i].meas_min[j] > 0) s->w[i].meas[j] = s->w[i].meas_min[j], k++;
+  return k;
 }
 
 void bp_set_dir(const char *name, char *buf, size_t cap) {
@@ -86,14 +101,16 @@ static int mkdir_p(const char *dir, pt_diag *d) {
 }
 
 /* The record line with "portent": {...} added before its closing brace. */
-static char *with_extras(const char *line, const char *platform, const char *workload, int candidate, int threads) {
+static char *with_extras(const char *line, const char *platform, const char *workload, int candidate, int threads,
+                         double min_s, int repeats) {
   size_t n = strlen(line);
   while (n > 0 && line[n - 1] != '}') n--;
   if (n == 0) return NULL;
-  size_t cap = n + strlen(platform) + strlen(workload) + 128;
-  char *out = malloc(cap);
-  snprintf(out, cap, "%.*s, \"portent\": {\"platform\": \"%s\", \"workload\": \"%s\", \"candidate\": %d, \"threads\": %d}}",
-           (int)(n - 1), line, platform, workload, candidate, threads);
+  size_t cap = n + strlen(platform) + strlen(workload) + 192;
+  char *out = malloc(cap), spread[96] = "";
+  if (min_s > 0) snprintf(spread, sizeof spread, ", \"min_s\": %.9g, \"repeats\": %d", min_s, repeats);
+  snprintf(out, cap, "%.*s, \"portent\": {\"platform\": \"%s\", \"workload\": \"%s\", \"candidate\": %d, \"threads\": %d%s}}",
+           (int)(n - 1), line, platform, workload, candidate, threads, spread);
   return out;
 }
 
@@ -114,7 +131,8 @@ int bp_save(const bp_set *s, const char *dir, const char *platform, const char *
   for (int i = 0; i < s->nw; i++)
     for (int j = 0; j < s->w[i].n; j++) {
       if (!s->w[i].record[j]) continue;
-      char *line = with_extras(s->w[i].record[j], platform, s->w[i].name, s->w[i].candidate[j], s->threads);
+      char *line = with_extras(s->w[i].record[j], platform, s->w[i].name, s->w[i].candidate[j], s->threads,
+                               s->w[i].meas_min[j], s->w[i].repeats[j]);
       if (!line) continue;
       size_t l = strlen(line);
       while (used + l + 2 > cap) cap *= 2, rec = realloc(rec, cap);
@@ -196,6 +214,7 @@ bp_set *bp_load(const char *dir, bool profiles, pt_diag *d) {
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(x, "workload");
     const cJSON *cand = cJSON_GetObjectItemCaseSensitive(x, "candidate");
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(x, "threads");
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(x, "min_s"), *rp = cJSON_GetObjectItemCaseSensitive(x, "repeats");
     if (rc != 0 || !cJSON_IsString(wl) || !cJSON_IsNumber(cand)) {
       if (rc == 0) pt_fail(d, PT_ERR_INPUT, "%s:%d: no \"portent\": {\"workload\", \"candidate\"} (not a saved set?)",
                            path, line_no);
@@ -206,8 +225,10 @@ bp_set *bp_load(const char *dir, bool profiles, pt_diag *d) {
     if (cJSON_IsNumber(th)) s->threads = th->valueint;
     bp_workload *w = bp_set_workload(s, wl->valuestring);
     char *steps = pc_steps_to_json(r->n_steps, r->steps);
-    if (w && r->error_code == PC_MEASURE_OK && r->n_costs > 0 && r->costs[0] > 0)
+    if (w && r->error_code == PC_MEASURE_OK && r->n_costs > 0 && r->costs[0] > 0) {
       bp_set_add(s, w, cand->valueint, r->costs[0], NULL, steps, line);
+      if (cJSON_IsNumber(mn)) bp_set_add_spread(w, mn->valuedouble, cJSON_IsNumber(rp) ? rp->valueint : 0);
+    }
     free(steps);
     cJSON_Delete(o);
   }
@@ -251,6 +272,7 @@ bp_set *bp_load(const char *dir, bool profiles, pt_diag *d) {
       for (int j = 0; j < w->n; j++)
         if (w->prof[j]) {
           w->meas[k] = w->meas[j], w->prof[k] = w->prof[j], w->steps[k] = w->steps[j];
+          w->meas_min[k] = w->meas_min[j], w->repeats[k] = w->repeats[j];
           w->record[k] = w->record[j], w->candidate[k] = w->candidate[j], k++;
         }
       w->n = k;

@@ -18,8 +18,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
           "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
-          "       [--save DIR [--platform NAME]] [--worst K] [--mca [N]] [--json]\n"
-          "       portent bench predict --cross A B [--worst K] [--svg FILE] [--json]\n"
+          "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--mca [N]] [--json]\n"
+          "       portent bench predict --cross A B [--truth median|min] [--worst K] [--svg FILE] [--json]\n"
           "       portent bench predict --from A [--mca [N]] [--worst K]\n\n"
           "  --target T.json   target description of this machine (default targets/zen5-epyc-2c.json)\n"
           "  --workloads LIST  suite workloads or operator specs, comma-separated (default: the suite)\n"
@@ -38,6 +38,8 @@ static void usage(FILE *f) {
           "  --cross A B       predict B's measured times from A's profiles and B's target file; A and B\n"
           "                    are saved sets (a name means data/predict/NAME in the source tree)\n"
           "  --from A          evaluate a saved set as it is (the same as --cross A A)\n"
+          "  --truth median|min  the measured time compared with: the median of the repeats (default) or\n"
+          "                    the fastest one (preemption on a shared machine only ever adds time)\n"
           "  --worst K         list the K candidates the default model misses most (default 0)\n"
           "  --mca [N]         llvm-mca-19 vs the simulator on the innermost loop bodies of the first N\n"
           "                    candidates of each workload (default 3)\n"
@@ -45,7 +47,7 @@ static void usage(FILE *f) {
 }
 
 /* --cross A B (and --from A = --cross A A): no measurement, no profiling. */
-static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int mca) {
+static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int mca, bool truth_min) {
   char a_dir[1024], b_dir[1024], tpath[1100];
   bp_set_dir(a_name, a_dir, sizeof a_dir);
   bp_set_dir(b_name, b_dir, sizeof b_dir);
@@ -77,12 +79,16 @@ static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int
           unmatched++;
           continue;
         }
-        bp_set_add(c, bp_set_workload(c, wb->name), wb->candidate[j], wb->meas[j], wa->prof[m], wb->steps[j], NULL);
+        bp_workload *wc = bp_set_workload(c, wb->name);
+        bp_set_add(c, wc, wb->candidate[j], wb->meas[j], wa->prof[m], wb->steps[j], NULL);
+        bp_set_add_spread(wc, wb->meas_min[j], wb->repeats[j]);
       }
     }
   }
+  if (truth_min) bp_set_use_min(c);
   char title[2300];
-  snprintf(title, sizeof title, "profiles: %s; measured times and target: %s%s", a_dir, b_dir,
+  snprintf(title, sizeof title, "profiles: %s; measured times (%s) and target: %s%s", a_dir,
+           truth_min ? "fastest repeat" : "median", b_dir,
            unmatched ? pt_sprintf(c->arena, " (%d of B's candidates have no profile in A: skipped)", unmatched) : "");
   ro->title = title;
   int rc = bp_report(t, c, ro);
@@ -98,7 +104,7 @@ int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
   const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
-  bool remeasure = false;
+  bool remeasure = false, truth_min = false;
   unsigned long long seed = 1;
   double sample = 0.01, min_time = 0.05;
   bool json = false;
@@ -119,6 +125,8 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--svg") == 0 && has_val) svg = argv[++i];
     else if (strcmp(a, "--cache") == 0 && has_val) cache = argv[++i];
     else if (strcmp(a, "--remeasure") == 0) remeasure = true;
+    else if (strcmp(a, "--truth") == 0 && has_val && (strcmp(argv[i + 1], "min") == 0 || strcmp(argv[i + 1], "median") == 0))
+      truth_min = strcmp(argv[++i], "min") == 0;
     else if (strcmp(a, "--save") == 0 && has_val) save = argv[++i];
     else if (strcmp(a, "--platform") == 0 && has_val) platform = argv[++i];
     else if (strcmp(a, "--cross") == 0 && i + 2 < argc) cross_a = argv[++i], cross_b = argv[++i];
@@ -137,7 +145,7 @@ int cmd_bench_predict(int argc, char **argv) {
     return EXIT_USAGE;
   }
   bp_report_opts ro = {.json = json, .svg = svg, .worst = worst};
-  if (cross_a) return cross(cross_a, cross_b, &ro, mca);
+  if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min);
   pt_diag d = {0};
   char path[1024];
   if (!target_path) snprintf(path, sizeof path, "%s/zen5-epyc-2c.json", ptg_shipped_dir()), target_path = path;
@@ -262,6 +270,7 @@ int cmd_bench_predict(int argc, char **argv) {
       char *line = pc_record_format(rec), *steps = pc_steps_to_json(s->n_steps, s->steps);
       pc_state_free(s);
       bp_set_add(set, wl, attempts, mr.median_s, p, steps, line);
+      if (mr.min_s > 0) bp_set_add_spread(wl, mr.min_s, mr.repeats);
       free(line), free(steps);
       pp_prediction *r = pp_predict(headline, p, &dc);
       fprintf(stderr, "  %s #%d%s: measured %.4g ms, predicted %.4g ms\n", names[w], attempts,
@@ -284,6 +293,7 @@ int cmd_bench_predict(int argc, char **argv) {
     } else if (!json)
       fprintf(stderr, "saved %s (platform %s)\n", save, plat);
   }
+  if (truth_min) bp_set_use_min(set);
   ro.prof_seconds = prof_seconds, ro.n_profiled = n_profiled;
   ro.counts_seconds = counts_seconds, ro.counts_n = counts_n, ro.failed = failed;
   int rr = bp_report(t, set, &ro);

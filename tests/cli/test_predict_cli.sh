@@ -49,4 +49,26 @@ has bad-target "$tmp/err" "target.json"
 check missing 2 "$portent" bench predict --from "$tmp/nothing"
 has missing "$tmp/err" "nothing/records.jsonl"
 check usage 2 "$portent" bench predict --worst -1
+check bench-threads0 2 "$portent" bench predict --threads 0
+
+# portent predict on bad inputs: a thread count of 0 or above the target's cores, a corrupted
+# or unknown-version profile or target: exit 2, naming what was wrong.
+check analyze 0 "$portent" analyze $w -o "$tmp/p.json"
+check predict 0 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 64
+check threads0 2 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 0
+has threads0 "$tmp/err" "positive integer"
+check threads-over 2 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 65
+has threads-over "$tmp/err" "has 64 cores"
+head -c 300 "$tmp/p.json" >"$tmp/cut.json"
+check cut-profile 2 "$portent" predict --target amd-zen2 "$tmp/cut.json"
+has cut-profile "$tmp/err" "cut.json"
+sed 's/"version":1/"version":42/; s/"version": 1/"version": 42/' "$tmp/p.json" >"$tmp/v42.json"
+check profile-version 2 "$portent" predict --target amd-zen2 "$tmp/v42.json"
+has profile-version "$tmp/err" "version"
+sed '0,/"version": 1/s//"version": 42/' targets/amd-zen2.json >"$tmp/t42.json"
+check target-version 2 "$portent" predict --target "$tmp/t42.json" "$tmp/p.json"
+has target-version "$tmp/err" "t42.json"
+head -c 2000 targets/amd-zen2.json >"$tmp/tcut.json"
+check target-cut 2 "$portent" predict --target "$tmp/tcut.json" "$tmp/p.json"
+has target-cut "$tmp/err" "tcut.json"
 exit $fail
