@@ -21,6 +21,7 @@ typedef struct {
   const char *workload;
   int candidate;
   char region[64];
+  char block[96];     /* function/block, as `portent predict --blocks` names them */
   int uops;
   double sim, mca;
 } mca_row;
@@ -98,6 +99,7 @@ static int candidate_rows(pp_predictor *pp, double l1, const char *cpu, const ch
       mca_row *r = &rows[n++];
       r->workload = workload, r->candidate = candidate, r->mca = NAN;
       snprintf(r->region, sizeof r->region, "f%d_b%d", i, f->loops[l].header);
+      snprintf(r->block, sizeof r->block, "%s/%s", f->name, blk->name);
       r->uops = 0;
       for (int q = 0; q < blk->n_nodes; q++) r->uops += ops[q].parts;
       r->sim = pp_schedule(pp, blk->n_nodes, ops, blk->n_edges, blk->edges, true);
@@ -161,15 +163,15 @@ int bp_mca(const ptg_target *t, const bp_set *s, int per_workload, bool json) {
     printf("\nllvm-mca-19 -mcpu=%s vs the simulator (%s, L1 hits), innermost single-block loop bodies of the\n"
            "first %d candidates of each workload: cycles per iteration\n",
            cpu, t->name, per_workload);
-    printf("%-12s %4s %-10s %5s %9s %9s %6s\n", "workload", "cand", "block", "uops", "simulator", "llvm-mca", "ratio");
+    printf("%-12s %4s %5s %9s %9s %6s  %s\n", "workload", "cand", "uops", "simulator", "llvm-mca", "ratio", "block");
   }
   double *ratio = malloc(sizeof(double) * (n ? n : 1)), *a = malloc(sizeof(double) * (n ? n : 1)),
          *bm = malloc(sizeof(double) * (n ? n : 1));
   int m = 0;
   for (int r = 0; r < n; r++) {
     if (!json)
-      printf("%-12s %4d %-10s %5d %9.2f %9.2f %6.2f\n", rows[r].workload, rows[r].candidate, rows[r].region,
-             rows[r].uops, rows[r].sim, rows[r].mca, rows[r].sim / rows[r].mca);
+      printf("%-12s %4d %5d %9.2f %9.2f %6.2f  %s\n", rows[r].workload, rows[r].candidate, rows[r].uops, rows[r].sim,
+             rows[r].mca, rows[r].sim / rows[r].mca, rows[r].block);
     if (rows[r].mca > 0 && rows[r].sim > 0) ratio[m] = rows[r].sim / rows[r].mca, a[m] = rows[r].sim, bm[m] = rows[r].mca, m++;
   }
   double sa = 0, sb = 0, sab = 0, saa = 0, sbb = 0;

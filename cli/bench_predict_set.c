@@ -15,8 +15,8 @@
 #include "bench_predict.h"
 #include "compiler.h"
 
-static const char *const preset_names[BP_PRESETS] = {"patent", "patent+bw", "steady", "steady+mlp", "steady+bw",
-                                                     "full"};
+static const char *const preset_names[BP_PRESETS] = {"patent",    "patent+bw", "steady",         "steady+mlp",
+                                                     "steady+bw", "full",      "steady+bw-assoc"};
 const char *bp_preset_name(int k) { return k >= 0 && k < BP_PRESETS ? preset_names[k] : "?"; }
 
 bp_set *bp_set_new(void) {

@@ -266,7 +266,7 @@ int cmd_bench_predict(int argc, char **argv) {
         pc_state_free(s);
         continue;
       }
-      pc_record_from_measure(rec, s, &mr, t_measure);
+      pc_record_from_measure(rec, s, &mr, !cached || remeasure ? t_measure : 0);
       char *line = pc_record_format(rec), *steps = pc_steps_to_json(s->n_steps, s->steps);
       pc_state_free(s);
       bp_set_add(set, wl, attempts, mr.median_s, p, steps, line);

@@ -57,6 +57,6 @@ double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_
 
 /* pp_memory_model with the footprint (lines) that decides whether cold misses are warm. */
 double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, double footprint, int sharers,
-                                 double *hit_fraction);
+                                 bool fully_assoc, double *hit_fraction);
 
 #endif

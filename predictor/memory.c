@@ -1,9 +1,12 @@
 /* Memory analysis unit: from a reuse-distance histogram and the target's caches, the level
  * each access is expected to hit and the expected cost of one access (the latency the
- * pipeline simulator gives loads). Levels are fully associative LRU caches of their size
- * (associativity ignored); a level shared by several cores is divided among the threads that
- * use it. Cold misses are charged as reuse at the program's footprint: measurements repeat a
- * kernel, so first touches find the previous run's data when it fits a level. */
+ * pipeline simulator gives loads). A level of S sets of A ways is an LRU cache whose lines
+ * land in sets at random (Hill & Smith, "Evaluating associativity in CPU caches", IEEE ToC
+ * 1989): an access at reuse distance d misses when at least A of the d lines touched since
+ * fall in its set, P(Poisson(d / S) >= A); a level without an associativity figure is fully
+ * associative (a miss iff d >= its lines). A level shared by several cores is divided among
+ * the threads that use it. Cold misses are charged as reuse at the program's footprint:
+ * measurements repeat a kernel, so first touches find the previous run's data when it fits. */
 #include <math.h>
 
 #include "internal.h"
@@ -34,8 +37,30 @@ static double misses_at(const pa_reuse_hist *h, int64_t lines) {
   return m;
 }
 
+/* P(at least ways of the d other lines share a set of `sets`): the Poisson tail. */
+static double set_miss(double d, double sets, int ways) {
+  double lambda = d / sets;
+  if (lambda > ways + 12 * sqrt(ways) + 30) return 1;
+  double term = exp(-lambda), below = 0;
+  for (int i = 0; i < ways; i++) below += term, term *= lambda / (i + 1);
+  return below >= 1 ? 0 : 1 - below;
+}
+
+/* Misses of a set-associative level: each log2 bin of distances evaluated at four points
+ * spread over it (geometrically), cold accesses always. */
+static double misses_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
+  double sets = (double)lines / ways, m = h->cold;
+  for (int k = 1; k < PA_REUSE_BINS; k++) {
+    if (h->bins[k] <= 0) continue;
+    double p = 0;
+    for (int q = 0; q < 4; q++) p += set_miss(exp2(k - 1 + (q + 0.5) / 4), sets, ways);
+    m += h->bins[k] * p / 4;
+  }
+  return m;
+}
+
 static double model(const ptg_target *t, const pa_reuse_hist *h, double footprint_lines, int sharers,
-                    double *hit) {
+                    bool fully_assoc, double *hit) {
   int levels = ptg_target_cache_levels(t);
   if (levels > PP_MAX_LEVELS) levels = PP_MAX_LEVELS;
   for (int i = 0; i <= PP_MAX_LEVELS; i++) hit[i] = 0;
@@ -51,7 +76,8 @@ static double model(const ptg_target *t, const pa_reuse_hist *h, double footprin
     int share = c->shared_by > 1 ? (sharers < c->shared_by ? sharers : c->shared_by) : 1;
     if (share < 1) share = 1;
     int64_t lines = c->size_bytes / (c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES) / share;
-    double misses = misses_at(h, lines > 0 ? lines : 1);
+    int ways = fully_assoc ? 0 : c->associativity;
+    double misses = ways > 0 && lines >= 2 * ways ? misses_assoc(h, lines, ways) : misses_at(h, lines > 0 ? lines : 1);
     if (footprint_lines <= (double)lines) misses -= h->cold; /* warm from the previous run */
     if (misses < 0) misses = 0;
     if (misses > prev) misses = prev;
@@ -65,10 +91,10 @@ static double model(const ptg_target *t, const pa_reuse_hist *h, double footprin
 }
 
 double pp_memory_model(const ptg_target *t, const pa_reuse_hist *h, int sharers, double *hit_fraction) {
-  return model(t, h, h ? h->cold : 0, sharers, hit_fraction);
+  return model(t, h, h ? h->cold : 0, sharers, false, hit_fraction);
 }
 
 double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, double footprint, int sharers,
-                                 double *hit_fraction) {
-  return model(t, h, footprint, sharers, hit_fraction);
+                                 bool fully_assoc, double *hit_fraction) {
+  return model(t, h, footprint, sharers, fully_assoc, hit_fraction);
 }

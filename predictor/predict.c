@@ -23,6 +23,13 @@ int pp_options_preset(pp_options *o, const char *name) {
   bool nb = o->no_breakdown;
   memset(o, 0, sizeof *o);
   o->threads = threads, o->no_breakdown = nb;
+  /* NAME-assoc: the same without the caches' associativity (fully associative levels) */
+  char base[32];
+  size_t len = strlen(name);
+  if (len > 6 && len < sizeof base && strcmp(name + len - 6, "-assoc") == 0) {
+    memcpy(base, name, len - 6), base[len - 6] = 0, name = base;
+    o->fully_assoc = true;
+  }
   if (strcmp(name, "patent") == 0) return 0;
   if (strcmp(name, "steady") == 0) o->steady_state = true;
   else if (strcmp(name, "steady+mlp") == 0) o->steady_state = o->mlp = true;
@@ -221,7 +228,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     int active = fp->parallel ? pp->threads : 1;
     fp->work_fraction = fp->parallel ? work_fraction(f, pp->threads) : 1;
     const pa_reuse_hist *h = p->reuse_by_function && i < p->n_functions ? &p->reuse_by_function[i] : NULL;
-    fp->load_latency = pp_memory_model_footprint(t, h, footprint, active, fp->hit_fraction);
+    fp->load_latency = pp_memory_model_footprint(t, h, footprint, active, pp->o.fully_assoc, fp->hit_fraction);
     double stall_per_line = fp->load_latency - pp->l1_latency;
     if (stall_per_line < 0) stall_per_line = 0;
     double l1_bytes = 0;

@@ -24,11 +24,13 @@ typedef struct pp_options {
   bool mlp;             /* Little's law: a block takes at least its misses x latency / overlapping_misses */
   bool bandwidth;       /* roofline: a function takes at least bytes / bandwidth at each level */
   bool no_breakdown;    /* skip the compute/memory split (one simulation per block: faster) */
+  bool fully_assoc;     /* ablation: ignore the caches' associativity (the model before it) */
 } pp_options;
 
 /* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
 void pp_options_default(pp_options *o);
-/* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three). */
+/* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
+ * any of them + "-assoc": with fully associative caches. */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {
