@@ -10,7 +10,7 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 7
+#define BP_PRESETS 8
 #define BP_HEADLINE 4 /* steady+bw: portent's default model */
 const char *bp_preset_name(int k);
 

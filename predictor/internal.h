@@ -26,6 +26,7 @@ struct pp_predictor {
   int threads;
   double freq_ghz, issue_width, l1_latency, mlp;
   int native_bits;
+  double window;        /* reorder-buffer entries (pp_reorder_window) */
   int n_units;
   const char *unit_names[PP_MAX_UNITS];
   int unit_pipes[PP_MAX_UNITS];
@@ -46,6 +47,9 @@ size_t pp_timeline_size(void);
  * them scheduled together (makespan / executions). */
 double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges,
                           double executions);
+
+/* Reorder-buffer entries of the target's microarchitecture (published figures; 224 if unknown). */
+double pp_reorder_window(const ptg_target *t);
 
 /* Cost of (op, elem, bits) on the target, memoized; *unit gets the resource index. */
 ptg_inst_cost pp_inst_cost(pp_predictor *pp, ptg_op op, ptg_elem elem, int bits, int *unit);

@@ -178,3 +178,24 @@ double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_
   }
   return best;
 }
+
+/* Reorder-buffer entries by microarchitecture: how many instructions an out-of-order core
+ * holds in flight, which bounds how far consecutive instances of a latency-bound loop overlap.
+ * Zen 2 224, Zen 3 256 (AMD, Hot Chips 31 and 33); Zen 4 320 (AMD, Hot Chips 35); Zen 5 448
+ * (AMD Tech Day 2024; Chips and Cheese, "Zen 5's 2-ahead branch predictor and a giant ROB");
+ * Skylake(-SP) 224 (Intel 64 and IA-32 Optimization Reference Manual, table 2-x); Ice Lake /
+ * Sapphire Rapids 352 and 512 (same manual); Neoverse N1 128 (Arm, Hot Chips 31). Unknown: 224,
+ * the middle of that range. */
+double pp_reorder_window(const ptg_target *t) {
+  static const struct {
+    const char *uarch;
+    int entries;
+  } rob[] = {{"zen2", 224},         {"zen3", 256},       {"zen4", 320},  {"zen5", 448},
+             {"skylake-sp", 224},   {"skylake", 224},    {"cascadelake", 224},
+             {"icelake", 352},      {"sapphirerapids", 512}, {"neoverse-n1", 128},
+             {"neoverse-v1", 256},  {"neoverse-v2", 320}};
+  const char *u = t->microarchitecture ? t->microarchitecture : "";
+  for (size_t i = 0; i < PT_ARRAY_LEN(rob); i++)
+    if (strcmp(u, rob[i].uarch) == 0) return rob[i].entries;
+  return 224;
+}

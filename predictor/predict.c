@@ -23,13 +23,16 @@ int pp_options_preset(pp_options *o, const char *name) {
   bool nb = o->no_breakdown;
   memset(o, 0, sizeof *o);
   o->threads = threads, o->no_breakdown = nb;
-  /* NAME-assoc: the same without the caches' associativity (fully associative levels) */
-  char base[32];
-  size_t len = strlen(name);
-  if (len > 6 && len < sizeof base && strcmp(name + len - 6, "-assoc") == 0) {
-    memcpy(base, name, len - 6), base[len - 6] = 0, name = base;
-    o->fully_assoc = true;
+  /* NAME-assoc: fully associative caches; NAME+overlap: loop instances overlap */
+  char base[48];
+  snprintf(base, sizeof base, "%s", name);
+  for (bool more = true; more;) {
+    size_t len = strlen(base);
+    more = false;
+    if (len > 6 && strcmp(base + len - 6, "-assoc") == 0) base[len - 6] = 0, o->fully_assoc = more = true;
+    else if (len > 8 && strcmp(base + len - 8, "+overlap") == 0) base[len - 8] = 0, o->overlap = more = true;
   }
+  name = base;
   if (strcmp(name, "patent") == 0) return 0;
   if (strcmp(name, "steady") == 0) o->steady_state = true;
   else if (strcmp(name, "steady+mlp") == 0) o->steady_state = o->mlp = true;
@@ -56,6 +59,7 @@ pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag
   pp->freq_ghz = t->frequency_ghz.value > 0 ? t->frequency_ghz.value : 3;
   pp->issue_width = t->issue_width.value > 0 ? t->issue_width.value : 4;
   pp->native_bits = t->native_vector_bits > 0 ? t->native_vector_bits : 128;
+  pp->window = pp_reorder_window(t);
   pp->l1_latency = pp_level_latency(t, 1);
   if (!isfinite(pp->l1_latency)) pp->l1_latency = 4;
   pp->mlp = t->memory.overlapping_misses.value >= 1 ? t->memory.overlapping_misses.value : 10;
@@ -176,6 +180,24 @@ static int header_fp_phis(const pa_function *f, int loop) {
   return k;
 }
 
+/* Instances of a latency-bound single-block innermost loop that run at once: an instance
+ * whose accumulator starts afresh (no float phi carried by the enclosing loop) does not wait
+ * for the previous one, so the out-of-order core runs the next one as far as its reorder
+ * window reaches past the current one: 1 + window / (trip count x uops per iteration), and
+ * never faster than the block's resource bound. 1 when the loop is not such a loop. */
+static double loop_overlap(const pp_predictor *pp, const pa_profile *p, const pa_function *f, const pa_block *b,
+                           double execs, int uops, double cyc, double res) {
+  if (!pp->o.overlap || !pp->o.steady_state || b->loop < 0 || b->loop >= f->n_loops || uops <= 0) return 1;
+  const pa_loop *L = &f->loops[b->loop];
+  if (L->n_blocks != 1 || !(cyc > 1.1 * res) || !(res > 0)) return 1;
+  if (L->parent >= 0 && header_fp_phis(f, L->parent) > 0) return 1; /* accumulator carried across instances */
+  double entries = L->preheader >= 0 ? block_executions(p, f, &f->blocks[L->preheader]) : 0;
+  double trip = entries >= 1 ? execs / entries : L->trip_count;
+  if (!(trip >= 1)) return 1;
+  double inflight = 1 + pp->window / (trip * uops);
+  return inflight < cyc / res ? inflight : cyc / res;
+}
+
 pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   const ptg_target *t = pp->t;
   if (!p || p->version != PA_PROFILE_VERSION) {
@@ -274,6 +296,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bool issue;
       int unit;
       double res = pp_resource_bound(pp, b->n_nodes, ops, &issue, &unit);
+      double overlap = loop_overlap(pp, p, f, b, execs, uops, cyc, res);
+      if (overlap > 1) cyc /= overlap, compute /= overlap;
       bp->bound = res >= 0.9 * compute ? (issue ? PP_BOUND_ISSUE : PP_BOUND_UNIT) : PP_BOUND_LATENCY;
       if (bp->bound == PP_BOUND_UNIT) bp->unit = pt_strdup(r->arena, pp->unit_names[unit]); /* outlives pp */
       if (cyc > 1.1 * compute) bp->bound = PP_BOUND_MEMORY;

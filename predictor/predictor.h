@@ -25,12 +25,15 @@ typedef struct pp_options {
   bool bandwidth;       /* roofline: a function takes at least bytes / bandwidth at each level */
   bool no_breakdown;    /* skip the compute/memory split (one simulation per block: faster) */
   bool fully_assoc;     /* ablation: ignore the caches' associativity (the model before it) */
+  bool overlap;         /* steady state: consecutive instances of a latency-bound innermost loop
+                           overlap in the reorder window (off by default: docs/validation.md) */
 } pp_options;
 
 /* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
- * any of them + "-assoc": with fully associative caches. */
+ * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
+ * consecutive loop instances (steady-state presets). Suffixes combine ("steady+bw+overlap-assoc"). */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {
