@@ -72,7 +72,11 @@ static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int
       for (int q = 0; q < a->nw; q++)
         if (strcmp(a->w[q].name, wb->name) == 0) wa = &a->w[q];
       for (int j = 0; j < wb->n; j++) {
+        /* the same schedule: the same candidate number if its steps match (a random schedule
+         * drawn twice pairs with itself), otherwise the first with the same steps */
         int m = -1;
+        for (int q = 0; wa && q < wa->n && m < 0; q++)
+          if (wa->candidate[q] == wb->candidate[j] && strcmp(wa->steps[q], wb->steps[j]) == 0) m = q;
         for (int q = 0; wa && q < wa->n && m < 0; q++)
           if (strcmp(wa->steps[q], wb->steps[j]) == 0) m = q;
         if (m < 0) {
