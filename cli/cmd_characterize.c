@@ -10,7 +10,7 @@
 #include "microbench.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: portent characterize [-o FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--skip LIST] [--gpu]\n\n"
+  fprintf(f, "usage: portent characterize [-o FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--skip LIST] [--small-pages] [--gpu]\n\n"
              "Measures this machine (topology, instruction latency/throughput, caches, memory, thread\n"
              "pool) and writes a target description (docs/formats.md, \"Target description\"), to FILE\n"
              "or to stdout. Progress goes to stderr.\n\n"
@@ -20,6 +20,7 @@ static void usage(FILE *f) {
              "  --threads N    most threads for bandwidth and thread-pool figures (default: all cores)\n"
              "  --only LIST    instruction classes to measure, e.g. add:f32,fma:f32:512 (op[:type[:bits]])\n"
              "  --skip LIST    parts to leave out: memory, runtime, units (comma-separated)\n"
+             "  --small-pages  memory buffers in 4 KiB pages (default: 2 MiB where the kernel allows)\n"
              "  --reps N       timed repetitions per figure (default 5, --quick 3)\n"
              "  --gpu          also characterize the GPU (fails when there is none)\n");
 }
@@ -71,6 +72,8 @@ int cmd_characterize(int argc, char **argv) {
       o.name = argv[++i];
     } else if (strcmp(a, "--quick") == 0) {
       o.quick = true;
+    } else if (strcmp(a, "--small-pages") == 0) {
+      o.small_pages = true;
     } else if (strcmp(a, "--gpu") == 0) {
       o.gpu = true;
     } else if (strcmp(a, "--only") == 0 && has_value) {

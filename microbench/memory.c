@@ -15,9 +15,10 @@
 
 /* n bytes aligned to 2 MiB, advised to use transparent huge pages: with 4 KiB pages a random
  * chase over tens of MiB misses the TLB on most loads, and in a VM each miss is a nested
- * page walk, which would be timed as cache or memory latency. The ends of the over-sized
+ * page walk, which would be timed as cache or memory latency (--small-pages keeps 4 KiB pages
+ * to show that cost). The ends of the over-sized
  * mapping are returned at once, so munmap(p, n) frees it all. */
-static void *big_alloc(size_t n) {
+static void *big_alloc(size_t n, bool small_pages) {
   size_t len = n + HUGE_PAGE;
   char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return NULL;
@@ -25,7 +26,7 @@ static void *big_alloc(size_t n) {
   if (p > raw) munmap(raw, (size_t)(p - raw));
   size_t tail = (size_t)(raw + len - (p + n));
   if (tail) munmap(p + n, tail);
-  madvise(p, n, MADV_HUGEPAGE);
+  madvise(p, n, small_pages ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
   return p;
 }
 
@@ -101,7 +102,7 @@ static pmb_stats chase_ns(pmb_ctx *c, void **start, int k, void **starts) {
 
 static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
   ptg_target *t = c->t;
-  char *buf = big_alloc((size_t)max_bytes);
+  char *buf = big_alloc((size_t)max_bytes, c->o->small_pages);
   if (!buf) return pt_fail(d, PT_ERR_NOMEM, "cannot map %lld bytes for the latency test", (long long)max_bytes);
   int line = t->n_caches ? t->caches[0].line_bytes : 64;
   int cap = 64;
@@ -288,7 +289,7 @@ static int bandwidths(pmb_ctx *c, int64_t mem_bytes, pt_diag *d) {
   for (int i = 0; i < max_threads; i++) {
     int64_t need = mem_bytes / (i + 1) > biggest_cache / 2 ? mem_bytes / (i + 1) : biggest_cache / 2;
     per_thread[i] = (size_t)need + 3 * 4096;
-    if (!(bufs[i] = big_alloc(per_thread[i]))) {
+    if (!(bufs[i] = big_alloc(per_thread[i], c->o->small_pages))) {
       for (int k = 0; k < i; k++) munmap(bufs[k], per_thread[k]);
       return pt_fail(d, PT_ERR_NOMEM, "cannot map bandwidth buffers");
     }

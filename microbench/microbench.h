@@ -21,6 +21,7 @@ typedef struct {
   /* Restrict the instruction table, e.g. "add:f32,fma:f32:256" (op[:type[:bits]]); NULL: all. */
   const char *only;
   bool skip_memory, skip_runtime, skip_units;
+  bool small_pages; /* memory buffers in 4 KiB pages (MADV_NOHUGEPAGE): to see what TLB misses cost */
   bool gpu; /* also characterize a GPU; fails with PT_ERR_UNSUPPORTED when there is none */
 } pmb_options;
 
