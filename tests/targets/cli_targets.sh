@@ -38,4 +38,7 @@ check "the written file validates" '"$portent" targets validate "$tmp/q.json" > 
 check "no temporary file is left" '[ -z "$(ls "$tmp" | grep tmp)" ]'
 "$portent" characterize --bogus 2> /dev/null; rc=$?
 check "an unknown option exits 2" '[ $rc -eq 2 ]'
+"$portent" characterize --skip memory,bogus -o "$tmp/skip.json" 2> "$tmp/skip.txt"; rc=$?
+check "--skip with an unknown part exits 2" '[ $rc -eq 2 ] && grep -q "unknown part .bogus." "$tmp/skip.txt"'
+check "--skip with an unknown part leaves no file" '[ ! -e "$tmp/skip.json" ]'
 exit $fails
