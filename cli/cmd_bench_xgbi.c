@@ -231,7 +231,7 @@ int cmd_bench_xgbi(int argc, char **argv) {
   pp_xgb_view_release(&pre);
   unsigned char keep[PP_FEATURES_PER_STORE];
   int kept = rc ? 0 : pp_xgb_prune(&imp, threshold, keep);
-  if (!rc && kept == 0) rc = pt_fail(&d, PT_ERR_INPUT, "threshold %g prunes every feature", threshold);
+  if (!rc && kept == 0) rc = pt_fail(&d, PT_ERR_INPUT, "--threshold %g prunes every feature", threshold);
   if (rc) goto done;
   int used = 0;
   for (int f = 0; f < PP_FEATURES_PER_STORE; f++) used += imp.weight[f] > 0;
@@ -316,7 +316,7 @@ done:
   pp_xgb_data_free(&dd);
   if (rc) {
     fprintf(stderr, "portent bench xgbi: %s\n", d.msg);
-    return EXIT_FAILED;
+    return rc == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED; /* bad data or options, or a failure */
   }
   return EXIT_OK;
 }

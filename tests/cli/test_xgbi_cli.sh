@@ -20,6 +20,8 @@ has too-few "$tmp/err" "fewer than --start 3840"
 check no-data 2 "$portent" bench xgbi --start 10
 check bad-order 2 "$portent" bench xgbi --data $data --order random
 check missing 2 "$portent" bench xgbi --data /nonexistent.jsonl
+check all-pruned 2 "$portent" bench xgbi --data $data --start 128 --threshold 5
+has all-pruned "$tmp/err" "prunes every feature"
 check model 0 "$portent" tune matmul:32,24,40 --model xgb-imp:$data --trials 8 --measure-per-round 4 --population 32 \
   --generations 1 --min-time 0 --quiet
 check model-bad 2 "$portent" tune matmul:32,24,40 --model xgb-imp:/nonexistent.jsonl --trials 4 --quiet
