@@ -18,6 +18,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
           "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
+          "       [--replay SET]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--mca [N]] [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--svg FILE] [--json]\n"
           "       portent bench predict --from A [--mca [N]] [--worst K]\n\n"
@@ -32,6 +33,9 @@ static void usage(FILE *f) {
           "  --cache DIR       keep each candidate's measured time and profile in DIR and reuse them on\n"
           "                    the next run with the same seed (re-evaluates model changes without measuring)\n"
           "  --remeasure       with --cache: measure every candidate again, reusing only cached profiles\n"
+          "  --replay SET      measure and profile a saved set's schedules (its workloads, steps and\n"
+          "                    candidate numbers) instead of drawing random ones: how a second machine\n"
+          "                    makes a set that --cross pairs one to one with the first\n"
           "  --save DIR        write the set (target file, records with measured times, gzipped profiles)\n"
           "                    to DIR, e.g. data/predict/zen5, so it can be predicted later without running\n"
           "  --platform NAME   the platform name the saved records carry (default: DIR's last component)\n"
@@ -106,7 +110,7 @@ static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int
 
 int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
-  const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL;
+  const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
   bool remeasure = false, truth_min = false;
   unsigned long long seed = 1;
@@ -129,6 +133,7 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--svg") == 0 && has_val) svg = argv[++i];
     else if (strcmp(a, "--cache") == 0 && has_val) cache = argv[++i];
     else if (strcmp(a, "--remeasure") == 0) remeasure = true;
+    else if (strcmp(a, "--replay") == 0 && has_val) replay = argv[++i];
     else if (strcmp(a, "--truth") == 0 && has_val && (strcmp(argv[i + 1], "min") == 0 || strcmp(argv[i + 1], "median") == 0))
       truth_min = strcmp(argv[++i], "min") == 0;
     else if (strcmp(a, "--save") == 0 && has_val) save = argv[++i];
@@ -163,11 +168,21 @@ int cmd_bench_predict(int argc, char **argv) {
     ptg_target_free(t);
     return EXIT_USAGE;
   }
-  /* the workload list */
+  /* the workload list: --replay takes a saved set's workloads and schedules */
   int nw = 0;
   const char *names[64];
-  char *list = workloads ? strdup(workloads) : NULL;
-  if (list) {
+  char *list = workloads && !replay ? strdup(workloads) : NULL;
+  bp_set *from = NULL;
+  if (replay) {
+    char dir[1024];
+    bp_set_dir(replay, dir, sizeof dir);
+    if (!(from = bp_load(dir, false, &d))) {
+      fprintf(stderr, "portent bench predict: --replay: %s\n", d.msg);
+      ptg_target_free(t);
+      return EXIT_USAGE;
+    }
+    for (int i = 0; i < from->nw && nw < 64; i++) names[nw++] = from->w[i].name;
+  } else if (list) {
     /* a token that starts with a digit continues the previous spec: "mm512,matmul:32,24,40" */
     for (char *tok = strtok(list, ","); tok && nw < 64; tok = strtok(NULL, ","))
       if (nw > 0 && tok[0] >= '0' && tok[0] <= '9') tok[-1] = ',';
@@ -203,12 +218,23 @@ int cmd_bench_predict(int argc, char **argv) {
       continue;
     }
     bp_workload *wl = bp_set_workload(set, names[w]);
-    int cap = candidates + 1;
+    const bp_workload *rw = from ? &from->w[w] : NULL;
+    int cap = rw ? rw->n : candidates + 1;
     int attempts = 0;
-    for (int c = 0; wl && c < cap && attempts < 4 * cap; attempts++) {
+    for (int c = 0, k = 0; wl && c < cap && (rw ? k < rw->n : attempts < 4 * cap); attempts++, k++) {
       pt_diag dc = {0};
       pc_state *s = pc_state_new(prog);
-      int rc = attempts == 0 ? pc_schedule_default(s, 16, &dc) : pc_schedule_random(s, &rng, &dc);
+      int rc;
+      if (rw) { /* the saved set's schedule, under its candidate number */
+        int n_steps = 0;
+        pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
+        rc = pc_steps_from_json(rw->steps[k], &n_steps, steps, PC_MAX_STEPS, &dc);
+        if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, &dc);
+        free(steps);
+        attempts = rw->candidate[k];
+      } else
+        rc = attempts == 0 ? pc_schedule_default(s, 16, &dc) : pc_schedule_random(s, &rng, &dc);
+      char *steps_now = pc_steps_to_json(s->n_steps, s->steps);
       pc_measure_result mr = {0};
       char cpath[1200], ppath[1200];
       pa_profile *p = NULL;
@@ -223,9 +249,16 @@ int cmd_bench_predict(int argc, char **argv) {
           fclose(cf);
           if (cached && !(v > 0)) { /* a candidate that failed before */
             failed++;
-            pc_state_free(s);
+            pc_state_free(s), free(steps_now);
             continue;
           }
+          /* the cache is keyed by position: its steps must be this run's (the generator of
+           * random schedules changes between portent versions) */
+          char spath[1300];
+          snprintf(spath, sizeof spath, "%s.steps", cpath);
+          char *was = pt_read_file(spath, NULL, &dc);
+          if (!was || strcmp(was, steps_now) != 0) cached = false; /* older caches kept no steps */
+          free(was), pt_diag_clear(&dc);
           if (cached && (p = pa_profile_load(ppath, &dc))) mr.median_s = v;
           else cached = false, p = NULL;
         }
@@ -237,7 +270,7 @@ int cmd_bench_predict(int argc, char **argv) {
           failed++;
           if (cache && !cached) pt_write_file_atomic(cpath, "0\n", 2, &dc);
           pa_profile_free(p);
-          pc_state_free(s);
+          pc_state_free(s), free(steps_now);
           continue;
         }
       }
@@ -252,7 +285,10 @@ int cmd_bench_predict(int argc, char **argv) {
         if (p && cache) {
           char line[64];
           int len = snprintf(line, sizeof line, "%.9g\n", mr.median_s);
-          if (pa_profile_save(p, ppath, &dc) == 0) pt_write_file_atomic(cpath, line, (size_t)len, &dc);
+          char spath[1300];
+          snprintf(spath, sizeof spath, "%s.steps", cpath);
+          if (pa_profile_save(p, ppath, &dc) == 0 && pt_write_file_atomic(spath, steps_now, strlen(steps_now), &dc) == 0)
+            pt_write_file_atomic(cpath, line, (size_t)len, &dc);
         }
         if (c < 5) { /* the analytic cost model's way: counts only, no reuse */
           t0 = pt_now();
@@ -267,11 +303,11 @@ int cmd_bench_predict(int argc, char **argv) {
       if (!p) {
         fprintf(stderr, "  %s: profile failed: %s\n", names[w], dc.msg);
         failed++;
-        pc_state_free(s);
+        pc_state_free(s), free(steps_now);
         continue;
       }
       pc_record_from_measure(rec, s, &mr, !cached || remeasure ? t_measure : 0);
-      char *line = pc_record_format(rec), *steps = pc_steps_to_json(s->n_steps, s->steps);
+      char *line = pc_record_format(rec), *steps = steps_now;
       pc_state_free(s);
       bp_set_add(set, wl, attempts, mr.median_s, p, steps, line);
       if (mr.min_s > 0) bp_set_add_spread(wl, mr.min_s, mr.repeats);
@@ -286,6 +322,7 @@ int cmd_bench_predict(int argc, char **argv) {
     pc_program_free(prog);
   }
   free(rec);
+  bp_set_free(from);
   int rc = EXIT_OK;
   if (save) {
     const char *slash = strrchr(save, '/');

@@ -31,6 +31,14 @@ if command -v llvm-mca-19 >/dev/null; then
   has mca "$tmp/out" "^summary: [1-9][0-9]* loop bodies"
 fi
 
+# A second machine replays A's schedules: --cross pairs all of them, none skipped.
+check replay 0 "$portent" bench predict --replay "$tmp/a" --min-time 0.001 --svg "$tmp/s6.svg" --save "$tmp/r" --json
+has replay "$tmp/out" '"candidates": 3'
+check cross-replay 0 "$portent" bench predict --cross "$tmp/a" "$tmp/r" --svg "$tmp/s7.svg"
+has cross-replay "$tmp/out" "^matmul:32,24,40 *3 "
+if grep -q "skipped" "$tmp/out"; then echo "FAIL cross-replay: candidates skipped"; fail=1; fi
+check replay-missing 2 "$portent" bench predict --replay "$tmp/nothing"
+
 # B's records name schedules A has no profile for: skipped and said so.
 head -n 1 "$tmp/a/records.jsonl" >"$tmp/one" && cp -r "$tmp/a" "$tmp/c" && cp "$tmp/one" "$tmp/c/records.jsonl"
 check cross-subset 0 "$portent" bench predict --cross "$tmp/c" "$tmp/b" --svg "$tmp/s5.svg"
