@@ -14,6 +14,8 @@
 #include "tlp.h"
 #include "tune_models.h"
 
+static void print_row_now(const lb_data *data, const lb_opts *o, int m);
+
 /* The states of candidates [0, n) of a task (NULL where the steps do not replay). */
 static pc_state **task_states(const lb_task *t, const pc_program *p, int n) {
   pc_state **s = calloc((size_t)(n ? n : 1), sizeof *s);
@@ -82,6 +84,7 @@ static void run_online(lb_data *data, const lb_opts *o, const char *name) {
   }
   data->train_s[model] = pt_now() - t0;
   score_with(data, model, &cm, true, true, 0);
+  print_row_now(data, o, model);
   cm.free(cm.self);
 }
 
@@ -99,6 +102,7 @@ static void run_analytic(lb_data *data, const lb_opts *o) {
   score_with(data, model, &cm, false, true, o->analytic_per_task);
   fprintf(stderr, "bench learn: analytic ranked the first %d candidates of each test task in %.1f s\n",
           o->analytic_per_task, pt_now() - t0);
+  print_row_now(data, o, model);
   cm.free(cm.self);
   ptg_target_free(tg);
 }
@@ -267,7 +271,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
       data->train_s[model] = pt_now() - t0;
       fprintf(stderr, "bench learn: %s trained on %d platform(s) in %.1f s\n", v->name, ds.n_platforms,
               data->train_s[model]);
-      if (model >= 0) score_tlp(data, model, m, tp < 0 ? 0 : tp);
+      if (model >= 0) score_tlp(data, model, m, tp < 0 ? 0 : tp), print_row_now(data, o, model);
     }
   }
   if (m && keep) *keep = m;
@@ -279,6 +283,16 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
 }
 
 /* ---------------------------------------------------------------- tables */
+
+/* One model's line as soon as it is scored (a long run cut short keeps what it finished). */
+static void print_row_now(const lb_data *data, const lb_opts *o, int m) {
+  int sub = o->analytic_per_task;
+  bool partial = strcmp(data->model_names[m], "analytic") == 0;
+  fprintf(stderr, "bench learn: %-26s trained %.1f s: top-1 %.4f top-5 %.4f top-1@sub %.4f top-5@sub %.4f val top-1 %.4f\n",
+          data->model_names[m], data->train_s[m], partial ? NAN : lb_topk(data, m, LB_TEST, -1, 1, 0),
+          partial ? NAN : lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
+          lb_topk(data, m, LB_TEST, -1, 5, sub), partial ? NAN : lb_topk(data, m, LB_VAL, -1, 1, 0));
+}
 
 static void print_tables(const lb_data *data, const lb_opts *o) {
   printf("\ntest networks' tasks: weighted top-k (TLP's score; 1 = the model's pick is the fastest measured)\n");
@@ -328,10 +342,7 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
     int fd = mkstemp(aux_path);
     if (fd < 0) return pt_fail(d, PT_ERR_IO, "cannot create a temporary file for the auxiliary labels");
     close(fd);
-    int n_aux = 0;
-    double t0 = pt_now();
-    int rc = write_aux_records(data, o, aux_path, &n_aux, d);
-    fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor in %.1f s\n", n_aux, pt_now() - t0);
+    int n_aux = 0, rc = 0;
     const tlp_variant variants[] = {
         {"tlp 7%", true, false, true, 0.07},
         {"mtl-tlp 7% (real only)", true, false, false, 0.07},
@@ -339,6 +350,13 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
         {"mtl-tlp 100% +analytic aux", true, true, false, 1},
     };
     for (size_t i = 0; i < sizeof variants / sizeof variants[0] && rc == 0; i++) {
+      if (i == 2) { /* the auxiliary labels, once the variants without them have run */
+        double t0 = pt_now();
+        rc = write_aux_records(data, o, aux_path, &n_aux, d);
+        fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor in %.1f s\n", n_aux,
+                pt_now() - t0);
+        if (rc < 0) break;
+      }
       if (i == 1 && data->n_targets < 2) {
         printf("mtl-tlp without auxiliary platforms: the records hold one platform, so it is tlp 7%%\n");
         continue;
