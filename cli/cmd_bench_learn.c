@@ -27,7 +27,8 @@ static void usage(FILE *f) {
           "                           test task (default 8); every model is also scored on that subset\n"
           "  --aux-targets LIST       MTL-TLP's auxiliary platforms, labelled by the analytic predictor on\n"
           "                           those targets for the first --aux-per-task N (default 4) schedules of\n"
-          "                           each training task (default: Skylake-SP and Neoverse N1 shipped files)\n"
+          "                           each training task, at least 2 (default: Skylake-SP and Neoverse N1\n"
+          "                           shipped files)\n"
           "  --epochs 20 --batch 128 --width 128   TLP's training (TLP's reference: 50, 1024, 256)\n"
           "  --quick                  a few tasks, tiny network, for tests\n");
 }
@@ -72,9 +73,15 @@ int cmd_bench_learn(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
-      o.aux_per_task < 0) {
+  if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch positive; --width a multiple of 8\n");
+    return EXIT_USAGE;
+  }
+  /* Labels are min_latency / latency within a task: one labelled schedule per task is always 1,
+   * so an auxiliary platform would give LambdaRank no pair to rank (measured: MTL-TLP then equals
+   * TLP to the last digit). */
+  if (o.aux_per_task < 2) {
+    fprintf(stderr, "portent bench learn: --aux-per-task must be at least 2 (one label per task ranks nothing)\n");
     return EXIT_USAGE;
   }
   char *aux_buf, *model_buf;

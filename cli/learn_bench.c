@@ -16,7 +16,7 @@ void lb_opts_default(lb_opts *o) {
 void lb_opts_quick(lb_opts *o) {
   o->quick = true;
   o->epochs = 3, o->width = 16, o->batch = 64;
-  o->analytic_per_task = 2, o->aux_per_task = 1;
+  o->analytic_per_task = 2, o->aux_per_task = 2;
   o->max_test_tasks = 3, o->max_train_tasks = 6;
   o->throughput_s = 0.2;
 }

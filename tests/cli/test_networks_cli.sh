@@ -46,6 +46,8 @@ has bench-learn "$tmp/out" "^tlp  "
 has bench-learn "$tmp/out" "^xgb  "
 has bench-learn "$tmp/out" "candidates/s"
 has bench-learn "$tmp/out" "bert_tiny"
+check bench-learn-aux1 2 "$portent" bench learn --data $sample --quick --aux-per-task 1
+has bench-learn-aux1 "$tmp/err" "at least 2"
 check bench-learn-nodata 2 "$portent" bench learn --quick
 check bench-learn-notest 2 "$portent" bench learn --quick --data "$tmp/n.jsonl" --models xgb
 exit $fail
