@@ -126,7 +126,7 @@ typedef struct pa_profile {
   int version;
   const char *module_id;     /* FNV-1a 64 of the module's IR text, hex */
   const char *source;        /* file name or "<memory>" */
-  const char *counts_source; /* "instrumented" or "none" (static profile only) */
+  const char *counts_source; /* "instrumented", "static" (counted without running) or "none" */
   const char *entry;         /* function that was run, or NULL */
   uint64_t seed;
   double sample_rate;        /* 1 = every line; SHARDS rate otherwise; 0 = not measured */
@@ -203,6 +203,19 @@ typedef struct {
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */
 pa_profile *pa_profile_static(const pa_module *m, pt_diag *d);
+
+typedef struct {
+  const char *entry; /* the function run once; NULL = the first externally visible one */
+  int threads;       /* pt_pool threads the parallel bodies are divided over (0 -> 1) */
+} pa_static_opts;
+/* Static analysis plus every block's count without running, in the form an instrumented run
+ * gives (count(F), count per call, threads, parallel; counts_source "static"): the entry runs
+ * once, calls and pt_parallel_for pass their executions on, and each parallel body (named in
+ * !portent.parallel) runs once per non-empty chunk of the pool's static partition, so the
+ * counts per call are the average over chunks. Branches may depend on loop indices, chunk
+ * bounds and constants (guards of non-dividing splits included), not on memory. NULL with
+ * PT_ERR_UNSUPPORTED naming the function and block otherwise: run it instrumented instead. */
+pa_profile *pa_profile_static_counts(const pa_module *m, const pa_static_opts *o, pt_diag *d);
 /* Static analysis plus one instrumented run of spec->entry in a child process. */
 pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt,
                              pt_diag *d);

@@ -38,8 +38,28 @@ bool pa_dominates(const pa_function *f, int a, int b);
 int pa_reverse_postorder(const pa_function *f, int *order);
 /* loops.c: natural loops with nesting and static trip counts. */
 void pa_loops_build(pt_arena *a, LLVMValueRef fn, pa_function *f, const pa_ptrmap *bbmap);
-/* counts.c: static_count_per_call of every block, or -1 everywhere (returns < 0). */
-int pa_static_counts(pa_function *f);
+/* Smallest k >= 0 with !stay(v0 + k*step), stay being `v pred c` on values in [lo, hi];
+ * -1 if there is none or the induction value would wrap. */
+int64_t pa_first_exit(LLVMIntPredicate pred, __int128 v0, __int128 step, __int128 c, __int128 lo, __int128 hi);
+LLVMIntPredicate pa_pred_negate(LLVMIntPredicate p); /* !(a p b) == a negate(p) b */
+LLVMIntPredicate pa_pred_swap(LLVMIntPredicate p);   /* a p b == b swap(p) a */
+/* If v is `add phi, C` / `add C, phi` / `sub phi, C`: the phi, and the signed step in *step. */
+LLVMValueRef pa_as_increment(LLVMValueRef v, int64_t *step);
+
+/* counts.c: block executions of one call, by interpreting the function's control flow on
+ * the integer values its branches depend on (loop indices, arguments, constants), with
+ * loops whose iterations all take the same path executed once and multiplied. */
+typedef struct pa_counter pa_counter;
+pa_counter *pa_counter_new(LLVMValueRef fn, const pa_function *f);
+void pa_counter_free(pa_counter *c);
+/* Adds one call's executions of each block to counts[n_blocks]. args[i] is the value of
+ * integer parameter i when known[i] (others are unknown). Returns < 0 and fills d (naming
+ * the function and the block) when a branch depends on something else (a load, an unknown
+ * argument) or when counting would take too long. */
+int pa_counter_run(pa_counter *c, const int64_t *args, const bool *known, int64_t *counts, pt_diag *d);
+/* static_count_per_call of every block for a call with unknown arguments, or -1 everywhere
+ * (returns < 0). */
+int pa_static_counts(pa_function *f, LLVMValueRef fn);
 /* taskgraph.c: nodes, edges and features of each block. */
 void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f);
 void pa_features_add(pa_features *sum, const pa_features *x);

@@ -18,7 +18,7 @@ static bool in_list(const int *xs, int n, int x) {
 static bool loop_has(const pa_loop *l, int b) { return in_list(l->blocks, l->n_blocks, b); }
 
 /* Smallest k >= 0 with !stay(v0 + k*step), stay being `v pred c`; -1 if none or it wraps. */
-static int64_t first_exit(LLVMIntPredicate pred, __int128 v0, __int128 step, __int128 c, __int128 lo,
+int64_t pa_first_exit(LLVMIntPredicate pred, __int128 v0, __int128 step, __int128 c, __int128 lo,
                           __int128 hi) {
   __int128 k;
   switch (pred) {
@@ -53,7 +53,7 @@ static int64_t first_exit(LLVMIntPredicate pred, __int128 v0, __int128 step, __i
   return (int64_t)k;
 }
 
-static LLVMIntPredicate negate(LLVMIntPredicate p) {
+LLVMIntPredicate pa_pred_negate(LLVMIntPredicate p) {
   switch (p) {
   case LLVMIntEQ: return LLVMIntNE;
   case LLVMIntNE: return LLVMIntEQ;
@@ -68,7 +68,7 @@ static LLVMIntPredicate negate(LLVMIntPredicate p) {
   }
 }
 
-static LLVMIntPredicate swap(LLVMIntPredicate p) { /* a pred b  ==  b swap(pred) a */
+LLVMIntPredicate pa_pred_swap(LLVMIntPredicate p) { /* a pred b  ==  b swap(pred) a */
   switch (p) {
   case LLVMIntSLT: return LLVMIntSGT;
   case LLVMIntSGT: return LLVMIntSLT;
@@ -89,7 +89,7 @@ static LLVMValueRef incoming_from(LLVMValueRef phi, LLVMBasicBlockRef bb) {
 }
 
 /* If v is `add phi, C` / `add C, phi` / `sub phi, C`, the phi and the signed step. */
-static LLVMValueRef as_increment(LLVMValueRef v, int64_t *step) {
+LLVMValueRef pa_as_increment(LLVMValueRef v, int64_t *step) {
   if (!v || !LLVMIsAInstruction(v)) return NULL;
   LLVMOpcode op = LLVMGetInstructionOpcode(v);
   if (op != LLVMAdd && op != LLVMSub) return NULL;
@@ -127,7 +127,7 @@ static int64_t trip_count(LLVMBasicBlockRef *bbs, const pa_function *f, const pa
     LLVMValueRef t = x;
     x = bound;
     bound = t;
-    pred = swap(pred);
+    pred = pa_pred_swap(pred);
   }
   if (!LLVMIsAConstantInt(bound)) return -1;
   /* The branch stays in the loop on true or on false. */
@@ -135,15 +135,15 @@ static int64_t trip_count(LLVMBasicBlockRef *bbs, const pa_function *f, const pa
   int t_idx = -1;
   for (int i = 0; i < f->n_blocks; i++)
     if (bbs[i] == t_succ) t_idx = i;
-  if (!loop_has(l, t_idx)) pred = negate(pred);
+  if (!loop_has(l, t_idx)) pred = pa_pred_negate(pred);
   /* x is the phi itself or its increment. */
   int64_t step = 0, offset = 0;
   LLVMValueRef phi = NULL;
   if (LLVMIsAPHINode(x) && LLVMGetInstructionParent(x) == bbs[l->header]) {
     phi = x;
-    if (as_increment(incoming_from(phi, bbs[l->latches[0]]), &step) != phi) return -1;
+    if (pa_as_increment(incoming_from(phi, bbs[l->latches[0]]), &step) != phi) return -1;
   } else {
-    phi = as_increment(x, &step);
+    phi = pa_as_increment(x, &step);
     if (!phi || LLVMGetInstructionParent(phi) != bbs[l->header]) return -1;
     if (incoming_from(phi, bbs[l->latches[0]]) != x) return -1;
     offset = step;
@@ -167,7 +167,7 @@ static int64_t trip_count(LLVMBasicBlockRef *bbs, const pa_function *f, const pa
   }
   v0 += offset;
   if (v0 < lo || v0 > hi) return -1;
-  int64_t k = first_exit(pred, v0, step, c, lo, hi);
+  int64_t k = pa_first_exit(pred, v0, step, c, lo, hi);
   return k < 0 ? -1 : k + 1;
 }
 

@@ -46,7 +46,7 @@ pa_profile *pa_profile_static(const pa_module *m, pt_diag *d) {
     pa_cfg_build(a, fns[i], f, &bbmap);
     pa_loops_build(a, fns[i], f, &bbmap);
     pa_taskgraph_build(a, fns[i], f);
-    pa_static_counts(f);
+    pa_static_counts(f, fns[i]);
     pa_ptrmap_free(&bbmap);
     pa_features_add(&p->features, &f->features);
   }

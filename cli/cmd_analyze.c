@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--seed S] [--timeout SEC] [--no-reuse] [--json]\n"
+          "       [--window LINES] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
           "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
           "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
           "                    seeded inputs (schedule options as for `portent compile --help`)\n"
@@ -28,6 +28,9 @@ static void usage(FILE *f) {
           "  --seed S          seed of the random argument data (overrides the spec's)\n"
           "  --timeout SEC     kill the instrumented run after SEC seconds (overrides the spec's)\n"
           "  --no-reuse        block counts only (no memory-access hooks: faster)\n"
+          "  --static-counts   block counts without running (counts_source \"static\"): from the loop\n"
+          "                    nest, parallel bodies divided over --threads (or the spec's pool) as\n"
+          "                    the pool does; no reuse. Exit 1 when a branch depends on memory\n"
           "  --json            with -o: print the summary as JSON\n"
           "Exit 1 if the kernel crashed or hung, 2 for bad usage or input (malformed IR or spec).\n");
 }
@@ -42,7 +45,8 @@ static void summary(const pa_profile *p, const char *out, bool json) {
     return;
   }
   printf("%s: module %s, %d function(s), counts %s", out, p->module_id, p->n_functions, p->counts_source);
-  if (p->entry) printf(" (ran %s in %.3f s on %d thread(s))", p->entry, p->run_seconds, p->threads);
+  if (p->entry && strcmp(p->counts_source, "static") == 0) printf(" (from %s, %d thread(s))", p->entry, p->threads);
+  else if (p->entry) printf(" (ran %s in %.3f s on %d thread(s))", p->entry, p->run_seconds, p->threads);
   printf("\n");
   for (int i = 0; i < p->n_functions; i++) {
     const pa_function *f = &p->functions[i];
@@ -81,7 +85,7 @@ static int emit(pa_profile *p, const char *out, bool json, int fail_code, pt_dia
 int cmd_analyze(int argc, char **argv) {
   const char *input = NULL, *spec_path = NULL, *out = NULL;
   pa_options opt = {.sample_rate = 1};
-  bool json = false, have_seed = false;
+  bool json = false, have_seed = false, static_counts = false;
   unsigned long long seed = 0;
   double timeout = 0;
   schedule_args sa = {0};
@@ -97,6 +101,7 @@ int cmd_analyze(int argc, char **argv) {
       return EXIT_OK;
     } else if (strcmp(arg, "--json") == 0) json = true;
     else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
+    else if (strcmp(arg, "--static-counts") == 0) static_counts = true;
     else if (strcmp(arg, "--spec") == 0 && has_val) spec_path = argv[++i];
     else if (strcmp(arg, "-o") == 0 && has_val) out = argv[++i];
     else if (strcmp(arg, "--sample") == 0 && has_val) {
@@ -152,7 +157,12 @@ int cmd_analyze(int argc, char **argv) {
     pc_lower_opts lo = {0};
     pc_kernel *k = pc_lower(s, &lo, &d);
     pa_profile *p = NULL;
-    if (k) {
+    if (k && static_counts) {
+      pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
+      pa_static_opts so = {pc_kernel_name(k), threads};
+      p = pa_profile_static_counts(m, &so, &d);
+      pa_module_free(m);
+    } else if (k) {
       int64_t sizes[PC_MAX_STAGES];
       for (int b = 0; b < pc_kernel_n_buffers(k); b++) sizes[b] = pc_kernel_buffer_numel(k, b);
       pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), pc_kernel_n_buffers(k), sizes, threads,
@@ -180,7 +190,14 @@ int cmd_analyze(int argc, char **argv) {
   }
   if (spec && have_seed) spec->seed = seed;
   if (spec && timeout > 0) spec->timeout_s = timeout;
-  pa_profile *p = spec ? pa_profile_build(m, spec, &opt, &d) : pa_profile_static(m, &d);
+  pa_profile *p;
+  if (static_counts) {
+    /* the spec names the entry and the pool's threads; without one, the first visible function */
+    pa_static_opts so = {spec ? spec->entry : NULL, 1};
+    for (int i = 0; spec && i < spec->n_args; i++)
+      if (spec->args[i].kind == PA_ARG_POOL) so.threads = spec->args[i].threads;
+    p = pa_profile_static_counts(m, &so, &d);
+  } else p = spec ? pa_profile_build(m, spec, &opt, &d) : pa_profile_static(m, &d);
   int rc = emit(p, out, json, d.err == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED, &d);
   pa_run_spec_free(spec);
   pa_module_free(m);

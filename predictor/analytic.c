@@ -31,26 +31,18 @@ pa_profile *pp_profile_state(const pc_state *s, int threads, const pa_options *o
   return p;
 }
 
-/* Counts without running: a kernel with no parallel body whose every block has a count
- * derived from static trip counts (no data-dependent branches, e.g. no guards of
- * non-dividing splits). NULL otherwise. */
-static pa_profile *static_profile(const pc_state *s, pt_diag *d) {
+/* Counts without running (analyzer's pa_profile_static_counts): every block's count from the
+ * loop nest, parallel bodies divided over `threads` as the pool divides them, guards of
+ * non-dividing splits counted. NULL when a branch depends on memory or counting would take
+ * too long; the caller then runs the candidate instrumented. */
+static pa_profile *static_profile(const pc_state *s, int threads, pt_diag *d) {
   pc_lower_opts lo = {0};
   pc_kernel *k = pc_lower(s, &lo, d);
   if (!k) return NULL;
-  pa_profile *p = NULL;
-  if (pc_kernel_n_parallel(k) == 0) {
-    pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
-    p = m ? pa_profile_static(m, d) : NULL;
-    pa_module_free(m);
-    for (int i = 0; p && i < p->n_functions; i++)
-      for (int j = 0; j < p->functions[i].n_blocks; j++)
-        if (p->functions[i].blocks[j].static_count_per_call < 0) {
-          pa_profile_free(p);
-          p = NULL;
-          break;
-        }
-  }
+  pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
+  pa_static_opts so = {pc_kernel_name(k), threads > 0 ? threads : 1};
+  pa_profile *p = m ? pa_profile_static_counts(m, &so, d) : NULL;
+  pa_module_free(m);
   pc_kernel_free(k);
   return p;
 }
@@ -64,7 +56,7 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
     pt_diag di = {0};
     scores[i] = 0;
     pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse};
-    pa_profile *p = a->o.reuse ? NULL : static_profile(states[i], &di);
+    pa_profile *p = a->o.reuse ? NULL : static_profile(states[i], a->o.profile_threads, &di);
     if (p) a->static_profiles++;
     else p = pp_profile_state(states[i], a->o.profile_threads, &po, a->o.timeout_s > 0 ? a->o.timeout_s : 5, &di);
     if (!p) continue; /* a candidate that does not lower or crashes ranks last */

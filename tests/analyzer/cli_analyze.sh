@@ -26,6 +26,14 @@ grep -q '"sample_rate": 0.5' "$T/s.txt" || fail "sampled summary: $(cat "$T/s.tx
 cmp -s "$T/s2.json" "$T/s3.json" || fail "two sampled runs with one seed differ"
 "$P" analyze "$K/gemm.ll" > "$T/static.json" || fail "static profile"
 grep -q '"counts_source":"none"' "$T/static.json" || fail "static profile counts_source"
+# Counts without running equal the instrumented run's, for a parallel kernel over 3 threads.
+"$P" analyze "matmul:40,24,36" --threads 3 --static-counts -o "$T/sc.json" > "$T/sc.txt" || fail "--static-counts"
+grep -q 'counts static' "$T/sc.txt" || fail "--static-counts summary: $(cat "$T/sc.txt")"
+"$P" analyze "matmul:40,24,36" --threads 3 --no-reuse -o "$T/ic.json" > /dev/null || fail "instrumented counts"
+for f in sc ic; do
+  sed -e 's/"counts_source":"[a-z]*"//' -e 's/"seed":[0-9]*//' -e 's/"static_count_per_call":[-0-9.e+]*//g' "$T/$f.json" > "$T/$f.cmp"
+done
+cmp -s "$T/sc.cmp" "$T/ic.cmp" || fail "static and instrumented counts differ"
 
 "$P" analyze "$F/crash.ll" --spec "$F/crash_spec.json" -o "$T/c.json" 2> "$T/err.txt"
 rc=$?

@@ -1,0 +1,244 @@
+/* Static block counts (pa_profile_static_counts) against the instrumented count-only run, block
+ * by block and exactly, for every suite workload under its default schedule and random ones
+ * (parallel bodies, non-dividing splits and their guards), on a pool of 3 threads so chunks
+ * differ in size; then a matmul and a conv loop nest whose counts are worked out by hand. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/analyzer.h"
+#include "compiler/compiler.h"
+#include "test.h"
+#include "util.h"
+
+#define THREADS 3
+
+typedef struct {
+  int lowered, counted, compared;
+  double static_s, run_s;
+} tally;
+
+static pa_profile *static_of(pc_kernel *k, int threads, pt_diag *d) {
+  pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
+  pa_static_opts so = {pc_kernel_name(k), threads};
+  pa_profile *p = pa_profile_static_counts(m, &so, d);
+  pa_module_free(m);
+  return p;
+}
+
+static pa_profile *instrumented_of(pc_kernel *k, int threads, pt_diag *d) {
+  int nb = pc_kernel_n_buffers(k);
+  int64_t sizes[PC_MAX_STAGES];
+  for (int b = 0; b < nb; b++) sizes[b] = pc_kernel_buffer_numel(k, b);
+  pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), nb, sizes, threads, 1);
+  spec->timeout_s = 30;
+  pa_options opt = {.no_reuse = true};
+  pa_profile *p = pa_profile_llvm(pc_kernel_module(k), spec, &opt, d);
+  pa_run_spec_free(spec);
+  return p;
+}
+
+/* Every field the predictor reads from counts: equal, not close. */
+static void same_counts(const char *what, const pa_profile *s, const pa_profile *r) {
+  CHECK_MSG(strcmp(s->counts_source, "static") == 0, "%s: counts_source %s", what, s->counts_source);
+  CHECK_MSG(s->n_functions == r->n_functions && s->threads == r->threads, "%s: %d/%d functions, %d/%d threads", what,
+            s->n_functions, r->n_functions, s->threads, r->threads);
+  for (int i = 0; i < s->n_functions && i < r->n_functions; i++) {
+    const pa_function *fs = &s->functions[i], *fr = &r->functions[i];
+    CHECK_MSG(fs->calls == fr->calls && fs->threads == fr->threads && fs->parallel == fr->parallel,
+              "%s: %s: calls %llu/%llu threads %d/%d parallel %d/%d (static/instrumented)", what, fs->name,
+              (unsigned long long)fs->calls, (unsigned long long)fr->calls, fs->threads, fr->threads, fs->parallel,
+              fr->parallel);
+    for (int b = 0; b < fs->n_blocks && b < fr->n_blocks; b++)
+      CHECK_MSG(fs->blocks[b].count == fr->blocks[b].count && fs->blocks[b].count_per_call == fr->blocks[b].count_per_call,
+                "%s: %s/%s: static %llu (%g per call), instrumented %llu (%g per call)", what, fs->name,
+                fs->blocks[b].name, (unsigned long long)fs->blocks[b].count, fs->blocks[b].count_per_call,
+                (unsigned long long)fr->blocks[b].count, fr->blocks[b].count_per_call);
+  }
+}
+
+/* Lowers one schedule and, when it counts statically, compares with the run. */
+static void compare(const char *what, const pc_state *s, tally *t, bool run) {
+  pt_diag d = {0};
+  pc_lower_opts lo = {0};
+  pc_kernel *k = pc_lower(s, &lo, &d);
+  if (!k) return; /* schedules the lowering refuses are the compiler's tests' business */
+  t->lowered++;
+  double t0 = pt_now();
+  pa_profile *sp = static_of(k, THREADS, &d);
+  t->static_s += pt_now() - t0;
+  if (!sp) {
+    printf("  %s: no static counts: %s\n", what, d.msg);
+  } else if (run) {
+    t->counted++;
+    t0 = pt_now();
+    pt_diag dr = {0};
+    pa_profile *rp = instrumented_of(k, THREADS, &dr);
+    t->run_s += pt_now() - t0;
+    CHECK_MSG(rp, "%s: %s", what, dr.msg);
+    if (rp) {
+      same_counts(what, sp, rp);
+      t->compared++;
+    }
+    pa_profile_free(rp);
+  } else t->counted++;
+  pa_profile_free(sp);
+  pc_kernel_free(k);
+}
+
+/* The suite's operators at sizes whose instrumented runs take milliseconds under any
+ * schedule (random ones are not vectorized or parallel): same loop nests, same guards. */
+static const char *const small_of[][2] = {
+    {"mm512", "matmul:64,72,80"},
+    {"mm1024", "matmul:96,64,48"},
+    {"bert_qkv", "matmul:32,96,144"},
+    {"bert_ffn1", "matmul_relu:32,96,192"},
+    {"conv_r50_1", "conv2d_nchw:1,3,30,30,16,7,7,2,3,1,1"},
+    {"conv_r50_2", "conv2d_nchw:1,16,14,14,16,3,3,1,1,1,1"},
+    {"conv_r50_3", "conv2d_nchw:1,24,10,10,24,3,3,1,1,1,1"},
+    {"conv_r50_4", "conv2d_nchw:1,32,7,7,32,3,3,1,1,1,1"},
+    {"conv_r50_5", "conv2d_nchw:1,64,5,5,64,3,3,1,1,1,1"},
+    {"conv_pw", "conv2d_nchw:1,16,14,14,64,1,1,1,0,1,1"},
+    {"dwconv_mb", "depthwise_conv2d_nchw:1,8,28,28,3,3,1,1"},
+};
+
+/* Schedules of one workload: the default one and n_random random ones (fixed seed). */
+static void schedules(const char *workload, uint64_t seed, int n_random, bool run_default, bool run_random, tally *t) {
+  pt_diag d = {0};
+  pc_program *p = pc_workload_build(workload, &d);
+  CHECK_MSG(p, "%s: %s", workload, d.msg);
+  if (!p) return;
+  pt_rng rng = {seed};
+  for (int i = -1; i < n_random; i++) {
+    pc_state *s = pc_state_new(p);
+    int rc = i < 0 ? pc_schedule_default(s, 16, &d) : pc_schedule_random(s, &rng, &d);
+    CHECK_MSG(rc == 0, "%s: schedule %d: %s", workload, i, d.msg);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s %d", workload, i < 0 ? "default" : "random", i);
+    if (rc == 0) compare(what, s, t, i < 0 ? run_default : run_random);
+    pc_state_free(s);
+  }
+  pc_program_free(p);
+}
+
+static void test_suite(bool quick) {
+  CHECK(pc_suite_count() == (int)PT_ARRAY_LEN(small_of)); /* a new suite workload needs a small twin here */
+  tally full = {0}, small = {0};
+  for (int w = 0; w < pc_suite_count(); w++) {
+    const char *name = pc_suite_name(w), *twin = NULL;
+    for (size_t i = 0; i < PT_ARRAY_LEN(small_of); i++)
+      if (strcmp(small_of[i][0], name) == 0) twin = small_of[i][1];
+    CHECK_MSG(twin, "%s has no small twin", name);
+    /* the suite workload itself: default schedule against the run, random ones counted only */
+    schedules(name, 7001 + (uint64_t)w, quick ? 2 : 8, w % (quick ? 4 : 2) == 0, false, &full);
+    if (twin) schedules(twin, 9001 + (uint64_t)w, quick ? 1 : 2, true, true, &small);
+  }
+  printf("suite sizes: %d schedules lowered, %d counted statically, %d compared with the instrumented run "
+         "(static %.3f s, instrumented %.3f s in all)\n", full.lowered, full.counted, full.compared, full.static_s, full.run_s);
+  printf("small twins: %d schedules lowered, %d counted statically, %d compared with the instrumented run "
+         "(static %.3f s, instrumented %.3f s in all)\n", small.lowered, small.counted, small.compared, small.static_s,
+         small.run_s);
+  /* Most random schedules count statically (guards included). */
+  CHECK_MSG(full.counted * 10 >= full.lowered * 9, "only %d of %d schedules counted statically", full.counted, full.lowered);
+  CHECK_MSG(small.counted * 10 >= small.lowered * 9, "only %d of %d schedules counted statically", small.counted,
+            small.lowered);
+}
+
+static pc_kernel *lower_steps(const char *workload, const char *steps_json, pc_program **prog) {
+  pt_diag d = {0};
+  *prog = pc_workload_build(workload, &d);
+  CHECK_MSG(*prog, "%s", d.msg);
+  if (!*prog) return NULL;
+  pc_state *s = pc_state_new(*prog);
+  pc_step steps[16];
+  int n = 0;
+  int rc = steps_json ? pc_steps_from_json(steps_json, &n, steps, 16, &d) : 0;
+  if (!rc) rc = pc_state_apply_all(s, n, steps, &d);
+  CHECK_MSG(rc == 0, "%s", d.msg);
+  pc_lower_opts lo = {0};
+  pc_kernel *k = rc ? NULL : pc_lower(s, &lo, &d);
+  CHECK_MSG(k, "%s", d.msg);
+  pc_state_free(s);
+  return k;
+}
+
+static uint64_t count_of(const pa_function *f, const char *block) {
+  const pa_block *b = block_named(f, block);
+  CHECK_MSG(b, "%s: no block %s", f ? f->name : "?", block);
+  return b ? b->count : 0;
+}
+
+/* C[64,40] = A[64,48] x B[48,40] with i split by 5 (13 x 5 covers 65 rows: a guard) and the
+ * outer i parallel over 3 threads: chunks of 5, 4 and 4 iterations of i.0. O3 unrolls i.1
+ * into five copies of the j/k nest, copy u guarded by 5 i.0 + u < 64. */
+static void test_matmul_by_hand(void) {
+  pc_program *prog;
+  pc_kernel *k = lower_steps("matmul:64,48,40", "[[\"SP\",2,0,64,[5],1],[\"AN\",2,0,3]]", &prog);
+  if (!k) return;
+  pt_diag d = {0};
+  pa_profile *p = static_of(k, THREADS, &d);
+  CHECK_MSG(p, "%s", d.msg);
+  const pa_function *f = p ? pa_profile_function(p, "portent_matmul_par0") : NULL;
+  CHECK(f && f->calls == 3 && f->threads == 3 && f->parallel);
+  const pa_function *kf = p ? pa_profile_function(p, "portent_matmul") : NULL;
+  CHECK(kf && kf->calls == 1 && kf->threads == 1 && !kf->parallel);
+  if (f) {
+    CHECK(count_of(f, "i.0") == 13);                  /* i.0 over all chunks */
+    CHECK(count_of(f, "k.us.us") == 13 * 40 * 48);    /* copy 0: 5 i.0 < 64 for all 13 */
+    CHECK(count_of(f, "k.us.us.4") == 12 * 40 * 48);  /* copy 4: 5 i.0 + 4 < 64 for i.0 <= 11 */
+    CHECK(count_of(f, "j.us.4") == 12 * 40);
+    uint64_t k_total = 0; /* the k loop body runs once per multiply-add: N x M x L */
+    for (int b = 0; b < f->n_blocks; b++)
+      if (strncmp(f->blocks[b].name, "k.", 2) == 0) k_total += f->blocks[b].count;
+    CHECK_MSG(k_total == 64 * 40 * 48, "k bodies ran %llu times", (unsigned long long)k_total);
+    CHECK(block_named(f, "k.us.us.4") && block_named(f, "k.us.us.4")->count_per_call == 12 * 40 * 48 / 3.0);
+  }
+  /* one thread: one call over all 13 iterations */
+  pa_profile *p1 = static_of(k, 1, &d);
+  const pa_function *f1 = p1 ? pa_profile_function(p1, "portent_matmul_par0") : NULL;
+  CHECK(f1 && f1->calls == 1 && f1->threads == 1 && !f1->parallel && count_of(f1, "k.us.us.4") == 12 * 40 * 48);
+  pa_profile_free(p1);
+  pa_profile_free(p);
+  pc_kernel_free(k);
+  pc_program_free(prog);
+}
+
+/* conv2d NCHW, 1x4x10x10 input, 6 filters of 3x3, stride 1, pad 1, unscheduled: the padding
+ * stage is a 4 x 12 x 12 nest whose rows 1..10 copy data and rows 0 and 11 are zero; O3
+ * unrolls the 4 channels and the 3 x 3 x 4 reduction, leaving ff (6) x yy (10) x xx (10). */
+static void test_conv_by_hand(void) {
+  pc_program *prog;
+  pc_kernel *k = lower_steps("conv2d_nchw:1,4,10,10,6,3,3,1,1,1,1", NULL, &prog);
+  if (!k) return;
+  pt_diag d = {0};
+  pa_profile *p = static_of(k, THREADS, &d);
+  CHECK_MSG(p, "%s", d.msg);
+  const pa_function *f = p ? pa_profile_function(p, "portent_conv2d_nchw") : NULL;
+  CHECK(f && f->calls == 1);
+  if (f) {
+    CHECK(count_of(f, "entry") == 1);
+    for (int c = 0; c < 4; c++) { /* one unrolled copy per channel */
+      char row[32], inner[32], edge[48];
+      snprintf(row, sizeof row, c ? "i2.%d" : "i2", c);
+      snprintf(inner, sizeof inner, c ? "sel.j.11.%d" : "sel.j.11", c);
+      snprintf(edge, sizeof edge, c ? "i3.us.preheader.%d" : "i3.us.preheader", c);
+      CHECK(count_of(f, row) == 12);
+      CHECK(count_of(f, inner) == 10); /* rows 1..10 */
+      CHECK(count_of(f, edge) == 2);   /* rows 0 and 11 */
+    }
+    CHECK(count_of(f, "ff") == 6);
+    CHECK(count_of(f, "yy") == 6 * 10);
+    CHECK(count_of(f, "xx") == 6 * 10 * 10);
+  }
+  pa_profile_free(p);
+  pc_kernel_free(k);
+  pc_program_free(prog);
+}
+
+int main(void) {
+  bool quick = getenv("PORTENT_TEST_QUICK") != NULL;
+  test_matmul_by_hand();
+  test_conv_by_hand();
+  test_suite(quick);
+  TEST_DONE();
+}
