@@ -45,6 +45,10 @@ typedef struct {
   int bits;           /* lanes x element bits (0 for void) */
   bool is_memory;     /* load, store, gather/scatter, memory intrinsics */
   int bytes;          /* bytes moved by a memory node; 0 otherwise */
+  bool masked;        /* llvm.masked.{load,store,gather,scatter}: only the mask's lanes move */
+  int mask;           /* masked: the node of this block computing the mask (its data edge is
+                         the mask operand's), -1 when the mask is a constant or from another block */
+  int mask_lanes;     /* masked: active lanes of a constant mask, -1 when not constant */
 } pa_node;
 
 /* src -> dst: dst depends on src. Data and memory edges go forward in the block; a
@@ -80,6 +84,14 @@ typedef struct {
   pa_features features;
 } pa_block;
 
+/* A recurrence through several blocks of a loop: node src_node of block src_block computes
+ * the value the header phi (phi_node of phi_block) receives on a back edge, and node dst_node
+ * of dst_block uses that phi, i.e. src's result of the previous iteration. distance: CFG
+ * edges on the shortest path from src_block through the back edge to dst_block (>= 1). */
+typedef struct {
+  int src_block, src_node, phi_block, phi_node, dst_block, dst_node, distance;
+} pa_carried_edge;
+
 typedef struct {
   int header;
   int parent; /* enclosing loop index, -1 for outermost */
@@ -104,6 +116,8 @@ typedef struct {
   pa_block *blocks;
   pa_loop *loops;
   pa_features features;
+  int n_carried;
+  pa_carried_edge *carried; /* loop-carried edges between blocks (same-block ones are block edges) */
 } pa_function;
 
 /* Reuse (LRU stack) distances in lines since the previous access to the same line. */

@@ -65,6 +65,11 @@ static cJSON *block_json(const pa_block *b) {
     cJSON_AddNumberToObject(x, "bits", n->bits);
     cJSON_AddBoolToObject(x, "memory", n->is_memory);
     if (n->is_memory) cJSON_AddNumberToObject(x, "bytes", n->bytes);
+    if (n->masked) { /* only on masked nodes: older readers see the nodes they knew */
+      cJSON_AddBoolToObject(x, "masked", true);
+      cJSON_AddNumberToObject(x, "mask", n->mask);
+      cJSON_AddNumberToObject(x, "mask_lanes", n->mask_lanes);
+    }
     cJSON_AddItemToArray(nodes, x);
   }
   cJSON *edges = cJSON_AddArrayToObject(o, "edges");
@@ -100,6 +105,12 @@ static cJSON *function_json(const pa_function *f) {
   }
   cJSON *blocks = cJSON_AddArrayToObject(o, "blocks");
   for (int i = 0; i < f->n_blocks; i++) cJSON_AddItemToArray(blocks, block_json(&f->blocks[i]));
+  cJSON *carried = cJSON_AddArrayToObject(o, "carried_edges");
+  for (int i = 0; i < f->n_carried; i++) {
+    const pa_carried_edge *e = &f->carried[i];
+    int v[7] = {e->src_block, e->src_node, e->phi_block, e->phi_node, e->dst_block, e->dst_node, e->distance};
+    cJSON_AddItemToArray(carried, int_array(v, 7));
+  }
   return o;
 }
 
@@ -304,6 +315,13 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
     n->bits = inum(r, x, "bits", c);
     n->is_memory = cJSON_IsTrue(field(r, x, "memory", c));
     n->bytes = n->is_memory ? inum(r, x, "bytes", c) : 0;
+    n->masked = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "masked")); /* absent before masks were recorded */
+    n->mask = n->mask_lanes = -1;
+    if (n->masked) {
+      n->mask = inum(r, x, "mask", c);
+      n->mask_lanes = inum(r, x, "mask_lanes", c);
+      if (n->mask < -1 || n->mask >= b->n_nodes || n->mask_lanes < -1) bad(r, "mask and mask_lanes in range");
+    }
   }
   edges = field(r, o, "edges", ctx);
   if (!cJSON_IsArray(edges)) {
@@ -363,6 +381,28 @@ static void read_function(reader *r, const cJSON *o, const char *ctx, pa_functio
   for (int i = 0; i < f->n_blocks && !r->err; i++) {
     path_fmt(c, sizeof c, "%s.blocks[%d]", ctx, i);
     read_block(r, cJSON_GetArrayItem(blocks, i), c, f->n_blocks, f->n_loops, &f->blocks[i]);
+  }
+  /* optional: profiles written before cross-block recurrences were recorded lack it */
+  const cJSON *carried = cJSON_GetObjectItemCaseSensitive(o, "carried_edges");
+  f->n_carried = cJSON_IsArray(carried) ? cJSON_GetArraySize(carried) : 0;
+  f->carried = pt_alloc(r->a, sizeof *f->carried * (size_t)(f->n_carried + 1));
+  for (int i = 0; i < f->n_carried && !r->err; i++) {
+    const cJSON *e = cJSON_GetArrayItem(carried, i);
+    path_fmt(r->path, sizeof r->path, "%s.carried_edges[%d]", ctx, i);
+    int v[7];
+    bool ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == 7;
+    for (int k = 0; k < 7 && ok; k++) {
+      const cJSON *x = cJSON_GetArrayItem(e, k);
+      ok = cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble < 1e9;
+      v[k] = ok ? x->valueint : 0;
+    }
+    for (int k = 0; k < 6 && ok; k += 2) /* (block, node) pairs in range */
+      ok = v[k] < f->n_blocks && v[k + 1] < f->blocks[v[k]].n_nodes;
+    if (!ok || v[6] < 1) {
+      bad(r, "[src_block, src, phi_block, phi, dst_block, dst, distance] with indices in range");
+      return;
+    }
+    f->carried[i] = (pa_carried_edge){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   }
 }
 

@@ -104,6 +104,29 @@ static const char *callee_name(LLVMValueRef call) {
   return LLVMGetValueName2(callee, &len);
 }
 
+/* Masked memory intrinsics and where their mask is: gather (ptrs, align, mask, passthru) and
+ * masked.load (ptr, align, mask, passthru) take it third, scatter and masked.store fourth. */
+static void mark_mask(LLVMValueRef call, pa_node *n) {
+  static const struct {
+    const char *prefix;
+    unsigned operand;
+  } masked[] = {{"llvm.masked.gather.", 2}, {"llvm.masked.load.", 2}, {"llvm.masked.scatter.", 3}, {"llvm.masked.store.", 3}};
+  for (size_t i = 0; i < PT_ARRAY_LEN(masked); i++) {
+    if (!starts(n->opcode, masked[i].prefix) || LLVMGetNumArgOperands(call) <= masked[i].operand) continue;
+    n->masked = true;
+    LLVMValueRef m = LLVMGetOperand(call, masked[i].operand);
+    if (LLVMIsAConstant(m) && LLVMGetTypeKind(LLVMTypeOf(m)) == LLVMVectorTypeKind) {
+      int lanes = (int)LLVMGetVectorSize(LLVMTypeOf(m)), on = 0;
+      for (int k = 0; k < lanes && on >= 0; k++) {
+        LLVMValueRef e = LLVMGetAggregateElement(m, (unsigned)k);
+        if (e && LLVMIsAConstantInt(e)) on += LLVMConstIntGetZExtValue(e) != 0;
+        else on = -1; /* undef lanes: not a known count */
+      }
+      n->mask_lanes = on;
+    }
+  }
+}
+
 static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   n->op = classify(op);
@@ -147,6 +170,8 @@ static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
       if (names[i].op == op) n->opcode = names[i].name;
   }
   n->elem = pa_type_elem(t, &n->lanes, &n->bits);
+  n->mask = n->mask_lanes = -1;
+  if (op == LLVMCall) mark_mask(in, n);
   if (n->is_memory && n->bytes == 0 && op != LLVMCall) n->bytes = (n->bits + 7) / 8;
   if (n->is_memory && op == LLVMCall && n->op != PA_OP_OTHER) n->bytes = (n->bits + 7) / 8;
 }
@@ -207,6 +232,11 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
       if (ne + 2 > cap) edges = realloc(edges, sizeof *edges * (size_t)(cap *= 2));
       edges[ne++] = (pa_edge){src, i, kind};
     }
+    if (b->nodes[i].masked) { /* the mask operand's node, when this block computes it */
+      unsigned mop = starts(b->nodes[i].opcode, "llvm.masked.gather.") || starts(b->nodes[i].opcode, "llvm.masked.load.") ? 2 : 3;
+      LLVMValueRef m = LLVMGetOperand(in, mop);
+      if (LLVMIsAInstruction(m) && LLVMGetInstructionParent(m) == bb) b->nodes[i].mask = pa_ptrmap_get(&idx, m);
+    }
     LLVMValueRef addr = address_of(in, &b->nodes[i]);
     if (addr) {
       int s = -1;
@@ -253,6 +283,78 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
   pa_ptrmap_free(&idx);
 }
 
+/* CFG edges on the shortest path from block `from` to `to` inside loop l, never entering its
+ * header (a path within one iteration); -1 if none. from == to is 0. */
+static int distance_in(const pa_function *f, int l, int from, int to, int *dist, int *queue) {
+  const pa_loop *lp = &f->loops[l];
+  for (int b = 0; b < f->n_blocks; b++) dist[b] = -1;
+  int head = 0, tail = 0;
+  dist[from] = 0;
+  queue[tail++] = from;
+  while (head < tail) {
+    int b = queue[head++];
+    if (b == to) return dist[b];
+    for (int k = 0; k < f->blocks[b].n_succs; k++) {
+      int s = f->blocks[b].succs[k];
+      bool inside = false;
+      for (int j = 0; j < lp->n_blocks && !inside; j++) inside = lp->blocks[j] == s;
+      if (!inside || s == lp->header || dist[s] >= 0) continue;
+      dist[s] = dist[b] + 1;
+      queue[tail++] = s;
+    }
+  }
+  return -1;
+}
+
+/* Recurrences through several blocks: a header phi whose back-edge value is defined in another
+ * block of the loop gives an edge from that definition to each user of the phi in the loop. */
+static void carried_edges(pt_arena *a, LLVMValueRef fn, pa_function *f) {
+  int n = f->n_blocks, cap = 8, ne = 0;
+  pa_carried_edge *edges = malloc(sizeof *edges * (size_t)cap);
+  LLVMBasicBlockRef *bbs = malloc(sizeof *bbs * (size_t)(n + 1));
+  pa_ptrmap where; /* instruction -> block * 2^20 + node */
+  pa_ptrmap_init(&where, 256);
+  int bi = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb), bi++) {
+    bbs[bi] = bb;
+    int k = 0;
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in), k++)
+      pa_ptrmap_put(&where, in, bi * (1 << 20) + k);
+  }
+  int *dist = malloc(sizeof(int) * (size_t)(n + 1)), *queue = malloc(sizeof(int) * (size_t)(n + 1));
+  for (int l = 0; l < f->n_loops; l++) {
+    const pa_loop *lp = &f->loops[l];
+    int h = lp->header, k = 0;
+    for (LLVMValueRef phi = LLVMGetFirstInstruction(bbs[h]); phi && LLVMIsAPHINode(phi); phi = LLVMGetNextInstruction(phi), k++)
+      for (unsigned j = 0; j < LLVMCountIncoming(phi); j++) {
+        LLVMValueRef v = LLVMGetIncomingValue(phi, j);
+        int latch = -1, w = LLVMIsAInstruction(v) ? pa_ptrmap_get(&where, v) : -1;
+        for (int q = 0; q < lp->n_latches; q++)
+          if (bbs[lp->latches[q]] == LLVMGetIncomingBlock(phi, j)) latch = lp->latches[q];
+        if (latch < 0 || w < 0 || w >> 20 == h) continue;
+        int vb = w >> 20, to_latch = distance_in(f, l, vb, latch, dist, queue);
+        if (to_latch < 0) continue; /* defined outside the loop: not a recurrence */
+        for (LLVMUseRef u = LLVMGetFirstUse(phi); u; u = LLVMGetNextUse(u)) {
+          int uw = pa_ptrmap_get(&where, LLVMGetUser(u));
+          if (uw < 0) continue;
+          int from_header = distance_in(f, l, h, uw >> 20, dist, queue);
+          if (from_header < 0) continue; /* a use after the loop */
+          if (ne == cap) edges = realloc(edges, sizeof *edges * (size_t)(cap *= 2));
+          edges[ne++] = (pa_carried_edge){vb, w & ((1 << 20) - 1), h, k, uw >> 20, uw & ((1 << 20) - 1),
+                                          to_latch + 1 + from_header};
+        }
+      }
+  }
+  f->n_carried = ne;
+  f->carried = pt_alloc(a, sizeof *edges * (size_t)(ne + 1));
+  memcpy(f->carried, edges, sizeof *edges * (size_t)ne);
+  free(edges);
+  free(bbs);
+  free(dist);
+  free(queue);
+  pa_ptrmap_free(&where);
+}
+
 void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   int bi = 0;
   memset(&f->features, 0, sizeof f->features);
@@ -260,4 +362,5 @@ void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f) {
     block_graph(a, bb, &f->blocks[bi]);
     pa_features_add(&f->features, &f->blocks[bi].features);
   }
+  carried_edges(a, fn, f);
 }

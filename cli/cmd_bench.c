@@ -17,6 +17,7 @@ static const bench_suite suites[] = {
     {"predict", cmd_bench_predict, "predicted vs measured over random schedules: MAPE, Spearman, top-k, ablation"},
     {"learn", cmd_bench_learn, "held-out networks: weighted top-k of analytic, xgb, TLP, MTL-TLP; training time, throughput"},
     {"characterize", cmd_bench_characterize, "characterize twice: run-to-run differences, measured vs published"},
+    {"counts", cmd_bench_counts, "block counts without running vs the instrumented run: share, time, exactness"},
     {"xgbi", cmd_bench_xgbi, "xgb vs xgb with feature-importance pruning and label redistribution, per round"},
 };
 

@@ -9,6 +9,7 @@ int cmd_workloads(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench_compile(int argc, char **argv);
+int cmd_bench_counts(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_characterize(int argc, char **argv);
 int cmd_targets(int argc, char **argv);

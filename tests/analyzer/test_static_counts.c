@@ -68,7 +68,9 @@ static void compare(const char *what, const pc_state *s, tally *t, bool run) {
   pa_profile *sp = static_of(k, THREADS, &d);
   t->static_s += pt_now() - t0;
   if (!sp) {
-    printf("  %s: no static counts: %s\n", what, d.msg);
+    char *steps = pc_steps_to_json(s->n_steps, s->steps);
+    printf("  %s: no static counts: %s\n    steps: %s\n", what, d.msg, steps);
+    free(steps);
   } else if (run) {
     t->counted++;
     t0 = pt_now();
