@@ -55,10 +55,17 @@ typedef struct {
   uint64_t *case_val; /* switch case values */
 } rblock;
 
-/* How a loop is fast-forwarded (one iteration times the trip count), when it can be. */
+/* How a loop is fast-forwarded (one iteration times the trip count), when it can be; or,
+ * piecewise, when its varying branches are compares of affine functions of its induction
+ * variable: the iterations split into ranges on which every such compare is constant. */
 typedef struct {
-  bool ok;
+  bool matched; /* the exit test is the induction pattern below */
+  bool ok;      /* every iteration takes the same path */
+  bool pw;      /* piecewise: guards are affine compares of the induction phi */
   int exiting, stay_succ, exit_succ;
+  int phi_slot; /* the induction phi */
+  int n_guards;
+  int *guards;  /* icmp slots of the varying branch conditions */
   int x_slot;   /* the value the exit test compares: the header phi or its increment */
   opnd bound;
   LLVMIntPredicate stay; /* `x stay bound` keeps the loop going */
@@ -77,7 +84,10 @@ struct pa_counter {
   int *header_of; /* block -> loop it heads, or -1 */
   bool *in_loop;  /* [loop * n + block] */
   ffloop *ff;
-  int64_t *scratch; /* [loop][2][n]: one iteration's counts before and after the exit test */
+  int64_t *scratch; /* [loop][4][n]: one iteration's counts before and after the exit test */
+  const rinst **def; /* slot -> its instruction (NULL for phis and arguments) */
+  int override_slot; /* the next enter() sets this phi to override_val (piecewise jumps) */
+  uint64_t override_val;
   /* per run */
   uint64_t *val;   /* [slot * MAX_LANES + lane] */
   uint32_t *known; /* lanes known, per slot */
@@ -269,7 +279,8 @@ static void match_exit(pa_counter *c, slotset *s, LLVMBasicBlockRef *bbs, int l,
       if (inc ? v != inc : pa_as_increment(v, &step) != phi) return;
       from_latch = true;
     }
-  ff->ok = from_latch && step != 0;
+  ff->matched = ff->ok = from_latch && step != 0;
+  ff->phi_slot = slot_of(s, phi);
   ff->exiting = exiting;
   ff->stay_succ = t_in ? rb->succ[0] : rb->succ[1];
   ff->exit_succ = t_in ? rb->succ[1] : rb->succ[0];
@@ -278,6 +289,41 @@ static void match_exit(pa_counter *c, slotset *s, LLVMBasicBlockRef *bbs, int l,
   ff->stay = pred;
   ff->step = step;
   ff->bits = int_bits(LLVMTypeOf(x));
+}
+
+/* A varying value computed from the induction phi by add, sub, and mul or shl by a loop
+ * invariant, all in one width: modulo 2^w it is a*t + b of the iteration number t. */
+static bool affine_slice(const pa_counter *c, int slot, int phi, int w, const bool *varying, int depth) {
+  if (slot == phi) return true;
+  const rinst *ri = c->def[slot];
+  if (!ri || depth > 32 || ri->bits != w || ri->lanes != 1) return false;
+  bool va = ri->a.slot >= 0 && varying[ri->a.slot], vb = ri->b.slot >= 0 && varying[ri->b.slot];
+  if (ri->kind == K_FREEZE) return va && affine_slice(c, ri->a.slot, phi, w, varying, depth + 1);
+  if (ri->kind != K_BINOP) return false;
+  switch (ri->op) {
+  case LLVMAdd: case LLVMSub:
+    return (!va || affine_slice(c, ri->a.slot, phi, w, varying, depth + 1)) &&
+           (!vb || affine_slice(c, ri->b.slot, phi, w, varying, depth + 1));
+  case LLVMMul: return va != vb && affine_slice(c, va ? ri->a.slot : ri->b.slot, phi, w, varying, depth + 1);
+  case LLVMShl: return va && !vb && affine_slice(c, ri->a.slot, phi, w, varying, depth + 1);
+  default: return false;
+  }
+}
+
+/* A varying branch condition made of compares of an affine slice with an invariant, joined
+ * by and/or/xor of i1: adds each compare to ff->guards. */
+static bool collect_guards(pa_counter *c, ffloop *ff, int slot, const bool *varying, int cap, int depth) {
+  const rinst *ri = c->def[slot];
+  if (!ri || ri->lanes != 1 || depth > 16) return false;
+  bool va = ri->a.slot >= 0 && varying[ri->a.slot], vb = ri->b.slot >= 0 && varying[ri->b.slot];
+  if (ri->kind == K_BINOP && ri->bits == 1 && (ri->op == LLVMAnd || ri->op == LLVMOr || ri->op == LLVMXor))
+    return (!va || collect_guards(c, ff, ri->a.slot, varying, cap, depth + 1)) &&
+           (!vb || collect_guards(c, ff, ri->b.slot, varying, cap, depth + 1));
+  if (ri->kind == K_FREEZE) return va && collect_guards(c, ff, ri->a.slot, varying, cap, depth + 1);
+  if (ri->kind != K_ICMP || ri->src_lanes != 1 || va == vb || ff->n_guards >= cap) return false;
+  if (!affine_slice(c, va ? ri->a.slot : ri->b.slot, ff->phi_slot, ri->src_bits, varying, 0)) return false;
+  ff->guards[ff->n_guards++] = slot;
+  return true;
 }
 
 /* Which loops can be fast-forwarded: the values that vary with the loop's header phis
@@ -321,15 +367,26 @@ static void prepare_loops(pa_counter *c, slotset *s, LLVMBasicBlockRef *bbs, con
       const rblock *rb = &c->blocks[lp->blocks[i]];
       if (lp->blocks[i] != ff->exiting && rb->cond.slot >= 0 && varying[rb->cond.slot]) ff->ok = false;
     }
+    /* piecewise: the induction phi is the header's only relevant phi, and each varying branch
+     * compares an affine function of it with an invariant */
+    ff->pw = ff->matched && !ff->ok && c->blocks[lp->header].n_phis == 1;
+    int cap = 4 * lp->n_blocks + 8;
+    ff->guards = malloc(sizeof(int) * (size_t)cap);
+    ff->n_guards = 0;
+    for (int i = 0; i < lp->n_blocks && ff->pw; i++) {
+      const rblock *rb = &c->blocks[lp->blocks[i]];
+      if (lp->blocks[i] == ff->exiting || rb->cond.slot < 0 || !varying[rb->cond.slot]) continue;
+      ff->pw = rb->term == LLVMBr && collect_guards(c, ff, rb->cond.slot, varying, cap, 0);
+    }
     ff->n_varying = 0;
     ff->varying = malloc(sizeof(int) * ((size_t)ns + 1));
     for (int v = 0; v < ns; v++)
       if (varying[v]) ff->varying[ff->n_varying++] = v;
     /* a varying value defined outside the loop (used after it) needs the last iteration's values */
-    for (int i = 0; i < ff->n_varying && ff->ok; i++) {
+    for (int i = 0; i < ff->n_varying && (ff->ok || ff->pw); i++) {
       LLVMValueRef in = s->vals[ff->varying[i]];
       int b = LLVMIsAInstruction(in) ? pa_ptrmap_get(bbmap, LLVMGetInstructionParent(in)) : -1;
-      if (b < 0 || !c->in_loop[(size_t)l * c->n + b]) ff->ok = false;
+      if (b < 0 || !c->in_loop[(size_t)l * c->n + b]) ff->ok = ff->pw = false;
     }
   }
   for (int v = 0; v < ns; v++) free(users[v]);
@@ -423,9 +480,13 @@ pa_counter *pa_counter_new(LLVMValueRef fn, const pa_function *f) {
     c->header_of[f->loops[l].header] = l;
     for (int i = 0; i < f->loops[l].n_blocks; i++) c->in_loop[(size_t)l * n + f->loops[l].blocks[i]] = true;
   }
+  c->def = calloc((size_t)s.n + 1, sizeof *c->def);
+  for (int b = 0; b < n; b++)
+    for (int i = 0; i < c->blocks[b].n_insts; i++) c->def[c->blocks[b].insts[i].slot] = &c->blocks[b].insts[i];
+  c->override_slot = -1;
   c->ff = calloc((size_t)f->n_loops + 1, sizeof *c->ff);
   prepare_loops(c, &s, bbs, &bbmap);
-  c->scratch = malloc(sizeof(int64_t) * 2 * (size_t)(f->n_loops + 1) * (size_t)n);
+  c->scratch = malloc(sizeof(int64_t) * 4 * (size_t)(f->n_loops + 1) * (size_t)n);
   c->val = calloc(((size_t)s.n + 1) * MAX_LANES, sizeof *c->val);
   c->known = calloc((size_t)s.n + 1, sizeof *c->known);
   pa_ptrmap_free(&s.slots);
@@ -445,7 +506,8 @@ void pa_counter_free(pa_counter *c) {
     free(rb->succ);
     free(rb->case_val);
   }
-  for (int l = 0; l < c->f->n_loops; l++) free(c->ff[l].varying);
+  for (int l = 0; l < c->f->n_loops; l++) free(c->ff[l].varying), free(c->ff[l].guards);
+  free(c->def);
   free(c->blocks);
   free(c->arg_bits);
   free(c->header_of);
@@ -588,6 +650,10 @@ static void enter(pa_counter *c, int b, int from) {
       const rphi *ph = &rb->phis[base + i];
       memcpy(c->val + (size_t)ph->slot * MAX_LANES, nv[i], sizeof(uint64_t) * (size_t)ph->lanes);
       c->known[ph->slot] = nk[i];
+      if (ph->slot == c->override_slot) {
+        c->val[(size_t)ph->slot * MAX_LANES] = c->override_val, c->known[ph->slot] = 1;
+        c->override_slot = -1;
+      }
     }
   }
   for (int i = 0; i < rb->n_insts; i++) eval(c, &rb->insts[i]);
@@ -653,49 +719,178 @@ static rstat run_region(pa_counter *c, int l, int b, int from, int stop, int64_t
   }
 }
 
+/* a*t + b of the iteration number t for an affine slice (affine_slice), values lifted to
+ * integers by sign extension; false if an invariant is unknown or the numbers get large. */
+static bool affine_of(const pa_counter *c, const ffloop *ff, int slot, __int128 v0, int depth, __int128 *a, __int128 *b) {
+  const __int128 big = (__int128)1 << 100;
+  if (slot == ff->phi_slot) return *a = ff->step, *b = v0, true;
+  const rinst *ri = c->def[slot];
+  if (!ri || depth > 32) return false;
+  __int128 a1 = 0, b1 = 0, a2 = 0, b2 = 0;
+  uint64_t v;
+  const opnd *ops[2] = {&ri->a, &ri->b};
+  __int128 *as[2] = {&a1, &a2}, *bs[2] = {&b1, &b2};
+  int n_ops = ri->kind == K_FREEZE ? 1 : 2;
+  for (int k = 0; k < n_ops; k++) {
+    const opnd *o = ops[k];
+    bool var = false;
+    for (int i = 0; o->slot >= 0 && i < ff->n_varying && !var; i++) var = ff->varying[i] == o->slot;
+    if (var) {
+      if (!affine_of(c, ff, o->slot, v0, depth + 1, as[k], bs[k])) return false;
+    } else {
+      if (!get(c, o, 0, &v)) return false;
+      *bs[k] = sext(v, ri->bits);
+    }
+  }
+  if (ri->kind == K_FREEZE) *a = a1, *b = b1;
+  else if (ri->op == LLVMAdd) *a = a1 + a2, *b = b1 + b2;
+  else if (ri->op == LLVMSub) *a = a1 - a2, *b = b1 - b2;
+  else if (ri->op == LLVMMul) *a = a1 * b2 + a2 * b1, *b = b1 * b2; /* one side has a = 0 */
+  else if (ri->op == LLVMShl && b2 >= 0 && b2 < ri->bits) *a = a1 << (int)b2, *b = b1 << (int)b2;
+  else return false;
+  return *a < big && *a > -big && *b < big && *b > -big;
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Iterations where some guard may change: around each t at which a guard's affine side
+ * meets a value its compare could turn on (the invariant side, lifted signed and unsigned,
+ * plus any multiple of 2^w, and any multiple of 2^(w-1) where the sign flips). Returns how
+ * many starts (sorted, unique, in [0, trips)), or -1 when it cannot tell. */
+static int breakpoints(const pa_counter *c, const ffloop *ff, __int128 v0, int64_t trips, int64_t *starts, int cap) {
+  int n = 0;
+  starts[n++] = 0;
+  starts[n++] = trips - 1; /* the exiting iteration is its own piece */
+  for (int g = 0; g < ff->n_guards; g++) {
+    const rinst *ri = c->def[ff->guards[g]];
+    bool va = false;
+    for (int i = 0; ri->a.slot >= 0 && i < ff->n_varying && !va; i++) va = ff->varying[i] == ri->a.slot;
+    const opnd *var = va ? &ri->a : &ri->b, *inv = va ? &ri->b : &ri->a;
+    __int128 a, b;
+    uint64_t cv;
+    if (!affine_of(c, ff, var->slot, v0, 0, &a, &b) || !get(c, inv, 0, &cv)) return -1;
+    if (a == 0) continue;
+    int w = ri->src_bits;
+    __int128 half = (__int128)1 << (w - 1), e0 = b, e1 = a * (trips - 1) + b;
+    __int128 lo = e0 < e1 ? e0 : e1, hi = e0 < e1 ? e1 : e0;
+    __int128 m_lo = lo / half - 2, m_hi = hi / half + 2;
+    if (m_hi - m_lo > 64) return -1;
+    for (__int128 m = m_lo; m <= m_hi; m++) {
+      __int128 hs[3] = {m * half, (__int128)cv + m * half * 2, (__int128)sext(cv, w) + m * half * 2};
+      for (int k = 0; k < 3; k++) {
+        if (hs[k] < lo - 2 || hs[k] > hi + 2) continue;
+        __int128 t = (hs[k] - b) / a;
+        for (int d = -1; d <= 2; d++) {
+          if (n + 1 >= cap) return -1;
+          if (t + d > 0 && t + d < trips) starts[n++] = (int64_t)(t + d);
+        }
+      }
+    }
+  }
+  qsort(starts, (size_t)n, sizeof *starts, cmp_i64);
+  int u = 0;
+  for (int i = 0; i < n; i++)
+    if (!u || starts[i] != starts[u - 1]) starts[u++] = starts[i];
+  return u;
+}
+
+/* Runs iteration t of loop l (the induction phi set to its value) up to the exit test, then,
+ * unless `last`, on to the back edge: counts before the test in pre, after it in post. */
+static rstat iteration_at(pa_counter *c, int l, int from, __int128 v0, int w, int64_t t, bool last, int64_t *pre,
+                          int64_t *post) {
+  const pa_loop *lp = &c->f->loops[l];
+  const ffloop *ff = &c->ff[l];
+  int to, fr;
+  memset(pre, 0, sizeof(int64_t) * 2 * (size_t)c->n);
+  c->override_slot = ff->phi_slot;
+  c->override_val = (uint64_t)(v0 + (__int128)ff->step * t) & mask(w);
+  rstat r = run_region(c, l, lp->header, from, ff->exiting, pre, &to, &fr);
+  c->override_slot = -1;
+  if (r != R_STOP) return r == R_FAIL ? r : fail(c, lp->header, "the loop left before its exit test");
+  int nb = next_block(c, ff->exiting);
+  if (nb < 0) return R_FAIL;
+  if ((nb == ff->exit_succ) != last) return fail(c, ff->exiting, "the exit test disagrees with the trip count");
+  if (last || ff->stay_succ == lp->header) return R_STOP;
+  r = run_region(c, l, ff->stay_succ, ff->exiting, -1, post, &to, &fr);
+  return r == R_BACK ? R_STOP : r == R_FAIL ? r : fail(c, ff->stay_succ, "the loop left other than at its exit test");
+}
+
 static rstat exec_loop(pa_counter *c, int l, int from, int64_t *counts, int *to, int *from_out) {
   const pa_loop *lp = &c->f->loops[l];
   const ffloop *ff = &c->ff[l];
   int n = c->n;
-  if (!ff->ok) { /* enumerate the iterations */
-    for (;;) {
-      rstat r = run_region(c, l, lp->header, from, -1, counts, to, from_out);
-      if (r != R_BACK) return r;
-      from = *from_out;
+  int64_t *pre = c->scratch + (size_t)l * 4 * n, *post = pre + n;
+  int t, fr = -1;
+  if (ff->ok || ff->pw) {
+    memset(pre, 0, sizeof(int64_t) * 2 * (size_t)n);
+    rstat r = run_region(c, l, lp->header, from, ff->exiting, pre, &t, &fr);
+    if (r != R_STOP) return r == R_FAIL ? r : fail(c, lp->header, "the loop left before its exit test");
+    uint64_t phi0 = c->val[(size_t)ff->phi_slot * MAX_LANES];
+    int nb = next_block(c, ff->exiting);
+    if (nb < 0) return R_FAIL;
+    int64_t trips = 1;
+    fr = ff->exiting;
+    if (nb == ff->stay_succ) {
+      uint64_t x, bound;
+      opnd xo = {.slot = ff->x_slot};
+      if (!get(c, &xo, 0, &x) || !get(c, &ff->bound, 0, &bound))
+        return fail(c, ff->exiting, "the exit test's bound is not known");
+      bool is_unsigned = ff->stay == LLVMIntULT || ff->stay == LLVMIntULE || ff->stay == LLVMIntUGT || ff->stay == LLVMIntUGE;
+      int w = ff->bits;
+      __int128 lo = is_unsigned ? 0 : -((__int128)1 << (w - 1));
+      __int128 hi = is_unsigned ? ((__int128)1 << w) - 1 : ((__int128)1 << (w - 1)) - 1;
+      __int128 v0 = is_unsigned ? (__int128)x : (__int128)sext(x, w);
+      __int128 cb = is_unsigned ? (__int128)bound : (__int128)sext(bound, w);
+      int64_t k = pa_first_exit(ff->stay, v0, ff->step, cb, lo, hi);
+      if (k < 1) return fail(c, ff->exiting, "the loop's trip count cannot be derived (it wraps or never ends)");
+      trips = k + 1;
+      if (ff->stay_succ != lp->header) {
+        r = run_region(c, l, ff->stay_succ, ff->exiting, -1, post, &t, &fr);
+        if (r != R_BACK) return r == R_FAIL ? r : fail(c, ff->stay_succ, "the loop left other than at its exit test");
+      } else fr = ff->exiting;
     }
-  }
-  int64_t *pre = c->scratch + (size_t)l * 2 * n, *post = pre + n;
-  memset(pre, 0, sizeof(int64_t) * 2 * (size_t)n);
-  int t, fr;
-  rstat r = run_region(c, l, lp->header, from, ff->exiting, pre, &t, &fr);
-  if (r != R_STOP) return r == R_FAIL ? r : fail(c, lp->header, "the loop left before its exit test");
-  int nb = next_block(c, ff->exiting);
-  if (nb < 0) return R_FAIL;
-  int64_t trips = 1;
-  if (nb == ff->stay_succ) {
-    uint64_t x, bound;
-    opnd xo = {.slot = ff->x_slot};
-    if (!get(c, &xo, 0, &x) || !get(c, &ff->bound, 0, &bound))
-      return fail(c, ff->exiting, "the exit test's bound is not known");
-    bool is_unsigned = ff->stay == LLVMIntULT || ff->stay == LLVMIntULE || ff->stay == LLVMIntUGT || ff->stay == LLVMIntUGE;
-    int w = ff->bits;
-    __int128 lo = is_unsigned ? 0 : -((__int128)1 << (w - 1));
-    __int128 hi = is_unsigned ? ((__int128)1 << w) - 1 : ((__int128)1 << (w - 1)) - 1;
-    __int128 v0 = is_unsigned ? (__int128)x : (__int128)sext(x, w);
-    __int128 cb = is_unsigned ? (__int128)bound : (__int128)sext(bound, w);
-    int64_t k = pa_first_exit(ff->stay, v0, ff->step, cb, lo, hi);
-    if (k < 1) return fail(c, ff->exiting, "the loop's trip count cannot be derived (it wraps or never ends)");
-    trips = k + 1;
-    if (ff->stay_succ != lp->header) {
-      r = run_region(c, l, ff->stay_succ, ff->exiting, -1, post, &t, &fr);
-      if (r != R_BACK) return r == R_FAIL ? r : fail(c, ff->stay_succ, "the loop left other than at its exit test");
+    if (trips == 1 || ff->ok) {
+      for (int b = 0; b < n; b++) counts[b] += trips * pre[b] + (trips - 1) * post[b];
+      if (trips > 1)
+        for (int i = 0; i < ff->n_varying; i++) c->known[ff->varying[i]] = 0; /* the last iteration's are not computed */
+      return *to = ff->exit_succ, *from_out = ff->exiting, R_EXIT;
     }
-    for (int i = 0; i < ff->n_varying; i++) c->known[ff->varying[i]] = 0; /* the last iteration's are not computed */
+    /* piecewise: iteration 0 is done; one iteration per range of constant guards */
+    int64_t starts[512];
+    int w = 64;
+    for (int i = 0; i < c->blocks[lp->header].n_phis; i++)
+      if (c->blocks[lp->header].phis[i].slot == ff->phi_slot) w = c->blocks[lp->header].phis[i].bits;
+    __int128 v0 = sext(phi0, w);
+    int ns = ff->n_guards ? breakpoints(c, ff, v0, trips, starts, 512) : -1;
+    if (ns > 0) {
+      int64_t *pre_t = post + n, *post_t = pre_t + n;
+      for (int b = 0; b < n; b++) counts[b] += pre[b] + post[b];
+      for (int i = 0; i < ns; i++) {
+        int64_t ta = starts[i], tb = i + 1 < ns ? starts[i + 1] : trips;
+        if (ta == 0) { /* computed above */
+          for (int b = 0; b < n; b++) counts[b] += (tb - 1) * (pre[b] + post[b]);
+          continue;
+        }
+        bool last = ta == trips - 1;
+        rstat ri = iteration_at(c, l, from, v0, w, ta, last, pre_t, post_t);
+        if (ri != R_STOP) return ri;
+        for (int b = 0; b < n; b++) counts[b] += (tb - ta) * (pre_t[b] + (last ? 0 : post_t[b]));
+      }
+      for (int i = 0; i < ff->n_varying; i++) c->known[ff->varying[i]] = 0;
+      return *to = ff->exit_succ, *from_out = ff->exiting, R_EXIT;
+    }
+    /* no ranges: go on enumerating from iteration 1 */
+    for (int b = 0; b < n; b++) counts[b] += pre[b] + post[b];
+    from = fr;
   }
-  for (int b = 0; b < n; b++) counts[b] += trips * pre[b] + (trips - 1) * post[b];
-  *to = ff->exit_succ;
-  *from_out = ff->exiting;
-  return R_EXIT;
+  for (;;) { /* enumerate the iterations */
+    rstat r = run_region(c, l, lp->header, from, -1, counts, to, from_out);
+    if (r != R_BACK) return r;
+    from = *from_out;
+  }
 }
 
 int pa_counter_run(pa_counter *c, const int64_t *args, const bool *known, int64_t *counts, pt_diag *d) {
