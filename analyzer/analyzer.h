@@ -122,8 +122,8 @@ typedef struct {
 
 /* Reuse (LRU stack) distances in lines since the previous access to the same line. */
 typedef struct {
-  /* Accesses per log2 bin. Exact at rate 1; when sampling, exact below the exact window
-   * and SHARDS estimates (sampled counts / rate) beyond it. */
+  /* Accesses per log2 bin. Exact at rate 1; when sampling, below the exact window the
+   * shares measured on bursts of every access, beyond it SHARDS estimates (pa_tracker_hist). */
   double bins[PA_REUSE_BINS];
   double cold;                /* first touches of a line */
   double accesses;            /* sum of bins and cold */
@@ -210,9 +210,13 @@ void pa_run_spec_free(pa_run_spec *s);
 typedef struct {
   double sample_rate; /* 0 -> 1 (every line); SHARDS spatial sampling when < 1 */
   bool no_reuse;      /* block counts only (faster) */
-  /* Sampling only: lines whose distances are tracked exactly (every access, weight 1);
-   * 0 = the power of two >= max(64, 16/rate); -1 = none, plain SHARDS (fastest). */
+  /* Sampling only: the exact LRU window (lines) that bursts of every access go through, so
+   * distances below it are measured exactly on those bursts (2-4% of the accesses);
+   * 0 = the power of two >= max(64, 16/rate); -1 = none, plain SHARDS. */
   int64_t exact_window;
+  /* Functions whose every block has a static count (static_count_per_call >= 0) get no block
+   * counters: their counts are the calls, counted at the entry block, times the static ones. */
+  bool static_counts;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

@@ -1,7 +1,9 @@
 /* Instrumentation through the C API: one counter per block (atomicrmw add, so parallel
- * callers count correctly), a function-entry hook (which threads ran it) and a hook before
- * every memory access (the reuse tracker); and __pa_main(slots), which unpacks the run
- * spec's argument slots and calls the entry, so no FFI is needed to call any signature. */
+ * callers count correctly; only the entry block where static counts stand in for the rest),
+ * a function-entry hook (which threads ran it; returns the thread's state), and memory-access
+ * hooks behind an inline SHARDS filter (the tracker is called only for sampled lines and
+ * during its bursts); and __pa_main(slots), which unpacks the run spec's argument slots and
+ * calls the entry, so no FFI is needed to call any signature. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,13 +15,29 @@ typedef struct {
   LLVMContextRef ctx;
   LLVMBuilderRef b;
   LLVMTargetDataRef td;
-  LLVMTypeRef i32, i64, ptr, access_ty;
-  LLVMValueRef rt, access;
+  LLVMTypeRef i1, i32, i64, ptr, access_ty;
+  LLVMValueRef access;
+  LLVMValueRef state; /* this function's pa_thread_state, from the entry hook */
+  int fid;
 } hooks;
 
-static void call_access(hooks *h, LLVMValueRef addr, LLVMValueRef bytes, int fid) {
-  LLVMValueRef args[4] = {h->rt, addr, bytes, LLVMConstInt(h->i32, (unsigned long long)fid, 0)};
-  LLVMBuildCall2(h->b, h->access_ty, h->access, args, 4, "");
+/* One access to hook: an address and its size in bytes (constant, or a value when 0). */
+typedef struct {
+  LLVMValueRef addr, bytes_value;
+  uint64_t bytes;
+  unsigned align;
+  int n_hash;
+  LLVMValueRef hash[6]; /* SHARDS hashes of the lines it may touch; none: always hooked */
+} access_item;
+
+typedef struct {
+  access_item *v;
+  int n, cap;
+} item_list;
+
+static void push_item(item_list *l, access_item it) {
+  if (l->n == l->cap) l->v = realloc(l->v, sizeof *l->v * (size_t)(l->cap = l->cap ? 2 * l->cap : 16));
+  l->v[l->n++] = it;
 }
 
 static const char *callee_of(LLVMValueRef call) {
@@ -29,41 +47,46 @@ static const char *callee_of(LLVMValueRef call) {
   return LLVMGetValueName2(f, &len);
 }
 
-/* Per-lane accesses of a gather or scatter (mask ignored: every lane is counted). */
-static void lanes_access(hooks *h, LLVMValueRef ptrs, LLVMTypeRef elem, int fid) {
-  unsigned n = LLVMGetVectorSize(LLVMTypeOf(ptrs));
-  LLVMValueRef bytes = LLVMConstInt(h->i64, LLVMStoreSizeOfType(h->td, elem), 0);
-  for (unsigned l = 0; l < n; l++)
-    call_access(h, LLVMBuildExtractElement(h->b, ptrs, LLVMConstInt(h->i32, l, 0), ""), bytes, fid);
+static access_item const_item(hooks *h, LLVMValueRef addr, LLVMTypeRef t, unsigned align) {
+  return (access_item){.addr = addr, .bytes = LLVMStoreSizeOfType(h->td, t), .align = align};
 }
 
-static void instrument_memory(hooks *h, LLVMValueRef in, int fid) {
+/* The accesses of one instruction, in the order it makes them. Extracting gather lanes
+ * builds instructions at the builder's position. */
+static void items_of(hooks *h, LLVMValueRef in, item_list *out) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
-  LLVMPositionBuilderBefore(h->b, in);
   if (op == LLVMLoad || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) {
     LLVMTypeRef t = op == LLVMLoad ? LLVMTypeOf(in) : LLVMTypeOf(LLVMGetOperand(in, op == LLVMAtomicRMW ? 1 : 2));
-    call_access(h, LLVMGetOperand(in, 0), LLVMConstInt(h->i64, LLVMStoreSizeOfType(h->td, t), 0), fid);
+    push_item(out, const_item(h, LLVMGetOperand(in, 0), t, op == LLVMLoad ? LLVMGetAlignment(in) : 1));
   } else if (op == LLVMStore) {
-    LLVMTypeRef t = LLVMTypeOf(LLVMGetOperand(in, 0));
-    call_access(h, LLVMGetOperand(in, 1), LLVMConstInt(h->i64, LLVMStoreSizeOfType(h->td, t), 0), fid);
+    push_item(out, const_item(h, LLVMGetOperand(in, 1), LLVMTypeOf(LLVMGetOperand(in, 0)), LLVMGetAlignment(in)));
   } else if (op == LLVMCall) {
     const char *c = callee_of(in);
     if (strncmp(c, "llvm.masked.load.", 17) == 0)
-      call_access(h, LLVMGetOperand(in, 0), LLVMConstInt(h->i64, LLVMStoreSizeOfType(h->td, LLVMTypeOf(in)), 0), fid);
+      push_item(out, const_item(h, LLVMGetOperand(in, 0), LLVMTypeOf(in), 1));
     else if (strncmp(c, "llvm.masked.store.", 18) == 0)
-      call_access(h, LLVMGetOperand(in, 1),
-                  LLVMConstInt(h->i64, LLVMStoreSizeOfType(h->td, LLVMTypeOf(LLVMGetOperand(in, 0))), 0), fid);
-    else if (strncmp(c, "llvm.masked.gather.", 19) == 0)
-      lanes_access(h, LLVMGetOperand(in, 0), LLVMGetElementType(LLVMTypeOf(in)), fid);
-    else if (strncmp(c, "llvm.masked.scatter.", 20) == 0)
-      lanes_access(h, LLVMGetOperand(in, 1), LLVMGetElementType(LLVMTypeOf(LLVMGetOperand(in, 0))), fid);
-    else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
-             strncmp(c, "llvm.memset.", 12) == 0) {
+      push_item(out, const_item(h, LLVMGetOperand(in, 1), LLVMTypeOf(LLVMGetOperand(in, 0)), 1));
+    else if (strncmp(c, "llvm.masked.gather.", 19) == 0 || strncmp(c, "llvm.masked.scatter.", 20) == 0) {
+      /* per-lane accesses (the mask is ignored: every lane is counted) */
+      bool gather = c[12] == 'g';
+      LLVMValueRef ptrs = LLVMGetOperand(in, gather ? 0 : 1);
+      LLVMTypeRef elem = LLVMGetElementType(LLVMTypeOf(gather ? in : LLVMGetOperand(in, 0)));
+      unsigned n = LLVMGetVectorSize(LLVMTypeOf(ptrs));
+      for (unsigned l = 0; l < n; l++)
+        push_item(out, const_item(h, LLVMBuildExtractElement(h->b, ptrs, LLVMConstInt(h->i32, l, 0), ""), elem, 1));
+    } else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
+               strncmp(c, "llvm.memset.", 12) == 0) {
       LLVMValueRef len = LLVMBuildZExtOrBitCast(h->b, LLVMGetOperand(in, 2), h->i64, "");
-      if (c[6] != 's') call_access(h, LLVMGetOperand(in, 1), len, fid); /* source of a copy */
-      call_access(h, LLVMGetOperand(in, 0), len, fid);
+      if (c[6] != 's') push_item(out, (access_item){.addr = LLVMGetOperand(in, 1), .bytes_value = len}); /* source */
+      push_item(out, (access_item){.addr = LLVMGetOperand(in, 0), .bytes_value = len});
     }
   }
+}
+
+static void call_access(hooks *h, const access_item *it) {
+  LLVMValueRef bytes = it->bytes_value ? it->bytes_value : LLVMConstInt(h->i64, it->bytes, 0);
+  LLVMValueRef args[4] = {h->state, it->addr, bytes, LLVMConstInt(h->i32, (unsigned long long)h->fid, 0)};
+  LLVMBuildCall2(h->b, h->access_ty, h->access, args, 4, "");
 }
 
 static bool is_memory(LLVMValueRef in) {
@@ -75,7 +98,118 @@ static bool is_memory(LLVMValueRef in) {
          strncmp(c, "llvm.memmove.", 13) == 0 || strncmp(c, "llvm.memset.", 12) == 0;
 }
 
-int pa_instrument(LLVMModuleRef mod, bool memory_hooks, pt_diag *d) {
+/* A call that may run instrumented code (or anything but an intrinsic): accesses after it
+ * must not be hooked before it, so its block keeps one hook before each access. */
+static bool calls_out(LLVMValueRef in) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  if (op == LLVMInvoke || op == LLVMCallBr) return true;
+  return op == LLVMCall && strncmp(callee_of(in), "llvm.", 5) != 0;
+}
+
+/* SHARDS hashes (pa_shards_hash) of the lines an item may touch: its first line, the lines a
+ * size of `bytes` must cross and its last line; one line when the alignment keeps it in one. */
+static void hash_item(hooks *h, access_item *it) {
+  if (it->bytes_value || !it->bytes) return;
+  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), sh = LLVMConstInt(h->i64, 64 - PA_SHARDS_BITS, 0);
+  LLVMValueRef six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  LLVMValueRef ai = LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
+  LLVMValueRef l0 = LLVMBuildLShr(h->b, ai, six, "");
+  LLVMValueRef lines[6];
+  int n = 0;
+  lines[n++] = l0;
+  bool one_line = it->bytes <= PA_LINE_BYTES && (it->bytes & (it->bytes - 1)) == 0 && it->align >= it->bytes;
+  if (!one_line) {
+    uint64_t span = (it->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES;
+    if (span > 4) return; /* a large access: always hooked */
+    for (uint64_t k = 1; k < span; k++) lines[n++] = LLVMBuildAdd(h->b, l0, LLVMConstInt(h->i64, k, 0), "");
+    LLVMValueRef end = LLVMBuildAdd(h->b, ai, LLVMConstInt(h->i64, it->bytes - 1, 0), "");
+    lines[n++] = LLVMBuildLShr(h->b, end, six, "");
+  }
+  for (int k = 0; k < n; k++) it->hash[k] = LLVMBuildLShr(h->b, LLVMBuildMul(h->b, lines[k], mul, ""), sh, "");
+  it->n_hash = n;
+}
+
+/* i1: one of the item's lines is under the thread's current threshold (true if unhashed). */
+static LLVMValueRef item_sampled(hooks *h, const access_item *it, LLVMValueRef threshold) {
+  if (!it->n_hash) return LLVMConstInt(h->i1, 1, 0);
+  LLVMValueRef c = NULL;
+  for (int k = 0; k < it->n_hash; k++) {
+    LLVMValueRef ck = LLVMBuildICmp(h->b, LLVMIntULT, it->hash[k], threshold, "");
+    c = c ? LLVMBuildOr(h->b, c, ck, "") : ck;
+  }
+  return c;
+}
+
+/* Points every branch to `from` (in fn) at `to`. */
+static void redirect_preds(LLVMValueRef fn, LLVMBasicBlockRef from, LLVMBasicBlockRef to) {
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
+    if (!t) continue;
+    unsigned ns = LLVMGetNumSuccessors(t);
+    for (unsigned i = 0; i < ns; i++)
+      if (LLVMGetSuccessor(t, i) == from) LLVMSetSuccessor(t, i, to);
+  }
+}
+
+/* The block's body moves into a new block H placed before it (predecessors now branch to
+ * H, and phis move with the body, so the original block keeps only its terminator and its
+ * identity for the successors' phis). H ends by hashing every access's lines and comparing
+ * them with the thread's threshold; only if one is under it does control go through a
+ * chain of blocks that call the hook for each such access, in program order, and then on. */
+static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
+  LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(h->ctx, bb, "pa.body");
+  redirect_preds(fn, bb, head);
+  LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+  LLVMPositionBuilderAtEnd(h->b, head);
+  for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in && in != term; in = next) {
+    next = LLVMGetNextInstruction(in);
+    LLVMInstructionRemoveFromParent(in);
+    LLVMInsertIntoBuilder(h->b, in);
+  }
+  item_list items = {0};
+  for (int k = 0; k < n_mem; k++) items_of(h, mem[k], &items);
+  LLVMValueRef threshold = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.threshold");
+  LLVMValueRef any = NULL;
+  for (int k = 0; k < items.n; k++) {
+    hash_item(h, &items.v[k]);
+    LLVMValueRef c = item_sampled(h, &items.v[k], threshold);
+    any = any ? LLVMBuildOr(h->b, any, c, "") : c;
+  }
+  if (!any) { /* nothing to hook after all */
+    LLVMBuildBr(h->b, bb);
+    free(items.v);
+    return;
+  }
+  LLVMBasicBlockRef test = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.sample");
+  LLVMBuildCondBr(h->b, any, test, bb);
+  for (int k = 0; k < items.n; k++) {
+    /* re-read the threshold: a hooked access may have started or ended a burst */
+    LLVMPositionBuilderAtEnd(h->b, test);
+    LLVMValueRef c = item_sampled(h, &items.v[k], LLVMBuildLoad2(h->b, h->i64, h->state, ""));
+    LLVMBasicBlockRef call = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.hook");
+    LLVMBasicBlockRef next = k + 1 < items.n ? LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.sample") : bb;
+    LLVMBuildCondBr(h->b, c, call, next);
+    LLVMPositionBuilderAtEnd(h->b, call);
+    call_access(h, &items.v[k]);
+    LLVMBuildBr(h->b, next);
+    test = next;
+  }
+  free(items.v);
+}
+
+/* A block with outgoing calls: one unconditional hook before each access. */
+static void instrument_direct(hooks *h, LLVMValueRef *mem, int n_mem) {
+  for (int k = 0; k < n_mem; k++) {
+    LLVMPositionBuilderBefore(h->b, mem[k]);
+    item_list items = {0};
+    items_of(h, mem[k], &items);
+    for (int i = 0; i < items.n; i++) call_access(h, &items.v[i]);
+    free(items.v);
+  }
+}
+
+int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, pt_diag *d) {
+  bool memory_hooks = mode != PA_HOOKS_NONE;
   LLVMValueRef *fns;
   int nf = pa_defined_functions(mod, &fns);
   int total = 0;
@@ -84,54 +218,66 @@ int pa_instrument(LLVMModuleRef mod, bool memory_hooks, pt_diag *d) {
   h.ctx = LLVMGetModuleContext(mod);
   h.b = LLVMCreateBuilderInContext(h.ctx);
   h.td = LLVMGetModuleDataLayout(mod);
+  h.i1 = LLVMInt1TypeInContext(h.ctx);
   h.i32 = LLVMInt32TypeInContext(h.ctx);
   h.i64 = LLVMInt64TypeInContext(h.ctx);
   h.ptr = LLVMPointerTypeInContext(h.ctx, 0);
   LLVMTypeRef counts_ty = LLVMArrayType2(h.i64, (uint64_t)(total ? total : 1));
   LLVMValueRef counts = LLVMAddGlobal(mod, counts_ty, PA_SYM_COUNTS);
-  h.rt = LLVMAddGlobal(mod, LLVMInt8TypeInContext(h.ctx), PA_SYM_CTX);
-  LLVMTypeRef void_ty = LLVMVoidTypeInContext(h.ctx);
+  LLVMValueRef rt = LLVMAddGlobal(mod, LLVMInt8TypeInContext(h.ctx), PA_SYM_CTX);
   LLVMTypeRef enter_params[2] = {h.ptr, h.i32};
-  LLVMTypeRef enter_ty = LLVMFunctionType(void_ty, enter_params, 2, 0);
+  LLVMTypeRef enter_ty = LLVMFunctionType(h.ptr, enter_params, 2, 0);
   LLVMValueRef enter = LLVMAddFunction(mod, PA_SYM_ENTER, enter_ty);
   LLVMTypeRef access_params[4] = {h.ptr, h.ptr, h.i64, h.i32};
-  h.access_ty = LLVMFunctionType(void_ty, access_params, 4, 0);
+  h.access_ty = LLVMFunctionType(LLVMVoidTypeInContext(h.ctx), access_params, 4, 0);
   h.access = LLVMAddFunction(mod, PA_SYM_ACCESS, h.access_ty);
   /* The hooks write memory, so a function may no longer promise `memory(argmem: ...)`. */
   unsigned memory_attr = LLVMGetEnumAttributeKindForName("memory", 6);
   int base = 0;
   for (int fi = 0; fi < nf; fi++) {
     LLVMValueRef fn = fns[fi];
+    h.fid = fi;
     LLVMRemoveEnumAttributeAtIndex(fn, LLVMAttributeFunctionIndex, memory_attr);
-    int bi = 0;
-    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb), bi++) {
+    int n_blocks = (int)LLVMCountBasicBlocks(fn);
+    LLVMBasicBlockRef *blocks = malloc(sizeof *blocks * (size_t)(n_blocks + 1));
+    LLVMGetBasicBlocks(fn, blocks); /* before instrumentation adds blocks */
+    LLVMPositionBuilderBefore(h.b, LLVMGetFirstInstruction(blocks[0]));
+    LLVMValueRef enter_args[2] = {rt, LLVMConstInt(h.i32, (unsigned long long)fi, 0)};
+    h.state = LLVMBuildCall2(h.b, enter_ty, enter, enter_args, 2, "pa.state");
+    for (int bi = 0; bi < n_blocks; bi++) {
+      LLVMBasicBlockRef bb = blocks[bi];
       /* Collect first: the hooks insert instructions into the list we walk. */
       int n = 0, cap = 16;
+      bool direct = false;
       LLVMValueRef *mem = malloc(sizeof *mem * (size_t)cap);
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+        if (in == h.state) continue;
         if (LLVMGetInstructionOpcode(in) == LLVMCall) {
           LLVMValueRef callee = LLVMGetCalledValue(in);
           if (callee && LLVMIsAFunction(callee) && !LLVMIsDeclaration(callee))
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, memory_attr);
         }
+        direct |= calls_out(in) || LLVMIsALandingPadInst(in) || LLVMGetInstructionOpcode(in) == LLVMCatchPad ||
+                  LLVMGetInstructionOpcode(in) == LLVMCleanupPad || LLVMGetInstructionOpcode(in) == LLVMCatchSwitch;
         if (!memory_hooks || !is_memory(in)) continue;
         if (n == cap) mem = realloc(mem, sizeof *mem * (size_t)(cap *= 2));
         mem[n++] = in;
       }
-      for (int k = 0; k < n; k++) instrument_memory(&h, mem[k], fi);
-      free(mem);
-      LLVMValueRef first = LLVMGetFirstInstruction(bb);
-      while (first && (LLVMIsAPHINode(first) || LLVMIsALandingPadInst(first))) first = LLVMGetNextInstruction(first);
-      LLVMPositionBuilderBefore(h.b, first);
-      LLVMValueRef idx[2] = {LLVMConstInt(h.i64, 0, 0), LLVMConstInt(h.i64, (unsigned long long)(base + bi), 0)};
-      LLVMValueRef slot = LLVMBuildInBoundsGEP2(h.b, counts_ty, counts, idx, 2, "");
-      LLVMBuildAtomicRMW(h.b, LLVMAtomicRMWBinOpAdd, slot, LLVMConstInt(h.i64, 1, 0), LLVMAtomicOrderingMonotonic, 0);
-      if (bi == 0) {
-        LLVMValueRef args[2] = {h.rt, LLVMConstInt(h.i32, (unsigned long long)fi, 0)};
-        LLVMBuildCall2(h.b, enter_ty, enter, args, 2, "");
+      if (bi == 0 || !count_blocks || count_blocks[fi]) {
+        LLVMValueRef first = LLVMGetFirstInstruction(bb);
+        while (first && (LLVMIsAPHINode(first) || LLVMIsALandingPadInst(first))) first = LLVMGetNextInstruction(first);
+        if (bi == 0) first = LLVMGetNextInstruction(h.state); /* after the entry hook */
+        LLVMPositionBuilderBefore(h.b, first);
+        LLVMValueRef idx[2] = {LLVMConstInt(h.i64, 0, 0), LLVMConstInt(h.i64, (unsigned long long)(base + bi), 0)};
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(h.b, counts_ty, counts, idx, 2, "");
+        LLVMBuildAtomicRMW(h.b, LLVMAtomicRMWBinOpAdd, slot, LLVMConstInt(h.i64, 1, 0), LLVMAtomicOrderingMonotonic, 0);
       }
+      if (n && (direct || mode == PA_HOOKS_EVERY)) instrument_direct(&h, mem, n);
+      else if (n) instrument_filtered(&h, fn, bb, mem, n);
+      free(mem);
     }
-    base += bi;
+    base += n_blocks;
+    free(blocks);
   }
   LLVMDisposeBuilder(h.b);
   free(fns);

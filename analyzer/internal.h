@@ -60,6 +60,9 @@ int pa_counter_run(pa_counter *c, const int64_t *args, const bool *known, int64_
 /* static_count_per_call of every block for a call with unknown arguments, or -1 everywhere
  * (returns < 0). */
 int pa_static_counts(pa_function *f, LLVMValueRef fn);
+/* profile.c: every block of f has a static count per call (so its counts need no counters:
+ * the calls, counted at the entry block, times the static counts). */
+bool pa_function_counted_statically(const pa_function *f);
 /* taskgraph.c: nodes, edges and features of each block. */
 void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f);
 void pa_features_add(pa_features *sum, const pa_features *x);
@@ -71,12 +74,25 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_ENTER "__pa_enter"
 #define PA_SYM_ACCESS "__pa_access"
 #define PA_SYM_MAIN "__pa_main"
-int pa_instrument(LLVMModuleRef mod, bool memory_hooks, pt_diag *d);
+/* count_blocks[f] false: only the entry block of function f gets a counter (its calls; the
+ * other blocks' counts come from static trip counts). NULL: every block. */
+typedef enum {
+  PA_HOOKS_NONE,     /* block counts only */
+  PA_HOOKS_EVERY,    /* a hook call before every access (rate 1) */
+  PA_HOOKS_FILTERED, /* SHARDS' hash tested inline; hooks only for sampled lines and bursts */
+} pa_hook_mode;
+int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, pt_diag *d);
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
 
 /* reuse.c: LRU stack distances with a Fenwick tree over last-access times. */
+/* SHARDS' sampling hash: Fibonacci (multiplicative) hashing of the line number to
+ * PA_SHARDS_BITS bits (Knuth 6.4); the instrumented code computes the same few operations
+ * inline and calls the tracker only when hash < threshold. */
+#define PA_SHARDS_BITS 24
+#define PA_SHARDS_MUL 0x9e3779b97f4a7c15ULL /* 2^64 / golden ratio */
+static inline uint64_t pa_shards_hash(uint64_t line) { return (line * PA_SHARDS_MUL) >> (64 - PA_SHARDS_BITS); }
 typedef struct pa_tracker pa_tracker;
 /* window (sampling only): lines tracked exactly; 0 = the power of two >= max(64, 16/rate),
  * < 0 = none (plain SHARDS). */
@@ -86,18 +102,25 @@ void pa_tracker_free(pa_tracker *t);
  * -2 if the line is not in the sample. */
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 /* Counts of one group, PA_TRACKER_WORDS of them: PA_REUSE_BINS bins then cold counted
- * exactly (weight 1), then the same for sampled accesses (weight 1/rate). */
-#define PA_TRACKER_WORDS (2 * (PA_REUSE_BINS + 1))
+ * exactly (at rate 1: every access; sampling: the accesses measured in bursts, "cold" then
+ * meaning beyond the window), then the same for sampled lines (SHARDS estimates), then the
+ * sampled accesses that fell outside a burst's measurement. pa_tracker_hist turns them into
+ * a histogram. */
+#define PA_TRACKER_WORDS (2 * (PA_REUSE_BINS + 1) + 1)
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
+void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reuse_hist *h);
+/* True while a burst wants every access (not only sampled lines). */
+bool pa_tracker_bursting(const pa_tracker *t);
 int64_t pa_tracker_window(const pa_tracker *t); /* exact-window lines; 0 at rate 1 */
 int pa_reuse_bin(int64_t distance);
 
 /* runtime.c: the hooks the instrumented code calls, and their per-run state. */
 typedef struct pa_runtime pa_runtime;
+typedef struct pa_thread_state pa_thread_state; /* its first word: the inline filter's threshold */
 pa_runtime *pa_runtime_new(int n_functions, double sample_rate, int64_t window, bool track_reuse);
 void pa_runtime_free(pa_runtime *rt);
-void pa_rt_enter(pa_runtime *rt, int32_t fid);
-void pa_rt_access(pa_runtime *rt, const void *addr, int64_t bytes, int32_t fid);
+pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid);
+void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid);
 int pa_runtime_threads(const pa_runtime *rt);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);

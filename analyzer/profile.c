@@ -55,18 +55,6 @@ pa_profile *pa_profile_static(const pa_module *m, pt_diag *d) {
   return p;
 }
 
-/* Exact counts weigh 1, sampled ones 1/rate (SHARDS). */
-static void hist_from_counts(pa_reuse_hist *h, const uint64_t *c, double rate) {
-  const uint64_t *sampled = c + PA_REUSE_BINS + 1;
-  h->accesses = 0;
-  for (int k = 0; k <= PA_REUSE_BINS; k++) {
-    double v = (double)c[k] + (double)sampled[k] / rate;
-    if (k < PA_REUSE_BINS) h->bins[k] = v;
-    else h->cold = v;
-    h->accesses += v;
-  }
-}
-
 static void hist_add(pa_reuse_hist *sum, const pa_reuse_hist *x) {
   for (int k = 0; k < PA_REUSE_BINS; k++) sum->bins[k] += x->bins[k];
   sum->cold += x->cold;
@@ -84,6 +72,12 @@ static int cmp_threads(const void *pa, const void *pb) {
   for (size_t i = 0; i < n; i++)
     if (a->hist[i] != b->hist[i]) return a->hist[i] > b->hist[i] ? -1 : 1;
   return a->slot - b->slot;
+}
+
+bool pa_function_counted_statically(const pa_function *f) {
+  for (int b = 0; b < f->n_blocks; b++)
+    if (f->blocks[b].static_count_per_call < 0) return false;
+  return f->n_blocks > 0;
 }
 
 pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt, pt_diag *d) {
@@ -113,20 +107,23 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
     p->exact_window = pa_tracker_window(probe);
     pa_tracker_free(probe);
   }
-  int base = 0;
+  int base = 0, n_static = 0;
   for (int i = 0; i < p->n_functions; i++) {
     pa_function *f = &p->functions[i];
+    bool counted_statically = opt->static_counts && pa_function_counted_statically(f);
+    n_static += counted_statically;
     f->calls = r.counts[base]; /* the entry block runs once per call */
     f->threads = __builtin_popcountll(r.thread_mask[i]);
     f->parallel = f->threads > 1;
     for (int b = 0; b < f->n_blocks; b++) {
       pa_block *bl = &f->blocks[b];
-      bl->count = r.counts[base + b];
+      bl->count = counted_statically ? (uint64_t)(bl->static_count_per_call * (double)f->calls + 0.5) : r.counts[base + b];
       bl->count_per_call = f->calls ? (double)bl->count / (double)f->calls : 0;
       for (int k = 0; k < PA_OP_COUNT; k++) p->dynamic_by_op[k] += (double)bl->count * (double)bl->features.by_op[k];
     }
     base += f->n_blocks;
   }
+  if (n_static == p->n_functions && n_static > 0) p->counts_source = "static";
   if (!opt->no_reuse && r.threads > 0) {
     int nf = p->n_functions, nt = r.threads;
     thread_key *keys = malloc(sizeof *keys * (size_t)nt);
@@ -137,7 +134,7 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
     for (int f = 0; f < nf; f++)
       for (int t = 0; t < nt; t++) {
         pa_reuse_hist h;
-        hist_from_counts(&h, keys[t].hist + (size_t)f * PA_TRACKER_WORDS, rate);
+        pa_tracker_hist(keys[t].hist + (size_t)f * PA_TRACKER_WORDS, rate, p->exact_window, &h);
         if (h.accesses == 0) continue;
         p->reuse[p->n_reuse++] = (pa_reuse_entry){f, t, h};
         hist_add(&p->reuse_by_function[f], &h);

@@ -5,15 +5,21 @@
  * when the tree fills (amortised O(1)).
  * Sampling: SHARDS (Waldspurger et al., FAST 2015) keeps a line iff hash(line) mod P < R*P and
  * scales its distances and counts by 1/R. Spatial sampling cannot resolve distances of a few
- * 1/R lines (the lines in between are mostly unsampled), so every access also goes through an
- * exact LRU window of the W most recent lines: distances below W are exact and counted with
- * weight 1, and only accesses that miss the window use the sampled estimate (clamped to >= W). */
+ * 1/R lines (the lines in between are mostly unsampled), so short distances come from bursts:
+ * now and then (every `period` sampled accesses, and from the first access) the tracker asks
+ * for every access (pa_tracker_bursting) and feeds them to an exact LRU window of the W most
+ * recent lines. A burst first warms the window (until it holds W lines: a miss then means a
+ * distance >= W), then measures: each measured access is exact below W or "beyond the
+ * window". pa_tracker_hist scales the measured shares to the estimated number of accesses and
+ * spreads the beyond-window share over the SHARDS estimates >= W and cold misses. The hash is
+ * multiplicative (pa_shards_hash) so instrumented code can test it inline in a few integer
+ * operations and call the tracker only for sampled lines and during bursts. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define SHARDS_P (1u << 24) /* modulus of the sampling hash (SHARDS uses 2^24) */
+#define SHARDS_P (1ull << PA_SHARDS_BITS) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
 /* One LRU stack: unbounded (cap_lines 0) or keeping only the cap_lines most recent lines. */
 typedef struct {
@@ -26,14 +32,21 @@ typedef struct {
   int64_t cap_lines;
 } lru;
 
+typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
+
 struct pa_tracker {
   double rate;
-  uint64_t threshold; /* keep a line iff hash mod P < threshold */
+  uint64_t threshold; /* keep a line iff pa_shards_hash(line) < threshold */
   int64_t window;     /* lines in the exact window (sampled mode only) */
   lru far;            /* every line (rate 1) or the sampled lines */
   lru near;           /* the exact window (rate < 1) */
+  burst_phase phase;
+  int64_t left;        /* accesses left in this phase (warm: at most) */
+  int64_t since;       /* sampled accesses since the last burst ended */
+  int64_t period;      /* sampled accesses between bursts */
+  int64_t measure_len; /* accesses measured per burst */
   int n_groups;
-  uint64_t *counts; /* [group][PA_TRACKER_WORDS]: exact bins + cold, then sampled bins + cold */
+  uint64_t *counts; /* [group][PA_TRACKER_WORDS], see internal.h */
 };
 
 static uint64_t mix(uint64_t x) { /* splitmix64 finaliser: a well-spread hash of the line */
@@ -200,6 +213,13 @@ pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
     if (!t->window)
       for (t->window = 64; (double)t->window < 16 / rate;) t->window *= 2;
     lru_init(&t->near, t->window);
+    /* Bursts measure 4W accesses after warming for up to 8W, once per 64 x 4W accesses on
+     * average (period in sampled accesses = R x that): about 2-4% of the accesses go through
+     * the window. The first burst starts at the first access, with nothing to warm. */
+    t->measure_len = 4 * t->window;
+    t->period = (int64_t)(rate * 64.0 * (double)t->measure_len) + 1;
+    t->phase = BURST_MEASURE;
+    t->left = t->measure_len;
   }
   t->n_groups = n_groups;
   t->counts = calloc((size_t)n_groups * PA_TRACKER_WORDS, sizeof *t->counts);
@@ -220,6 +240,32 @@ const uint64_t *pa_tracker_counts(const pa_tracker *t, int group) {
 
 int64_t pa_tracker_window(const pa_tracker *t) { return t->window; }
 
+bool pa_tracker_bursting(const pa_tracker *t) { return t->phase != BURST_OFF; }
+
+static void lru_clear(lru *u) {
+  memset(u->keys, 0, sizeof *u->keys * u->cap);
+  memset(u->fen, 0, sizeof *u->fen * ((size_t)u->tcap + 1));
+  u->n = 0;
+  u->now = 0;
+}
+
+/* One access during a burst: the exact window's answer, counted when measuring. */
+static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
+  int64_t near = lru_access(&t->near, line);
+  if (t->phase == BURST_MEASURE) exact[near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
+  if (t->phase == BURST_WARM && (int64_t)t->near.n >= t->window) t->left = 1; /* warm: measure next */
+  if (--t->left == 0) {
+    if (t->phase == BURST_WARM) {
+      t->phase = BURST_MEASURE;
+      t->left = t->measure_len;
+    } else {
+      t->phase = BURST_OFF;
+      t->since = 0;
+    }
+  }
+  return near;
+}
+
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
   uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS, *sampled = exact + PA_REUSE_BINS + 1;
   if (t->rate >= 1) {
@@ -227,20 +273,54 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
     exact[d < 0 ? PA_REUSE_BINS : pa_reuse_bin(d)]++;
     return d;
   }
-  int64_t near = t->window ? lru_access(&t->near, line) : -1;
-  bool in_sample = (mix(line) & (SHARDS_P - 1)) < t->threshold;
-  int64_t far = in_sample ? lru_access(&t->far, line) : -2;
-  if (near >= 0) {
-    exact[pa_reuse_bin(near)]++;
-    return near;
+  bool in_sample = pa_shards_hash(line) < t->threshold;
+  bool measuring = t->phase == BURST_MEASURE;
+  int64_t est = -2;
+  if (in_sample) {
+    int64_t far = lru_access(&t->far, line);
+    est = far < 0 ? -1 : (int64_t)((double)far / t->rate + 0.5);
+    sampled[far < 0 ? PA_REUSE_BINS : pa_reuse_bin(est)]++;
+    if (!measuring) exact[PA_TRACKER_WORDS - 1]++; /* sampled outside measurement */
   }
-  if (!in_sample) return -2;
-  if (far < 0) {
-    sampled[PA_REUSE_BINS]++;
-    return -1;
+  if (t->phase != BURST_OFF) {
+    int64_t near = burst_access(t, line, exact);
+    if (near >= 0) return near;
+    if (est >= 0 && est < t->window) est = t->window; /* it missed the window: at least W away */
+    return in_sample ? est : -2;
   }
-  int64_t est = (int64_t)((double)far / t->rate + 0.5);
-  if (est < t->window) est = t->window; /* it missed the window, so it is at least W away */
-  sampled[pa_reuse_bin(est)]++;
+  if (in_sample && t->window && ++t->since >= t->period) { /* the next access starts a burst */
+    lru_clear(&t->near);
+    t->phase = BURST_WARM;
+    t->left = 2 * t->measure_len;
+  }
   return est;
+}
+
+void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hist *h) {
+  const uint64_t *sampled = c + PA_REUSE_BINS + 1;
+  memset(h, 0, sizeof *h);
+  double measured = 0, sampled_all = 0;
+  for (int k = 0; k <= PA_REUSE_BINS; k++) measured += (double)c[k], sampled_all += (double)sampled[k];
+  if (rate >= 1 || (measured == 0 && window > 0) || window <= 0) {
+    /* exact, or plain SHARDS (also the fallback when no burst measured anything) */
+    double w = rate >= 1 ? 1 : 1 / rate;
+    for (int k = 0; k < PA_REUSE_BINS; k++) h->bins[k] = (double)(rate >= 1 ? c[k] : sampled[k]) * w;
+    h->cold = (double)(rate >= 1 ? c[PA_REUSE_BINS] : sampled[PA_REUSE_BINS]) * w;
+  } else {
+    /* accesses = the measured ones + the rest estimated from the sample */
+    double total = measured + (double)c[PA_TRACKER_WORDS - 1] / rate, scale = total / measured;
+    int near_bins = pa_reuse_bin(window - 1) + 1; /* bins 0..near_bins-1 lie below W */
+    for (int k = 0; k < near_bins; k++) h->bins[k] = (double)c[k] * scale;
+    double beyond = (double)c[PA_REUSE_BINS] * scale, shards_beyond = (double)sampled[PA_REUSE_BINS];
+    for (int k = near_bins; k < PA_REUSE_BINS; k++) shards_beyond += (double)sampled[k];
+    if (shards_beyond > 0) {
+      for (int k = near_bins; k < PA_REUSE_BINS; k++) h->bins[k] = beyond * (double)sampled[k] / shards_beyond;
+      h->cold = beyond * (double)sampled[PA_REUSE_BINS] / shards_beyond;
+    } else {
+      h->cold = beyond; /* no sampled line reached beyond the window: call them first touches */
+    }
+    (void)sampled_all;
+  }
+  for (int k = 0; k < PA_REUSE_BINS; k++) h->accesses += h->bins[k];
+  h->accesses += h->cold;
 }

@@ -184,7 +184,7 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
 }
 
 static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
-                      shared_region *sh, int nf) {
+                      const bool *count_blocks, shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
   bool reuse = !opt->no_reuse;
   LLVMInitializeNativeTarget();
@@ -195,8 +195,10 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   LLVMModuleRef mod = NULL;
   if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode");
   pt_diag d = {0};
-  if (pa_instrument(mod, reuse, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
-  pa_runtime *rt = pa_runtime_new(nf, opt->sample_rate > 0 ? opt->sample_rate : 1, opt->exact_window, reuse);
+  double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
+  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE : rate >= 1 ? PA_HOOKS_EVERY : PA_HOOKS_FILTERED;
+  if (pa_instrument(mod, mode, count_blocks, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
+  pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
 
   LLVMOrcLLJITRef jit;
   LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, NULL);
@@ -360,20 +362,24 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
   sh.counts = (uint64_t *)((char *)mem + round_up(sizeof(shared_hdr), 64));
   sh.masks = sh.counts + nblocks;
   sh.hist = sh.masks + nf;
+  bool *count_blocks = malloc(sizeof *count_blocks * ((size_t)nf + 1));
+  for (int i = 0; i < nf; i++) count_blocks[i] = !(opt->static_counts && pa_function_counted_statically(&p->functions[i]));
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(m->mod);
   fflush(NULL); /* the child must not repeat our buffered output */
   pid_t pid = fork();
   if (pid < 0) {
     LLVMDisposeMemoryBuffer(bc);
     munmap(mem, sh.bytes);
+    free(count_blocks);
     return pt_fail(d, PT_ERR_RUNTIME, "cannot fork the run: %s", strerror(errno));
   }
   if (pid == 0) {
-    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, &sh, nf);
+    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, count_blocks, &sh, nf);
     fflush(NULL);
     _exit(rc);
   }
   LLVMDisposeMemoryBuffer(bc);
+  free(count_blocks);
   double deadline = pt_now() + (spec->timeout_s > 0 ? spec->timeout_s : 60);
   int status = 0;
   bool timed_out = false;

@@ -1,11 +1,24 @@
 /* The hooks instrumented code calls (registered as absolute symbols in the JIT): function
- * entry (which threads ran a function) and memory accesses (fed line by line to the calling
- * thread's own reuse tracker, so threads never share a tracker and need no locks). */
+ * entry (which threads ran a function; returns the thread's own state) and memory accesses
+ * (fed line by line to the calling thread's own reuse tracker, so threads never share a
+ * tracker and need no locks). Instrumented code tests SHARDS' hash inline against the
+ * thread's `threshold` word and calls the access hook only for sampled lines, or for every
+ * access while the tracker is in a burst (the threshold is then above every hash). */
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
+
+/* One thread's state; instrumented code reads `threshold` (its first word) on every block
+ * with memory accesses, so each sits on its own cache line. */
+struct pa_thread_state {
+  alignas(64) uint64_t threshold;
+  uint64_t sampled_threshold; /* threshold outside bursts */
+  pa_tracker *tracker;        /* NULL: counts only, or a thread beyond PA_MAX_THREADS */
+};
 
 struct pa_runtime {
   int n_functions;
@@ -15,13 +28,14 @@ struct pa_runtime {
   pthread_mutex_t lock; /* taken only when a thread is seen for the first time */
   _Atomic int n_threads;
   pthread_t tids[PA_MAX_THREADS];
-  pa_tracker *trackers[PA_MAX_THREADS];
+  pa_thread_state states[PA_MAX_THREADS + 1]; /* the last: threads beyond the limit (dropped) */
   _Atomic uint64_t *masks; /* per function: bit s set if thread slot s ran it */
   _Atomic int overflow;    /* accesses from threads beyond PA_MAX_THREADS were dropped */
 };
 
 pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool track_reuse) {
-  pa_runtime *rt = calloc(1, sizeof *rt);
+  pa_runtime *rt = aligned_alloc(64, (sizeof *rt + 63) / 64 * 64);
+  memset(rt, 0, sizeof *rt);
   rt->n_functions = n_functions;
   rt->rate = rate;
   rt->window = window;
@@ -33,7 +47,7 @@ pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool tr
 
 void pa_runtime_free(pa_runtime *rt) {
   if (!rt) return;
-  for (int i = 0; i < PA_MAX_THREADS; i++) pa_tracker_free(rt->trackers[i]);
+  for (int i = 0; i < PA_MAX_THREADS; i++) pa_tracker_free(rt->states[i].tracker);
   pthread_mutex_destroy(&rt->lock);
   free((void *)rt->masks);
   free(rt);
@@ -52,7 +66,13 @@ static int thread_slot(pa_runtime *rt) {
   if (s < 0 && n < PA_MAX_THREADS) {
     s = n;
     rt->tids[s] = self;
-    if (rt->track_reuse) rt->trackers[s] = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
+    pa_thread_state *st = &rt->states[s];
+    if (rt->track_reuse) {
+      st->tracker = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
+      /* every access at rate 1; a tracker starts in a burst when sampling */
+      st->sampled_threshold = rt->rate >= 1 ? UINT64_MAX : (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5);
+      st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
+    }
     atomic_store_explicit(&rt->n_threads, n + 1, memory_order_release);
   }
   pthread_mutex_unlock(&rt->lock);
@@ -60,18 +80,20 @@ static int thread_slot(pa_runtime *rt) {
   return s;
 }
 
-void pa_rt_enter(pa_runtime *rt, int32_t fid) {
+pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid) {
   int s = thread_slot(rt);
-  if (s >= 0 && fid >= 0 && fid < rt->n_functions) atomic_fetch_or(&rt->masks[fid], 1ULL << s);
+  if (s < 0) return &rt->states[PA_MAX_THREADS]; /* threshold 0: never called */
+  if (fid >= 0 && fid < rt->n_functions) atomic_fetch_or(&rt->masks[fid], 1ULL << s);
+  return &rt->states[s];
 }
 
-void pa_rt_access(pa_runtime *rt, const void *addr, int64_t bytes, int32_t fid) {
-  if (!rt->track_reuse || bytes <= 0) return;
-  int s = thread_slot(rt);
-  if (s < 0) return;
+void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
+  if (!st->tracker || bytes <= 0) return;
   uint64_t a = (uint64_t)(uintptr_t)addr;
   uint64_t first = a / PA_LINE_BYTES, last = (a + (uint64_t)bytes - 1) / PA_LINE_BYTES;
-  for (uint64_t line = first; line <= last; line++) pa_tracker_access(rt->trackers[s], line, fid);
+  for (uint64_t line = first; line <= last; line++) pa_tracker_access(st->tracker, line, fid);
+  if (st->sampled_threshold != UINT64_MAX)
+    st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
 }
 
 bool pa_runtime_overflowed(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->overflow) != 0; }
@@ -80,4 +102,4 @@ int pa_runtime_threads(const pa_runtime *rt) { return atomic_load((_Atomic int *
 
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid) { return atomic_load(&rt->masks[fid]); }
 
-const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot) { return rt->trackers[slot]; }
+const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot) { return rt->states[slot].tracker; }

@@ -1,5 +1,5 @@
 /* The reuse tracker against a brute-force LRU stack on random traces (exact distances, and
- * misses of a fully associative LRU cache of S lines), its exact window in sampled mode, and
+ * misses of a fully associative LRU cache of S lines), its exact window's bursts in sampled mode, and
  * sampling at 1% against the full miss-ratio curve (within 5% absolute) on a random trace, a
  * gemm loop nest and a cyclic sweep. Links the library's internal tracker. */
 #include <math.h>
@@ -72,35 +72,40 @@ static void test_exact(void) {
   }
 }
 
-/* In sampled mode, distances below the window are exact; beyond it the answer is "not
- * sampled" (-2) or an estimate of at least the window. */
+/* In sampled mode, during a burst a distance below the window is answered by the exact
+ * window (exactly); beyond it the answer is "not sampled" (-2) or an estimate of at least the
+ * window. Bursts recur, and outside them only sampled lines are answered (estimates). */
 static void test_window(void) {
   pa_tracker *t = pa_tracker_new(1, 0.01, 0);
   int64_t w = pa_tracker_window(t);
   CHECK(w >= 1600 && w <= 4096);
+  CHECK(pa_tracker_bursting(t)); /* the first burst starts at the first access */
   lru_stack s = {calloc(20001, sizeof(uint64_t)), 0};
   pt_rng r = {77};
-  int64_t cursor = 0, bad = 0;
-  for (int i = 0; i < 60000; i++) {
-    uint64_t line = next_line(&r, 20000, &cursor);
+  int64_t cursor = 0, bad = 0, exact = 0, bursts = 0, answered_outside = 0, outside = 0;
+  bool was = true;
+  for (int i = 0; i < 1500000; i++) { /* ~3 periods between bursts */
+    uint64_t line = next_line(&r, 4000, &cursor);
+    bool bursting = pa_tracker_bursting(t);
+    bursts += bursting && !was;
+    was = bursting;
     int64_t want = lru_access(&s, line), got = pa_tracker_access(t, line, 0);
-    if (want >= 0 && want < w) bad += got != want;
-    else bad += !(got == -2 || got == -1 || got >= w) || (want < 0 && got >= 0);
+    if (want < 0) bad += got >= 0;                            /* a first touch is never a reuse */
+    else if (!bursting) bad += got < -2;                      /* -2, or a SHARDS estimate */
+    else if (got >= 0 && got < w) bad += got != want, exact++; /* the window: exact */
+    else bad += !(got == -2 || got >= w);
+    if (!bursting) outside++, answered_outside += got != -2;
   }
   CHECK_MSG(bad == 0, "%lld window answers wrong", (long long)bad);
+  CHECK_MSG(exact > 10000 && bursts >= 2, "%lld exact answers in %lld bursts", (long long)exact, (long long)bursts);
+  /* outside bursts only the ~1% sampled lines are answered */
+  CHECK_MSG(answered_outside < outside / 20, "%lld of %lld answered", (long long)answered_outside, (long long)outside);
   free(s.stack);
   pa_tracker_free(t);
 }
 
 static void hist_of(const pa_tracker *t, double rate, pa_reuse_hist *h) {
-  const uint64_t *c = pa_tracker_counts(t, 0), *sampled = c + PA_REUSE_BINS + 1;
-  memset(h, 0, sizeof *h);
-  for (int k = 0; k <= PA_REUSE_BINS; k++) {
-    double v = (double)c[k] + (double)sampled[k] / rate;
-    if (k < PA_REUSE_BINS) h->bins[k] = v;
-    else h->cold = v;
-    h->accesses += v;
-  }
+  pa_tracker_hist(pa_tracker_counts(t, 0), rate, pa_tracker_window(t), h);
 }
 
 /* Largest |miss ratio (full) - miss ratio (sampled)| over S = 1, 2, 4, ..., 2^20 lines. */
