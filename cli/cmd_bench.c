@@ -16,6 +16,7 @@ static const bench_suite suites[] = {
     {"tune", cmd_bench_tune, "best latency per cost model after N measurements; vs oneDNN and OpenBLAS"},
     {"predict", cmd_bench_predict, "predicted vs measured over random schedules: MAPE, Spearman, top-k, ablation"},
     {"learn", cmd_bench_learn, "held-out networks: weighted top-k of analytic, xgb, TLP, MTL-TLP; training time, throughput"},
+    {"analyze", cmd_bench_analyze, "profile misses vs callgrind's cache simulation; profiling cost vs native time"},
     {"characterize", cmd_bench_characterize, "characterize twice: run-to-run differences, measured vs published"},
     {"counts", cmd_bench_counts, "block counts without running vs the instrumented run: share, time, exactness"},
     {"xgbi", cmd_bench_xgbi, "xgb vs xgb with feature-importance pruning and label redistribution, per round"},

@@ -15,6 +15,7 @@ int cmd_characterize(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_bench_predict(int argc, char **argv);
+int cmd_bench_analyze(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_bench_tune(int argc, char **argv);

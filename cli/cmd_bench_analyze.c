@@ -1,0 +1,434 @@
+/* portent bench analyze: (a) D1 and LL misses predicted from reuse profiles (a fully
+ * associative LRU cache of S lines misses the accesses at distance >= S plus the cold ones)
+ * against callgrind's cache simulation of the same compiled kernel, for suite workloads under
+ * two schedules and clang-19-compiled C loop nests, at three cache configurations; (b) the
+ * cost of profiling a candidate (static counts + 1% sampled reuse) next to its native time. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyzer.h"
+#include "bench_valgrind.h"
+#include "commands.h"
+#include "compiler.h"
+
+#ifndef PORTENT_BENCH_KERNELS
+#define PORTENT_BENCH_KERNELS "bench/kernels"
+#endif
+
+/* The issue's first configuration (32 KiB / 1 MiB), a Zen 4/5-like one (48 KiB 12-way,
+ * 2 MiB) and a small one (16 KiB 4-way, 256 KiB 8-way). */
+static const bv_cache caches[] = {
+    {"32K/1M", 32768, 8, 1048576, 16},
+    {"48K/2M", 49152, 12, 2097152, 16},
+    {"16K/256K", 16384, 4, 262144, 8},
+};
+enum { N_CACHES = sizeof caches / sizeof caches[0] };
+
+/* The C loop nests in bench/kernels: entry `bench_NAME`, float buffers. */
+typedef struct {
+  const char *name;
+  int n_buffers;
+  int64_t floats[3];
+} c_kernel;
+static const c_kernel c_kernels[] = {
+    {"gemm", 3, {200 * 200, 200 * 200, 200 * 200}},
+    {"jacobi2d", 2, {400 * 400, 400 * 400}},
+    {"stencil2d", 2, {512 * 512, 512 * 512}},
+    {"transpose", 2, {520 * 776, 520 * 776}},
+};
+
+typedef struct {
+  char name[96];
+  bool simulated;
+  char note[200];
+  double accesses; /* line accesses in the exact profile */
+  bv_counts measured[N_CACHES];
+  double pred_full[N_CACHES][2], pred_sampled[N_CACHES][2]; /* [config][D1, LL] */
+  /* cost (suite workloads only; 0 when not measured) */
+  double native_s, compile_s, sampled_run_s, sampled_total_s, full_run_s, full_total_s;
+} row;
+
+typedef struct {
+  bool quick, json, valgrind, keep;
+  int repeats;
+  uint64_t seed;
+  int64_t max_accesses; /* valgrind only below this many accesses */
+  const char *kernels_dir;
+  char dir[64];
+} options;
+
+static double rel_err(double pred, double meas) { return meas > 0 ? (pred - meas) / meas : (pred > 0 ? INFINITY : 0); }
+
+/* Misses of a fully associative LRU cache of `lines` lines: distances >= lines plus cold
+ * misses. Where `lines` is not a power of two (48 KiB = 768 lines) it falls inside a log2 bin,
+ * whose distances are taken as spread evenly over it; at powers of two this is
+ * pa_reuse_misses exactly. */
+static double misses(const pa_reuse_hist *h, int64_t lines) {
+  double m = h->cold;
+  for (int k = 1; k < PA_REUSE_BINS; k++) {
+    double lo = ldexp(1, k - 1), hi = ldexp(1, k);
+    if (lo >= (double)lines) m += h->bins[k];
+    else if (hi > (double)lines) m += h->bins[k] * (hi - (double)lines) / (hi - lo);
+  }
+  return m;
+}
+
+static void predict(const pa_profile *p, double out[N_CACHES][2]) {
+  for (int c = 0; c < N_CACHES; c++) {
+    out[c][0] = misses(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES);
+    out[c][1] = misses(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES);
+  }
+}
+
+/* Profiles `m` exactly (predictions, full-run cost) and at 1% (predictions); then, below the
+ * size limit, compiles the IR file and simulates it. */
+static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_spec *spec, const char *ir,
+                         bool portent_abi, int n_buffers, const int64_t *floats) {
+  pt_diag d = {0};
+  double t0 = pt_now();
+  pa_profile *full = pa_profile_build(m, spec, &(pa_options){.sample_rate = 1}, &d);
+  r->full_total_s = pt_now() - t0;
+  if (!full) {
+    snprintf(r->note, sizeof r->note, "profile: %.180s", d.msg);
+    return;
+  }
+  r->full_run_s = full->run_seconds;
+  r->accesses = full->reuse_total.accesses;
+  predict(full, r->pred_full);
+  pa_profile_free(full);
+  pa_profile *sampled = pa_profile_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &d);
+  if (sampled) predict(sampled, r->pred_sampled);
+  pa_profile_free(sampled);
+  if (!o->valgrind) {
+    snprintf(r->note, sizeof r->note, "valgrind not installed");
+    return;
+  }
+  if (r->accesses > (double)o->max_accesses) {
+    snprintf(r->note, sizeof r->note, "not simulated: %.3g accesses > --max-accesses %lld", r->accesses,
+             (long long)o->max_accesses);
+    return;
+  }
+  char obj[128], exe[128], err[512] = "";
+  snprintf(obj, sizeof obj, "%s/kernel.o", o->dir);
+  snprintf(exe, sizeof exe, "%s/kernel.exe", o->dir);
+  if (bv_compile_object(ir, obj, portent_abi ? "x86-64-v2" : "x86-64-v3", err, sizeof err) ||
+      bv_build_driver(o->dir, spec->entry, portent_abi, n_buffers, floats, obj, exe, o->keep, err, sizeof err) ||
+      bv_simulate(o->dir, exe, spec->entry, N_CACHES, caches, o->keep, r->measured, err, sizeof err))
+    snprintf(r->note, sizeof r->note, "%.190s", err);
+  else
+    r->simulated = true;
+  if (!o->keep) unlink(obj), unlink(exe);
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Native time of the state (child process, checked against the reference) and the median
+ * cost of a sampled profile of its module over o->repeats runs. */
+static void measure_cost(const options *o, row *r, const pc_state *s, const pc_reference *ref, pa_module *m,
+                         const pa_run_spec *spec) {
+  pc_measure_opts mo;
+  pc_measure_opts_default(&mo);
+  mo.threads = 1;
+  mo.min_time_s = o->quick ? 0.05 : 0.2;
+  mo.timeout_s = 60;
+  pc_measure_result mr;
+  pt_diag d = {0};
+  if (pc_measure(s, ref, &mo, &mr, &d) == 0 && mr.error == PC_MEASURE_OK) {
+    r->native_s = mr.median_s;
+    r->compile_s = mr.compile_s;
+  } else {
+    snprintf(r->note, sizeof r->note, "measure: %.180s", d.msg[0] ? d.msg : mr.message);
+    return;
+  }
+  double run[16], total[16];
+  int n = 0;
+  for (int i = 0; i < o->repeats && i < 16; i++) {
+    double t0 = pt_now();
+    pa_profile *p = pa_profile_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &d);
+    if (!p) continue;
+    total[n] = pt_now() - t0;
+    run[n++] = p->run_seconds;
+    pa_profile_free(p);
+  }
+  r->sampled_run_s = median(run, n);
+  r->sampled_total_s = median(total, n);
+}
+
+/* A suite workload under its default schedule (which 0) or a random one (which 1): the
+ * fastest of the random schedules of seeds seed .. seed+7 that lower and run (a
+ * "tuned-looking" candidate rather than a pathological one, which would also take minutes
+ * under valgrind). */
+static int workload_case(const options *o, const char *wname, int which, row *r) {
+  pt_diag d = {0};
+  pc_program *prog = pc_workload_build(wname, &d);
+  if (!prog) {
+    fprintf(stderr, "portent bench analyze: %s\n", d.msg);
+    return -1;
+  }
+  pc_measure_opts mo;
+  pc_measure_opts_default(&mo);
+  pc_reference *ref = pc_reference_new(prog, &mo, &d);
+  pc_state *s = NULL;
+  snprintf(r->name, sizeof r->name, "%s %s", wname, which ? "random" : "default");
+  if (ref && !which) {
+    s = pc_state_new(prog);
+    if (pc_schedule_default(s, 16, &d)) pc_state_free(s), s = NULL;
+  }
+  double best = INFINITY;
+  for (int attempt = 0; ref && which && attempt < 8; attempt++) {
+    pc_state *c = pc_state_new(prog);
+    pt_rng rng = {o->seed + (uint64_t)attempt};
+    pt_diag dc = {0};
+    pc_measure_opts q;
+    pc_measure_opts_default(&q);
+    q.threads = 1, q.min_time_s = 0.01, q.timeout_s = 2;
+    pc_measure_result mr;
+    if (pc_schedule_random(c, &rng, &dc) == 0 && pc_measure(c, ref, &q, &mr, &dc) == 0 && mr.error == PC_MEASURE_OK &&
+        mr.median_s < best) {
+      best = mr.median_s;
+      pc_state_free(s);
+      s = c;
+      snprintf(r->name, sizeof r->name, "%s random(seed %llu)", wname, (unsigned long long)(o->seed + (uint64_t)attempt));
+    } else
+      pc_state_free(c);
+  }
+  if (!s) {
+    snprintf(r->note, sizeof r->note, "no schedule: %.150s", d.msg[0] ? d.msg : "none of 8 random ones ran");
+    pc_reference_free(ref);
+    pc_program_free(prog);
+    return 0;
+  }
+  pc_kernel *k = pc_lower(s, &(pc_lower_opts){0}, &d);
+  char ir[128];
+  snprintf(ir, sizeof ir, "%s/kernel.ll", o->dir);
+  if (k && pc_kernel_emit(k, ir, &d) == 0) {
+    int nb = pc_kernel_n_buffers(k);
+    int64_t *floats = malloc(sizeof *floats * (size_t)(nb + 1));
+    for (int b = 0; b < nb; b++) floats[b] = pc_kernel_buffer_numel(k, b);
+    pa_run_spec *spec = pa_run_spec_portent(pc_kernel_name(k), nb, floats, 1, o->seed);
+    spec->timeout_s = 120;
+    pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
+    analyze_case(o, r, m, spec, ir, true, nb, floats);
+    measure_cost(o, r, s, ref, m, spec);
+    pa_module_free(m);
+    pa_run_spec_free(spec);
+    free(floats);
+  } else
+    snprintf(r->note, sizeof r->note, "lower: %.180s", d.msg);
+  if (!o->keep) unlink(ir);
+  pc_kernel_free(k);
+  pc_state_free(s);
+  pc_reference_free(ref);
+  pc_program_free(prog);
+  return 0;
+}
+
+static void c_case(const options *o, const c_kernel *ck, row *r) {
+  snprintf(r->name, sizeof r->name, "C %s", ck->name);
+  char src[1024], ir[128], entry[64], err[512] = "";
+  snprintf(src, sizeof src, "%s/%s.c", o->kernels_dir, ck->name);
+  snprintf(ir, sizeof ir, "%s/%s.ll", o->dir, ck->name);
+  snprintf(entry, sizeof entry, "bench_%s", ck->name);
+  char *argv[] = {LLVM_BIN_DIR "/clang", "-O2", "-march=x86-64-v3", "-S", "-emit-llvm", src, "-o", ir, NULL};
+  if (bv_spawn(argv, NULL) != 0) {
+    snprintf(r->note, sizeof r->note, "clang -O2 %.150s failed", src);
+    return;
+  }
+  pt_diag d = {0};
+  pa_module *m = pa_module_load(ir, &d);
+  pt_sbuf js = {calloc(1, 1024), 1024, 0};
+  pt_sbuf_printf(&js, "{\"version\": 1, \"entry\": \"%s\", \"seed\": %llu, \"timeout_s\": 120, \"args\": [", entry,
+                 (unsigned long long)o->seed);
+  for (int i = 0; i < ck->n_buffers; i++)
+    pt_sbuf_printf(&js, "%s{\"kind\": \"buffer\", \"type\": \"f32\", \"count\": %lld}", i ? ", " : "",
+                   (long long)ck->floats[i]);
+  pt_sbuf_printf(&js, "]}");
+  pa_run_spec *spec = m ? pa_run_spec_parse(js.buf, "bench spec", &d) : NULL;
+  if (spec) analyze_case(o, r, m, spec, ir, false, ck->n_buffers, ck->floats);
+  else snprintf(r->note, sizeof r->note, "%.190s", d.msg[0] ? d.msg : err);
+  free(js.buf);
+  pa_run_spec_free(spec);
+  pa_module_free(m);
+  if (!o->keep) unlink(ir);
+}
+
+static void print_text(const row *rows, int n) {
+  printf("Misses predicted from the reuse profile (fully associative LRU) vs callgrind --cache-sim "
+         "(error = predicted / measured - 1; 1%% = static counts + 1%% SHARDS-sampled profile)\n");
+  printf("%-34s %-9s %-3s %12s %12s %8s %12s %8s\n", "case", "caches", "lvl", "callgrind", "predicted", "error",
+         "pred 1%", "error");
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    if (!r->simulated) {
+      printf("%-34s %s\n", r->name, r->note);
+      continue;
+    }
+    for (int c = 0; c < N_CACHES; c++)
+      for (int l = 0; l < 2; l++) {
+        double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
+        printf("%-34s %-9s %-3s %12.0f %12.0f %+7.1f%% %12.0f %+7.1f%%\n", r->name, caches[c].name, l ? "LL" : "D1", meas,
+               r->pred_full[c][l], 100 * rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l],
+               100 * rel_err(r->pred_sampled[c][l], meas));
+      }
+  }
+  printf("\nSummary over simulated cases: median |error| and cases within 10%% (exact profile / 1%% sampled)\n");
+  for (int c = 0; c < N_CACHES; c++)
+    for (int l = 0; l < 2; l++) {
+      double e[256], es[256];
+      int k = 0, in = 0, ins = 0;
+      for (int i = 0; i < n && k < 256; i++) {
+        if (!rows[i].simulated) continue;
+        double meas = l ? rows[i].measured[c].ll_misses : rows[i].measured[c].d1_misses;
+        e[k] = fabs(rel_err(rows[i].pred_full[c][l], meas));
+        es[k] = fabs(rel_err(rows[i].pred_sampled[c][l], meas));
+        in += e[k] <= 0.10, ins += es[k] <= 0.10, k++;
+      }
+      printf("  %-9s %-3s median |error| %6.1f%% / %6.1f%%, within 10%%: %d/%d / %d/%d\n", caches[c].name, l ? "LL" : "D1",
+             100 * median(e, k), 100 * median(es, k), in, k, ins, k);
+    }
+  printf("\nCost per candidate, one thread (x = / native kernel time; sampled = static counts + 1%% "
+         "SHARDS, median of repeats; JIT and fork included in 'total')\n");
+  printf("%-34s %10s %10s %11s %8s %11s %8s %11s %8s\n", "case", "native ms", "compile ms", "sampled run", "x",
+         "sampled tot", "x", "full run", "x");
+  double xs[256], xt[256], xf[256];
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    if (!(r->native_s > 0)) continue;
+    printf("%-34s %10.3f %10.1f %11.3f %8.1f %11.1f %8.1f %11.1f %8.1f\n", r->name, r->native_s * 1e3,
+           r->compile_s * 1e3, r->sampled_run_s * 1e3, r->sampled_run_s / r->native_s, r->sampled_total_s * 1e3,
+           r->sampled_total_s / r->native_s, r->full_run_s * 1e3, r->full_run_s / r->native_s);
+    if (k < 256) xs[k] = r->sampled_run_s / r->native_s, xt[k] = r->sampled_total_s / r->native_s, xf[k++] = r->full_run_s / r->native_s;
+  }
+  if (k)
+    printf("median over %d candidates: sampled run %.1fx native, sampled total %.1fx, full instrumented run %.1fx\n", k,
+           median(xs, k), median(xt, k), median(xf, k));
+}
+
+static void print_json(const row *rows, int n) {
+  printf("{\"caches\": [");
+  for (int c = 0; c < N_CACHES; c++)
+    printf("%s{\"name\": \"%s\", \"d1\": [%lld, %lld, 64], \"ll\": [%lld, %lld, 64]}", c ? ", " : "", caches[c].name,
+           (long long)caches[c].d1_bytes, (long long)caches[c].d1_assoc, (long long)caches[c].ll_bytes,
+           (long long)caches[c].ll_assoc);
+  printf("],\n \"cases\": [");
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    printf("%s\n  {\"name\": \"%s\", \"simulated\": %s, \"note\": \"%s\", \"accesses\": %.0f, \"levels\": [", i ? "," : "",
+           r->name, r->simulated ? "true" : "false", r->note, r->accesses);
+    for (int c = 0; r->simulated && c < N_CACHES; c++)
+      for (int l = 0; l < 2; l++) {
+        double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
+        printf("%s{\"caches\": \"%s\", \"level\": \"%s\", \"measured\": %.0f, \"predicted\": %.1f, \"error\": %.4f, "
+               "\"predicted_sampled\": %.1f, \"error_sampled\": %.4f}",
+               c || l ? ", " : "", caches[c].name, l ? "LL" : "D1", meas, r->pred_full[c][l],
+               rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l], rel_err(r->pred_sampled[c][l], meas));
+      }
+    printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
+           "\"full_run_s\": %.6g, \"full_total_s\": %.6g}",
+           r->native_s, r->compile_s, r->sampled_run_s, r->sampled_total_s, r->full_run_s, r->full_total_s);
+  }
+  printf("\n]}\n");
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: portent bench analyze [--quick] [--json] [--workloads a,b,...] [--kernels DIR] [--seed S]\n"
+          "                             [--repeats N] [--max-accesses N]\n\n"
+          "(a) D1 and LL misses predicted from reuse profiles (exact and 1%% sampled) against callgrind's\n"
+          "cache simulation of the same compiled kernel (AVX2 object from the same IR, run once on cold\n"
+          "caches by a generated driver) for %d cache configurations, for each suite workload under its\n"
+          "default schedule and a random one, and for the C loop nests in DIR (default %s).\n"
+          "(b) per suite candidate: native time (one thread), and the median time of a profile with static\n"
+          "counts + 1%% sampled reuse (instrumented run alone, and with fork + JIT), and of the full one.\n\n"
+          "  --quick            jacobi2d and transpose, and dwconv_mb's default schedule only\n"
+          "  --workloads LIST   suite workloads to use (default: all; 'none' for the C kernels only)\n"
+          "  --max-accesses N   simulate only cases of at most N line accesses (default 40000000)\n"
+          "  --repeats N        sampled profiles per candidate for the median (default 3)\n"
+          "  --keep             keep the temporary folder (IR, object, driver, callgrind output)\n",
+          N_CACHES, PORTENT_BENCH_KERNELS);
+  fprintf(f, "Exit 1 if a case failed to profile or simulate, 2 for bad usage.\n");
+}
+
+int cmd_bench_analyze(int argc, char **argv) {
+  options o = {.repeats = 3, .seed = 1, .max_accesses = 40000000, .kernels_dir = PORTENT_BENCH_KERNELS};
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    bool v = i + 1 < argc;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(argv[i], "--quick") == 0) o.quick = true;
+    else if (strcmp(argv[i], "--json") == 0) o.json = true;
+    else if (strcmp(argv[i], "--keep") == 0) o.keep = true;
+    else if (strcmp(argv[i], "--workloads") == 0 && v) only = argv[++i];
+    else if (strcmp(argv[i], "--kernels") == 0 && v) o.kernels_dir = argv[++i];
+    else if (strcmp(argv[i], "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--repeats") == 0 && v) o.repeats = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--max-accesses") == 0 && v) o.max_accesses = atoll(argv[++i]);
+    else {
+      fprintf(stderr, "portent bench analyze: unknown or incomplete option '%s'\n", argv[i]);
+      usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (o.repeats < 1 || o.repeats > 16) {
+    fprintf(stderr, "portent bench analyze: --repeats must be in 1..16\n");
+    return EXIT_USAGE;
+  }
+  struct stat st;
+  if (stat(o.kernels_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "portent bench analyze: kernel directory '%s' not found (--kernels DIR)\n", o.kernels_dir);
+    return EXIT_USAGE;
+  }
+  o.valgrind = bv_have_valgrind();
+  if (!o.valgrind) fprintf(stderr, "portent bench analyze: valgrind not found: predictions only\n");
+  snprintf(o.dir, sizeof o.dir, "/tmp/portent-bench-analyze-XXXXXX");
+  if (!mkdtemp(o.dir)) {
+    perror("portent bench analyze: mkdtemp");
+    return EXIT_FAILED;
+  }
+  row *rows = calloc(256, sizeof *rows);
+  int n = 0;
+  for (size_t i = 0; i < PT_ARRAY_LEN(c_kernels); i++) {
+    if (o.quick && strcmp(c_kernels[i].name, "jacobi2d") != 0 && strcmp(c_kernels[i].name, "transpose") != 0) continue;
+    fprintf(stderr, "C %s...\n", c_kernels[i].name);
+    c_case(&o, &c_kernels[i], &rows[n++]);
+  }
+  const char *list = only ? only : o.quick ? "dwconv_mb" : NULL;
+  for (int w = 0; w < pc_suite_count() && n < 250; w++) {
+    const char *name = pc_suite_name(w);
+    if (list) {
+      size_t len = strlen(name);
+      const char *hit = strstr(list, name);
+      while (hit && !((hit == list || hit[-1] == ',') && (hit[len] == ',' || hit[len] == 0))) hit = strstr(hit + 1, name);
+      if (!hit) continue;
+    }
+    for (int which = 0; which < (o.quick ? 1 : 2); which++) {
+      fprintf(stderr, "%s %s...\n", name, which ? "random" : "default");
+      workload_case(&o, name, which, &rows[n]);
+      n++;
+    }
+  }
+  if (o.keep) fprintf(stderr, "kept the IR, objects, drivers and callgrind files of the last case in %s\n", o.dir);
+  else rmdir(o.dir);
+  int failed = 0;
+  for (int i = 0; i < n; i++) failed += !rows[i].simulated && o.valgrind && !strstr(rows[i].note, "not simulated");
+  if (o.json) print_json(rows, n);
+  else print_text(rows, n);
+  free(rows);
+  return failed ? EXIT_FAILED : EXIT_OK;
+}
