@@ -194,7 +194,7 @@ static int workload_case(const options *o, const char *wname, int which, row *r)
     pt_diag dc = {0};
     pc_measure_opts q;
     pc_measure_opts_default(&q);
-    q.threads = 1, q.min_time_s = 0.01, q.timeout_s = 2;
+    q.threads = 1, q.min_time_s = 0.01, q.timeout_s = 5;
     pc_measure_result mr;
     if (pc_schedule_random(c, &rng, &dc) == 0 && pc_measure(c, ref, &q, &mr, &dc) == 0 && mr.error == PC_MEASURE_OK &&
         mr.median_s < best) {
@@ -304,18 +304,19 @@ static void print_text(const row *rows, int n) {
   printf("%-34s %10s %10s %11s %8s %11s %8s %11s %8s\n", "case", "native ms", "compile ms", "sampled run", "x",
          "sampled tot", "x", "full run", "x");
   double xs[256], xt[256], xf[256];
-  int k = 0;
+  int k = 0, kf = 0;
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     if (!(r->native_s > 0)) continue;
     printf("%-34s %10.3f %10.1f %11.3f %8.1f %11.1f %8.1f %11.1f %8.1f\n", r->name, r->native_s * 1e3,
            r->compile_s * 1e3, r->sampled_run_s * 1e3, r->sampled_run_s / r->native_s, r->sampled_total_s * 1e3,
            r->sampled_total_s / r->native_s, r->full_run_s * 1e3, r->full_run_s / r->native_s);
-    if (k < 256) xs[k] = r->sampled_run_s / r->native_s, xt[k] = r->sampled_total_s / r->native_s, xf[k++] = r->full_run_s / r->native_s;
+    if (k < 256 && r->sampled_run_s > 0) xs[k] = r->sampled_run_s / r->native_s, xt[k++] = r->sampled_total_s / r->native_s;
+    if (kf < 256 && r->full_run_s > 0) xf[kf++] = r->full_run_s / r->native_s;
   }
   if (k)
-    printf("median over %d candidates: sampled run %.1fx native, sampled total %.1fx, full instrumented run %.1fx\n", k,
-           median(xs, k), median(xt, k), median(xf, k));
+    printf("median: sampled run %.1fx native, sampled total %.1fx (%d candidates); full instrumented run %.1fx (%d)\n",
+           median(xs, k), median(xt, k), k, median(xf, kf), kf);
 }
 
 static void print_json(const row *rows, int n) {
