@@ -1,7 +1,8 @@
 /* The `analytic` cost model the tuner's search ranks candidates with: lower each candidate,
- * profile it (static block counts when every block has one; otherwise one instrumented run,
- * as parallel bodies' bounds are arguments and get no static trip counts; SHARDS-sampled
- * reuse only when asked), predict it on the target; score = 1 / predicted seconds. */
+ * profile it (block counts without running, parallel bodies included, where the analyzer can
+ * count them; otherwise one instrumented run; SHARDS-sampled reuse only when asked, and then
+ * counters only in functions without static counts), predict it on the target;
+ * score = 1 / predicted seconds. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,8 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
   for (int i = 0; i < n; i++) {
     pt_diag di = {0};
     scores[i] = 0;
-    pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse};
+    pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse,
+                     .static_counts = true};
     pa_profile *p = a->o.reuse ? NULL : static_profile(states[i], a->o.profile_threads, &di);
     if (p) a->static_profiles++;
     else p = pp_profile_state(states[i], a->o.profile_threads, &po, a->o.timeout_s > 0 ? a->o.timeout_s : 5, &di);
