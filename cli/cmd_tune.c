@@ -178,14 +178,16 @@ int cmd_tune(int argc, char **argv) {
     goto done;
   }
   char *steps = pc_steps_to_json(best->n_steps, best->steps);
+  /* candidates the model(s) scored per second of prediction (training excluded) */
+  long ranked = st->n_scored + st->n_reranked;
+  double t_rank = st->t_model - st->t_train, rank_rate = t_rank > 0 ? ranked / t_rank : 0;
   if (json) {
     printf("{\"workload\": \"%s\", \"model\": \"%s\", \"best_seconds\": %.9g, \"gflops\": %.3f, \"measured\": %d, "
-           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
+           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d, \"ranked\": %ld, \"ranked_per_s\": %.1f,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
            "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f},\n \"steps\": %s}\n",
            p->name, model_name, st->best_s, st->best_s > 0 ? p->flops * 1e-9 / st->best_s : 0.0, st->n_measured,
-           st->n_failed, st->n_resumed, st->rounds, st->t_search - (st->t_model - st->t_train), st->t_model, st->t_train,
-           st->t_compile, st->t_measure, st->t_total,
-           steps);
+           st->n_failed, st->n_resumed, st->rounds, ranked, rank_rate, st->t_search - (st->t_model - st->t_train),
+           st->t_model, st->t_train, st->t_compile, st->t_measure, st->t_total, steps);
   } else {
     if (measure) printf("best: %.4g ms (%.1f GFLOP/s) after %d measurements (%d failed, %d resumed)\n", st->best_s * 1e3,
                         p->flops * 1e-9 / st->best_s, st->n_measured, st->n_failed, st->n_resumed);
@@ -193,6 +195,7 @@ int cmd_tune(int argc, char **argv) {
     printf("time: search %.1f s, cost model %.1f s (of which training %.1f s), compile %.1f s, measurement %.1f s, "
            "total %.1f s\n", st->t_search - (st->t_model - st->t_train), st->t_model, st->t_train, st->t_compile,
            st->t_measure, st->t_total);
+    printf("ranked: %ld candidates, %.1f per second of cost model\n", ranked, rank_rate);
     printf("steps: %s\n", steps);
   }
   free(steps);
