@@ -186,6 +186,10 @@ typedef struct pc_stage {
   int n_leaves;
   int leaves[PC_MAX_LEAVES]; /* current loop order, outer to inner, as node indices */
 } pc_stage;
+/* Recomputes a stage's node extents top-down from its root extents: a fixed split factor
+ * keeps its extent, the one free child of a split gets ceil(parent / product of the others),
+ * a fused node the product of its parts. */
+void pc_stage_propagate_extents(pc_stage *st);
 
 /* Transform steps: record code, then name. */
 #define PC_STEP_KINDS(X)                                                                    \

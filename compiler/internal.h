@@ -10,7 +10,6 @@ void pc_expr_remap_tensors(pc_expr *e, const int *new_id);
 
 /* state.c / attach.c */
 int64_t pc_ceil_div(int64_t a, int64_t b);
-void pc_stage_propagate_extents(pc_stage *st);
 int pc_apply_attach(pc_state *s, const pc_step *step, pt_diag *d);
 void pc_stage_init(pc_stage *st, const pc_program *p, int op_id);
 

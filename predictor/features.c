@@ -216,27 +216,6 @@ static void stage_accesses(const pc_state *s, int sid, accesses *A) {
 
 /* ---------------------------------------------------------------- loop nests */
 
-static void propagate(pc_stage *st) {
-  for (int n = 0; n < st->n_nodes; n++) {
-    pc_iter *it = &st->nodes[n];
-    if (it->n_children > 0) {
-      int64_t fixed = 1;
-      int free_child = -1;
-      for (int c = 0; c < it->n_children; c++) {
-        pc_iter *ch = &st->nodes[it->children[c]];
-        if (ch->factor > 0) ch->extent = ch->factor, fixed *= ch->factor;
-        else free_child = it->children[c];
-      }
-      if (free_child >= 0) st->nodes[free_child].extent = (it->extent + fixed - 1) / fixed;
-    }
-    if (it->rel == PC_REL_FUSE) {
-      int64_t e = 1;
-      for (int k = 0; k < it->n_fused; k++) e *= st->nodes[it->fused[k]].extent;
-      it->extent = e;
-    }
-  }
-}
-
 /* Coefficient of node n in its root axis (and which axis). */
 static int64_t node_stride(const pc_stage *st, int n, int *root_axis) {
   int64_t stride = 1;
@@ -355,7 +334,7 @@ static void build_info(ctx *c, int sid, stage_info *si) {
   *eff = *orig;
   for (int n = 0; n < eff->n_nodes; n++)
     if (eff->nodes[n].rel == PC_REL_ROOT) eff->nodes[n].extent = si->root_ext[eff->nodes[n].root_axis];
-  propagate(eff);
+  pc_stage_propagate_extents(eff);
   for (int l = 0; l < eff->n_leaves; l++)
     push_loops(s, sid, eff, eff->leaves[l], eff->nodes[eff->leaves[l]].annotation, si, 0);
   free(eff);

@@ -3,20 +3,7 @@
 # workloads, split by workload, train a tiny TLP, evaluate it; merge drops duplicates; empty
 # data, a truncated model and bad usage exit 2 with a message.
 portent="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # check NAME EXPECTED_EXIT COMMAND...
-  name=$1; want=$2; shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; fail=1
-  fi
-}
-has() { # has NAME FILE TEXT
-  grep -q -- "$3" "$2" || { echo "FAIL $1: '$3' not in $2:"; cat "$2"; fail=1; }
-}
+. "$(dirname "$0")/lib.sh"
 lines() { wc -l <"$1" | tr -d ' '; }
 
 check collect 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
