@@ -250,8 +250,7 @@ void pa_loops_build(pt_arena *a, LLVMValueRef fn, pa_function *f, const pa_ptrma
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) bbs[bi++] = bb;
   for (int i = 0; i < n_loops; i++) loops[i].trip_count = trip_count(bbs, f, &loops[i]);
   f->n_loops = n_loops;
-  f->loops = pt_alloc(a, sizeof *loops * (size_t)(n_loops + 1));
-  memcpy(f->loops, loops, sizeof *loops * (size_t)n_loops);
+  f->loops = pt_memdup(a, loops, sizeof *loops * (size_t)n_loops);
   free(bbs);
   free(loops);
   free(work);

@@ -274,8 +274,7 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
     }
   }
   b->n_edges = ne;
-  b->edges = pt_alloc(a, sizeof *edges * (size_t)(ne + 1));
-  memcpy(b->edges, edges, sizeof *edges * (size_t)ne);
+  b->edges = pt_memdup(a, edges, sizeof *edges * (size_t)ne);
   free(edges);
   free(store_addr);
   free(store_node);
@@ -346,8 +345,7 @@ static void carried_edges(pt_arena *a, LLVMValueRef fn, pa_function *f) {
       }
   }
   f->n_carried = ne;
-  f->carried = pt_alloc(a, sizeof *edges * (size_t)(ne + 1));
-  memcpy(f->carried, edges, sizeof *edges * (size_t)ne);
+  f->carried = pt_memdup(a, edges, sizeof *edges * (size_t)ne);
   free(edges);
   free(bbs);
   free(dist);

@@ -85,6 +85,12 @@ void *pt_alloc(pt_arena *a, size_t size) {
   return p;
 }
 
+void *pt_memdup(pt_arena *a, const void *src, size_t n) {
+  void *p = pt_alloc(a, n ? n : 1);
+  if (n) memcpy(p, src, n);
+  return p;
+}
+
 char *pt_strdup(pt_arena *a, const char *s) {
   size_t n = strlen(s) + 1;
   char *p = pt_alloc(a, n);

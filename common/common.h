@@ -37,6 +37,8 @@ pt_arena *pt_arena_new(void);
 void pt_arena_free(pt_arena *a);
 void *pt_alloc(pt_arena *a, size_t size);
 char *pt_strdup(pt_arena *a, const char *s);
+/* A copy of n bytes in the arena (a valid pointer even for n = 0): for arrays grown on the heap. */
+void *pt_memdup(pt_arena *a, const void *src, size_t n);
 char *pt_sprintf(pt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Text appended into a fixed buffer, truncating silently at its end (printing helpers). */
