@@ -13,8 +13,10 @@ static void collect_usage(FILE *f) {
   fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
              "       --per-workload N --log data.jsonl [--seed S] [--shard i/N] [--threads T] [--min-time SEC]\n"
              "       [--timeout SEC] [--target STR] [--max-gflop G]\n"
-             "       portent dataset merge -o out.jsonl in1.jsonl [in2.jsonl ...]\n"
-             "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n\n"
+             "       portent dataset merge -o out.jsonl [--combine] in1.jsonl [in2.jsonl ...]\n"
+             "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n"
+             "       portent dataset remeasure --from in.jsonl --log out.jsonl [...]   (see --help)\n"
+             "       portent dataset compare A.jsonl B.jsonl [--min-per-task N]\n\n"
              "collect: for each workload (suite names such as mm512, TVM keys, or name:p1,p2,...; 'suite' = the\n"
              "  whole benchmark suite) draw N random schedules from the tuner's sketches, measure each in a\n"
              "  child process (checked against the reference) and append one TVM record per schedule.\n"
@@ -24,9 +26,13 @@ static void collect_usage(FILE *f) {
              "  --shard i/N keeps workloads i, i+N, i+2N, ... (0-based) so N machines split a list.\n"
              "  --target STR overrides the record's target string (default: this host's, with -mcpu).\n"
              "merge: writes every usable record of the inputs to -o (replacing it atomically), once per\n"
-             "  (workload, target, steps); unreadable lines are reported with their line numbers.\n"
+             "  (workload, target, steps); unreadable lines are reported with their line numbers. --combine\n"
+             "  keeps every measurement of a program instead: the costs of its later records join the first\n"
+             "  (a record's mean is then the mean of all), and a failure in any makes it failed.\n"
              "split: holds out a seeded share of the workloads for testing (portent train/eval --split), or\n"
-             "  with --by-network the test networks' tasks (and 10%% of the rest for validation).\n");
+             "  with --by-network the test networks' tasks (and 10%% of the rest for validation).\n"
+             "remeasure: measures the programs of another log again here (another platform, or this one\n"
+             "  twice); compare: how the latencies of two logs rank the same programs within each task.\n");
 }
 
 /* Splits a comma list (or "suite") into workload specs; returns the count. */
@@ -246,11 +252,22 @@ static int cmd_collect(int argc, char **argv) {
 /* Records seen, by a 64-bit FNV-1a hash of (workload key, target, steps): a log of millions of
  * lines dedupes in memory without keeping the lines (a collision is ~1e-8 likely at 1e6). */
 typedef struct {
+  char *line;     /* the first record of the program, formatted */
+  int n_costs;    /* every measurement's costs, for --combine */
+  double costs[16];
+  int error_code; /* the first failure, if any measurement failed */
+} merge_entry;
+
+typedef struct {
   uint64_t *h;
+  int *entry; /* per slot: index into e (--combine) */
   size_t cap, n;
   char *text; /* the merged log, written at once (atomically) at the end */
   size_t len, text_cap;
   int written, dup;
+  bool combine;
+  merge_entry *e;
+  int n_e, e_cap;
 } merge_ctx;
 
 static uint64_t fnv_str(uint64_t h, const char *s) {
@@ -258,26 +275,72 @@ static uint64_t fnv_str(uint64_t h, const char *s) {
   return (h ^ 0xff) * 1099511628211ull; /* a separator, so ("ab","c") != ("a","bc") */
 }
 
-/* Inserts h; false when it was already there. 0 marks an empty slot, so hashes are made odd. */
-static bool set_insert(merge_ctx *m, uint64_t h) {
+/* Inserts h; false when it was already there. 0 marks an empty slot, so hashes are made odd.
+ * *slot: where h is now. */
+static bool set_insert(merge_ctx *m, uint64_t h, size_t *slot) {
   h |= 1;
   if (2 * (m->n + 1) > m->cap) {
     size_t cap = m->cap ? 2 * m->cap : 4096;
     uint64_t *t = calloc(cap, sizeof(uint64_t));
+    int *te = calloc(cap, sizeof(int));
     for (size_t i = 0; i < m->cap; i++)
       if (m->h[i]) {
         size_t j = m->h[i] & (cap - 1);
         while (t[j]) j = (j + 1) & (cap - 1);
         t[j] = m->h[i];
+        te[j] = m->entry[i];
       }
     free(m->h);
-    m->h = t, m->cap = cap;
+    free(m->entry);
+    m->h = t, m->entry = te, m->cap = cap;
   }
   size_t i = h & (m->cap - 1);
   for (; m->h[i]; i = (i + 1) & (m->cap - 1))
-    if (m->h[i] == h) return false;
+    if (m->h[i] == h) {
+      *slot = i;
+      return false;
+    }
   m->h[i] = h, m->n++;
+  *slot = i;
   return true;
+}
+
+static void text_append(merge_ctx *m, const char *line) {
+  size_t n = strlen(line);
+  if (m->len + n + 2 > m->text_cap) {
+    m->text_cap = 2 * (m->len + n + 2) + 4096;
+    m->text = realloc(m->text, m->text_cap);
+  }
+  memcpy(m->text + m->len, line, n);
+  m->len += n;
+  m->text[m->len++] = '\n';
+  m->written++;
+}
+
+/* --combine: a program measured again adds its costs (up to a record's 16) to the first record;
+ * a failure in any measurement makes the program failed. */
+static void entry_add(merge_entry *e, const pc_record *r) {
+  if (r->error_code != 0 && e->error_code == 0) e->error_code = r->error_code;
+  for (int i = 0; i < r->n_costs && e->n_costs < 16; i++) e->costs[e->n_costs++] = r->costs[i];
+}
+
+/* The combined records, in first-seen order. */
+static void combine_flush(merge_ctx *m) {
+  for (int i = 0; i < m->n_e; i++) {
+    merge_entry *e = &m->e[i];
+    pc_record r;
+    pt_diag d = {0};
+    char *text = NULL;
+    if (pc_record_parse(e->line, &r, &d) == 0) {
+      r.error_code = e->error_code;
+      r.n_costs = e->n_costs;
+      memcpy(r.costs, e->costs, sizeof r.costs);
+      text = pc_record_format(&r);
+    }
+    text_append(m, text ? text : e->line);
+    free(text);
+    free(e->line);
+  }
 }
 
 static int merge_record(const pc_record *r, int line, void *ctx) {
@@ -286,33 +349,39 @@ static int merge_record(const pc_record *r, int line, void *ctx) {
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
   uint64_t h = fnv_str(fnv_str(fnv_str(1469598103934665603ull, r->workload_key), r->target), steps ? steps : "");
   free(steps);
-  if (!set_insert(m, h)) {
+  size_t slot;
+  if (!set_insert(m, h, &slot)) {
     m->dup++;
+    if (m->combine) entry_add(&m->e[m->entry[slot]], r);
     return 0;
   }
   char *text = pc_record_format(r);
   if (!text) return 0; /* what a record cannot hold (the reader accepted it): nothing to copy */
-  size_t n = strlen(text);
-  if (m->len + n + 2 > m->text_cap) {
-    m->text_cap = 2 * (m->len + n + 2) + 4096;
-    m->text = realloc(m->text, m->text_cap);
+  if (!m->combine) {
+    text_append(m, text);
+    free(text);
+    return 0;
   }
-  memcpy(m->text + m->len, text, n);
-  m->len += n;
-  m->text[m->len++] = '\n';
-  free(text);
-  m->written++;
+  if (m->n_e == m->e_cap) {
+    m->e_cap = m->e_cap ? 2 * m->e_cap : 1024;
+    m->e = realloc(m->e, sizeof *m->e * (size_t)m->e_cap);
+  }
+  m->e[m->n_e] = (merge_entry){text, 0, {0}, 0};
+  entry_add(&m->e[m->n_e], r);
+  m->entry[slot] = m->n_e++;
   return 0;
 }
 
 static int cmd_merge(int argc, char **argv) {
   const char *out = NULL;
   int first = 0;
+  bool combine = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0) {
       collect_usage(stdout);
       return EXIT_OK;
     } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+    else if (strcmp(argv[i], "--combine") == 0) combine = true;
     else if (!first) first = i;
   }
   if (!out || !first) {
@@ -320,13 +389,14 @@ static int cmd_merge(int argc, char **argv) {
     return EXIT_USAGE;
   }
   pt_diag d = {0};
-  merge_ctx m = {0};
+  merge_ctx m = {.combine = combine};
   int rc = EXIT_OK;
   for (int i = first; i < argc; i++) {
     if (strcmp(argv[i], "-o") == 0) {
       i++;
       continue;
     }
+    if (strcmp(argv[i], "--combine") == 0) continue;
     int bad = 0;
     if (pc_record_read_file(argv[i], merge_record, NULL, &m, &bad, &d) < 0) {
       fprintf(stderr, "portent dataset merge: %s\n", d.msg);
@@ -334,14 +404,18 @@ static int cmd_merge(int argc, char **argv) {
       break;
     }
   }
+  if (combine) combine_flush(&m);
   if (rc == EXIT_OK && pt_write_file_atomic(out, m.text ? m.text : "", m.len, &d) < 0) {
     fprintf(stderr, "portent dataset merge: %s\n", d.msg);
     rc = EXIT_FAILED;
   }
   free(m.h);
+  free(m.entry);
+  free(m.e);
   free(m.text);
   if (rc != EXIT_OK) return rc;
-  printf("merged %d records into %s (%d duplicates dropped)\n", m.written, out, m.dup);
+  printf("merged %d records into %s (%d duplicates %s)\n", m.written, out, m.dup,
+         combine ? "combined: their costs added to the first" : "dropped");
   return rc;
 }
 
@@ -506,6 +580,8 @@ int cmd_dataset(int argc, char **argv) {
   if (strcmp(argv[1], "collect") == 0) return cmd_collect(argc - 1, argv + 1);
   if (strcmp(argv[1], "merge") == 0) return cmd_merge(argc - 1, argv + 1);
   if (strcmp(argv[1], "split") == 0) return cmd_split(argc - 1, argv + 1);
+  if (strcmp(argv[1], "remeasure") == 0) return cmd_dataset_remeasure(argc - 1, argv + 1);
+  if (strcmp(argv[1], "compare") == 0) return cmd_dataset_compare(argc - 1, argv + 1);
   fprintf(stderr, "portent dataset: unknown subcommand '%s'\n", argv[1]);
   return EXIT_USAGE;
 }

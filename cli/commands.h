@@ -22,6 +22,9 @@ int cmd_bench_tune(int argc, char **argv);
 int cmd_bench_characterize(int argc, char **argv);
 int cmd_bench_xgbi(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
+/* dataset subcommands with files of their own (argv[0] is the subcommand). */
+int cmd_dataset_remeasure(int argc, char **argv);
+int cmd_dataset_compare(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_networks(int argc, char **argv);

@@ -38,6 +38,33 @@ has split "$tmp/out" "test networks' tasks: 3 held out; validation: 1; training:
 has split "$tmp/split.json" '"validation"'
 has split "$tmp/split.json" 'dense\\", 1, 128, 128'
 
+# remeasure: the sample's programs measured again here (resumable, no program twice); compare
+# joins the two logs; a broken line of the source log is named and skipped.
+check remeasure 0 "$portent" dataset remeasure --from $sample --log "$tmp/r.jsonl" --limit 5 --min-time 0
+check remeasure-resume 0 "$portent" dataset remeasure --from $sample --log "$tmp/r.jsonl" --limit 5 --min-time 0
+has remeasure-resume "$tmp/out" "5 already in"
+n3=$(lines "$tmp/r.jsonl")
+[ "$n3" -eq 10 ] || { echo "FAIL remeasure: $n3 records, expected 10"; fail=1; }
+distinct=$(sed 's/"r": .*//' "$tmp/r.jsonl" | sort -u | wc -l | tr -d ' ')
+[ "$distinct" -eq 10 ] || { echo "FAIL remeasure: $distinct distinct programs of 10"; fail=1; }
+first=$(sed 's/"r": .*//' "$tmp/r.jsonl" | head -1)
+grep -qF -- "$first" $sample || { echo "FAIL remeasure: a measured program is not one of the source log's"; fail=1; }
+check merge-combine 0 "$portent" dataset merge --combine -o "$tmp/c.jsonl" $sample "$tmp/r.jsonl"
+has merge-combine "$tmp/out" "duplicates combined"
+programs=$(sed 's/"r": .*//' $sample | sort -u | wc -l | tr -d ' ')
+[ "$(lines "$tmp/c.jsonl")" -eq "$programs" ] || { echo "FAIL merge-combine: not one record per program"; fail=1; }
+two=$(grep -c '"r": \[\[[-0-9.e]*, [-0-9.e]*' "$tmp/c.jsonl")
+[ "$two" -ge 10 ] || { echo "FAIL merge-combine: $two records with two costs, expected the 10 remeasured"; fail=1; }
+check compare 0 "$portent" dataset compare $sample "$tmp/r.jsonl" --min-per-task 2
+has compare "$tmp/out" "spearman"
+check compare-none 1 "$portent" dataset compare $sample "$tmp/n.jsonl"
+check compare-missing 2 "$portent" dataset compare $sample "$tmp/absent.jsonl"
+{ head -3 $sample; echo '{"i": [["[\"dense\"'; } >"$tmp/broken.jsonl"
+check remeasure-broken 0 "$portent" dataset remeasure --from "$tmp/broken.jsonl" --log "$tmp/r2.jsonl" --min-time 0
+has remeasure-broken "$tmp/err" "broken.jsonl:4"
+n4=$(lines "$tmp/r2.jsonl")
+[ "$n4" -eq 3 ] || { echo "FAIL remeasure-broken: $n4 records, expected 3"; fail=1; }
+
 models=analytic,xgb,tlp,mtl
 [ "${PORTENT_TEST_QUICK:-0}" = 1 ] && models=xgb,tlp
 check bench-learn 0 "$portent" bench learn --data $sample --quick --models $models

@@ -1,0 +1,255 @@
+/* portent dataset remeasure: measures on this machine exactly the programs (workload + steps) of
+ * another log, so two platforms carry labels for the same schedules (issue 15's two real CPU
+ * platforms, and a same-machine rerun that shows how noisy single measurements are). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "compiler.h"
+
+static void remeasure_usage(FILE *f) {
+  fprintf(f, "usage: portent dataset remeasure --from in.jsonl [--from ...] --log out.jsonl [--shard i/N]\n"
+             "       [--limit N] [--failed] [--threads T] [--min-time SEC] [--timeout SEC] [--target STR]\n\n"
+             "Measures every distinct (workload, steps) of the --from logs again on this machine and\n"
+             "appends one record each to --log, grouped by workload (one reference output per task).\n"
+             "Records that failed on their own platform are left out unless --failed. Resumable: a\n"
+             "program already in --log with this target string is not measured again. --shard i/N keeps\n"
+             "tasks i, i+N, ... (0-based); --limit stops after N measurements.\n");
+}
+
+typedef struct {
+  char *key;   /* workload key */
+  char *steps; /* steps JSON */
+  uint64_t h;
+  int group;
+} program_ref;
+
+typedef struct {
+  program_ref *v;
+  int n, cap;
+  char **groups; /* workload keys in order of first appearance */
+  int n_groups, groups_cap;
+  uint64_t *seen; /* open addressing on h; 0 = empty */
+  size_t seen_cap, n_seen;
+  bool with_failed;
+  const char *target; /* when reading --log: only this target's records count */
+} remeasure_set;
+
+static uint64_t fnv(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static uint64_t program_hash(const char *key, const char *steps) {
+  uint64_t h = fnv(fnv(1469598103934665603ull, key), "\n");
+  h = fnv(h, steps);
+  return h ? h : 1;
+}
+
+/* Inserts h; false when it was already there. */
+static bool seen_insert(remeasure_set *m, uint64_t h) {
+  if (2 * (m->n_seen + 1) > m->seen_cap) {
+    size_t cap = m->seen_cap ? 2 * m->seen_cap : 1024;
+    uint64_t *t = calloc(cap, sizeof *t);
+    for (size_t i = 0; i < m->seen_cap; i++)
+      if (m->seen[i]) {
+        size_t j = m->seen[i] & (cap - 1);
+        while (t[j]) j = (j + 1) & (cap - 1);
+        t[j] = m->seen[i];
+      }
+    free(m->seen);
+    m->seen = t;
+    m->seen_cap = cap;
+  }
+  size_t j = h & (m->seen_cap - 1);
+  while (m->seen[j]) {
+    if (m->seen[j] == h) return false;
+    j = (j + 1) & (m->seen_cap - 1);
+  }
+  m->seen[j] = h;
+  m->n_seen++;
+  return true;
+}
+
+static int group_of(remeasure_set *m, const char *key) {
+  for (int g = m->n_groups - 1; g >= 0; g--)
+    if (strcmp(m->groups[g], key) == 0) return g;
+  if (m->n_groups == m->groups_cap) {
+    m->groups_cap = m->groups_cap ? 2 * m->groups_cap : 64;
+    m->groups = realloc(m->groups, sizeof *m->groups * (size_t)m->groups_cap);
+  }
+  m->groups[m->n_groups] = strdup(key);
+  return m->n_groups++;
+}
+
+/* --log first: what is already measured here goes into `seen`, so --from's copies are skipped. */
+static int mark_done(const pc_record *r, int line, void *ctx) {
+  (void)line;
+  remeasure_set *m = ctx;
+  if (strcmp(r->target, m->target) != 0) return 0;
+  char *steps = pc_steps_to_json(r->n_steps, r->steps);
+  if (!steps) return -1;
+  seen_insert(m, program_hash(r->workload_key, steps));
+  free(steps);
+  return 0;
+}
+
+static int add_program(const pc_record *r, int line, void *ctx) {
+  (void)line;
+  remeasure_set *m = ctx;
+  if (r->error_code != PC_MEASURE_OK && !m->with_failed) return 0;
+  char *steps = pc_steps_to_json(r->n_steps, r->steps);
+  if (!steps) return -1;
+  uint64_t h = program_hash(r->workload_key, steps);
+  if (!seen_insert(m, h)) {
+    free(steps);
+    return 0;
+  }
+  if (m->n == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 256;
+    m->v = realloc(m->v, sizeof *m->v * (size_t)m->cap);
+  }
+  m->v[m->n++] = (program_ref){strdup(r->workload_key), steps, h, group_of(m, r->workload_key)};
+  return 0;
+}
+
+static int by_group(const void *a, const void *b) {
+  const program_ref *x = a, *y = b;
+  return x->group != y->group ? (x->group > y->group) - (x->group < y->group) : (x < y ? -1 : x > y);
+}
+
+/* Measures programs [from, to) of one task; returns measurements made, or -1 on a log error. */
+static int remeasure_task(const program_ref *v, int from, int to, int budget, const pc_measure_opts *mo,
+                          const char *target, const char *log, int *n_fail) {
+  pt_diag d = {0};
+  pc_program *p = pc_workload_build(v[from].key, &d);
+  pc_reference *ref = p ? pc_reference_new(p, mo, &d) : NULL;
+  if (!ref) {
+    fprintf(stderr, "portent dataset remeasure: task %.80s: %s (its %d programs skipped)\n", v[from].key, d.msg,
+            to - from);
+    pc_program_free(p);
+    *n_fail += to - from;
+    return 0;
+  }
+  int done = 0;
+  for (int i = from; i < to && done < budget; i++) {
+    pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
+    int n_steps = 0;
+    pc_state *s = pc_state_new(p);
+    pt_diag sd = {0};
+    if (pc_steps_from_json(v[i].steps, &n_steps, steps, PC_MAX_STEPS, &sd) < 0 ||
+        pc_state_apply_all(s, n_steps, steps, &sd) < 0) {
+      fprintf(stderr, "portent dataset remeasure: task %.80s: a program's steps no longer apply: %s\n", v[i].key,
+              sd.msg);
+      (*n_fail)++;
+      pc_state_free(s);
+      free(steps);
+      continue;
+    }
+    free(steps);
+    pc_measure_result res;
+    double t0 = pt_now();
+    pc_measure(s, ref, mo, &res, &sd);
+    pc_record r;
+    pc_record_from_measure(&r, s, &res, pt_now() - t0);
+    snprintf(r.target, sizeof r.target, "%s", target);
+    pc_state_free(s);
+    if (pc_record_append(log, &r, &sd) < 0) {
+      fprintf(stderr, "portent dataset remeasure: %s\n", sd.msg);
+      done = -1;
+      break;
+    }
+    if (res.error != PC_MEASURE_OK) (*n_fail)++;
+    done++;
+  }
+  pc_reference_free(ref);
+  pc_program_free(p);
+  return done;
+}
+
+int cmd_dataset_remeasure(int argc, char **argv) {
+  const char *from[16], *log = NULL, *target = NULL;
+  int n_from = 0, shard = 0, n_shards = 1, limit = -1;
+  remeasure_set m = {0};
+  pc_measure_opts mo;
+  pc_measure_opts_default(&mo);
+  mo.min_time_s = 0.05;
+  mo.timeout_s = 5;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    bool v = i + 1 < argc;
+    if (strcmp(a, "--help") == 0) {
+      remeasure_usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(a, "--from") == 0 && v && n_from < 16) from[n_from++] = argv[++i];
+    else if (strcmp(a, "--log") == 0 && v) log = argv[++i];
+    else if (strcmp(a, "--limit") == 0 && v) limit = atoi(argv[++i]);
+    else if (strcmp(a, "--failed") == 0) m.with_failed = true;
+    else if (strcmp(a, "--threads") == 0 && v) mo.threads = atoi(argv[++i]);
+    else if (strcmp(a, "--min-time") == 0 && v) mo.min_time_s = atof(argv[++i]);
+    else if (strcmp(a, "--timeout") == 0 && v) mo.timeout_s = atof(argv[++i]);
+    else if (strcmp(a, "--target") == 0 && v) target = argv[++i];
+    else if (strcmp(a, "--shard") == 0 && v) {
+      if (sscanf(argv[++i], "%d/%d", &shard, &n_shards) != 2 || n_shards < 1 || shard < 0 || shard >= n_shards) {
+        fprintf(stderr, "portent dataset remeasure: --shard wants i/N with 0 <= i < N\n");
+        return EXIT_USAGE;
+      }
+    } else {
+      fprintf(stderr, "portent dataset remeasure: unexpected argument '%s'\n", a);
+      remeasure_usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (!n_from || !log || mo.threads < 1 || mo.timeout_s <= 0) {
+    fprintf(stderr, "portent dataset remeasure: --from and --log are required\n");
+    remeasure_usage(stderr);
+    return EXIT_USAGE;
+  }
+  char host[256];
+  if (target) snprintf(host, sizeof host, "%s", target);
+  else pc_host_target_string(host, sizeof host);
+  m.target = host;
+  pt_diag d = {0};
+  int n_done = 0;
+  if (access(log, F_OK) == 0) {
+    if (pc_record_read_file(log, mark_done, NULL, &m, NULL, &d) < 0) {
+      fprintf(stderr, "portent dataset remeasure: %s\n", d.msg);
+      return EXIT_FAILED;
+    }
+    n_done = (int)m.n_seen;
+  }
+  for (int f = 0; f < n_from; f++) {
+    int bad = 0;
+    if (pc_record_read_file(from[f], add_program, NULL, &m, &bad, &d) < 0) {
+      fprintf(stderr, "portent dataset remeasure: %s\n", d.msg);
+      return EXIT_USAGE;
+    }
+  }
+  qsort(m.v, (size_t)m.n, sizeof *m.v, by_group);
+  printf("%d programs of %d tasks to measure (%d already in %s for %s)\n", m.n, m.n_groups, n_done, log, host);
+  int measured = 0, n_fail = 0, rc = EXIT_OK;
+  for (int i = 0; i < m.n && (limit < 0 || measured < limit);) {
+    int j = i;
+    while (j < m.n && m.v[j].group == m.v[i].group) j++;
+    if (m.v[i].group % n_shards == shard) {
+      int got = remeasure_task(m.v, i, j, limit < 0 ? j - i : limit - measured, &mo, host, log, &n_fail);
+      if (got < 0) {
+        rc = EXIT_FAILED;
+        break;
+      }
+      measured += got;
+      fprintf(stderr, "\rremeasure: %d measured", measured);
+    }
+    i = j;
+  }
+  fprintf(stderr, "\n");
+  printf("measured %d programs (%d failed here) into %s\n", measured, n_fail, log);
+  for (int i = 0; i < m.n; i++) free(m.v[i].key), free(m.v[i].steps);
+  for (int g = 0; g < m.n_groups; g++) free(m.groups[g]);
+  free(m.v);
+  free(m.groups);
+  free(m.seen);
+  return rc;
+}
