@@ -190,6 +190,9 @@ typedef struct pc_stage {
  * keeps its extent, the one free child of a split gets ceil(parent / product of the others),
  * a fused node the product of its parts. */
 void pc_stage_propagate_extents(pc_stage *st);
+/* Extents of an attached stage computing `region` (its first n_axes root axes), splits
+ * tightened to it as TVM's PassDownDomain does. */
+void pc_stage_bound_region(pc_stage *st, int n_axes, const int64_t *region);
 
 /* Transform steps: record code, then name. */
 #define PC_STEP_KINDS(X)                                                                    \

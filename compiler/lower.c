@@ -25,38 +25,6 @@ static bool node_needs_guard(const pc_stage *st, int n) {
 }
 
 
-/* An attached stage computes only its consumer's region, so a split's fixed inner lengths
- * may exceed what is left of the root: as TVM's PassDownDomain does (each split's inner
- * extent tightened to min(factor, parent extent)), a child gets the smaller of its factor and
- * the remaining extent, and the outer ones what is left after it. A level-2 fused tile
- * (consumer region l2*l3 of a tile l1*l2*l3) then runs its level-1 loop once instead of l1
- * times under a guard: an mm512 candidate with a cache_write tile fused at level 2 went from
- * 628 ms (four times the work, every store masked) to 2.8 ms on one core (docs/tuning.md,
- * "Why the search fell short at 64 measurements"). Index strides stay right: a
- * child is smaller than its factor only when every child outside it is left with extent 1.
- * Only splits whose outermost child is the free one (inner_to_outer) are tightened. */
-static void tighten_split_extents(pc_stage *st) {
-  for (int n = 0; n < st->n_nodes; n++) {
-    pc_iter *it = &st->nodes[n];
-    if (it->n_children > 0 && st->nodes[it->children[0]].factor <= 0) {
-      int64_t rem = it->extent;
-      bool fixed = true;
-      for (int c = 1; c < it->n_children; c++) fixed = fixed && st->nodes[it->children[c]].factor > 0;
-      for (int c = it->n_children - 1; fixed && c >= 1; c--) {
-        pc_iter *ch = &st->nodes[it->children[c]];
-        ch->extent = ch->factor < rem ? ch->factor : rem;
-        rem = pc_ceil_div(rem, ch->factor);
-      }
-      if (fixed) st->nodes[it->children[0]].extent = rem;
-    }
-    if (it->rel == PC_REL_FUSE) {
-      int64_t e = 1;
-      for (int k = 0; k < it->n_fused; k++) e *= st->nodes[it->fused[k]].extent;
-      it->extent = e;
-    }
-  }
-}
-
 /* Does the subtree under node n contain a leaf of the given kind only? (for init guards) */
 static bool node_is_reduce(const pc_stage *st, int n) { return st->nodes[n].kind == PC_ITER_REDUCE; }
 
@@ -403,10 +371,7 @@ static void emit_stage(lw *L, int sid) {
     }
     L->buf[orig->op].ndim = op->ndim;
     L->buf[orig->op].base = entry_alloca(L, total);
-    for (int n = 0; n < st->n_nodes; n++)
-      if (st->nodes[n].rel == PC_REL_ROOT && st->nodes[n].root_axis < op->ndim) st->nodes[n].extent = extent[st->nodes[n].root_axis];
-    pc_stage_propagate_extents(st);
-    tighten_split_extents(st);
+    pc_stage_bound_region(st, op->ndim, extent);
   }
   nest N = {.sid = sid};
   N.inner_steps[st->n_leaves] = 1;

@@ -332,9 +332,9 @@ static void build_info(ctx *c, int sid, stage_info *si) {
   }
   pc_stage *eff = malloc(sizeof *eff);
   *eff = *orig;
-  for (int n = 0; n < eff->n_nodes; n++)
-    if (eff->nodes[n].rel == PC_REL_ROOT) eff->nodes[n].extent = si->root_ext[eff->nodes[n].root_axis];
-  pc_stage_propagate_extents(eff);
+  /* The extents lowering gives the loops: an attached stage's splits tightened to its region. */
+  if (orig->at == PC_AT_ITER) pc_stage_bound_region(eff, n_axes, si->root_ext);
+  else pc_stage_propagate_extents(eff);
   for (int l = 0; l < eff->n_leaves; l++)
     push_loops(s, sid, eff, eff->leaves[l], eff->nodes[eff->leaves[l]].annotation, si, 0);
   free(eff);
