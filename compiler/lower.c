@@ -137,7 +137,7 @@ static void emit_body(lw *L, nest *N) {
     if (!node_needs_guard(st, n) || (N->init && node_is_reduce(st, n))) continue;
     lw_ival v = lw_node_value(L, sid, n);
     LLVMValueRef lim = LLVMConstInt(L->i64, (unsigned long long)st->nodes[n].extent, 0);
-    if (v.v || v.step) {
+    if (lw_ival_varies(v)) {
       LLVMValueRef vec = lw_ival_vector(L, v);
       lw_ival li = {lim, 0, NULL, true};
       lane_guard = lw_and_mask(L, lane_guard, LLVMBuildICmp(L->b, LLVMIntULT, vec, lw_ival_vector(L, li), ""));
@@ -162,7 +162,7 @@ static void emit_body(lw *L, nest *N) {
     if (!L->buf[st->op].origin[a] || !(L->eff_guard[sid] & (1u << a))) continue;
     lw_ival v = coords[a];
     LLVMValueRef lim = LLVMConstInt(L->i64, (unsigned long long)op->shape[a], 0);
-    if (v.v || v.step) {
+    if (lw_ival_varies(v)) {
       lw_ival li = {lim, 0, NULL, true};
       lane_guard = lw_and_mask(L, lane_guard, LLVMBuildICmp(L->b, LLVMIntULT, lw_ival_vector(L, v), lw_ival_vector(L, li), ""));
     } else

@@ -6,7 +6,24 @@
 
 #include "lower_internal.h"
 
-static bool varies(lw_ival a) { return a.v != NULL || a.step != 0; }
+bool lw_ival_varies(lw_ival a) { return a.v != NULL || a.step != 0 || (a.period > 0 && a.qstep != 0); }
+static bool varies(lw_ival a) { return lw_ival_varies(a); }
+bool lw_ival_contiguous(lw_ival a) { return !a.v && a.step == 1 && a.period == 0; }
+
+/* The periodic form with period p of a plain lane-affine value (lane l = s + step * l). */
+static lw_ival with_period(lw_ival a, int64_t p) {
+  if (a.period == 0 && !a.v) {
+    a.period = p;
+    a.qstep = a.step * p;
+  }
+  return a;
+}
+
+/* Back to the plain form where one step describes every lane. */
+static lw_ival normalized(lw_ival a) {
+  if (a.period > 0 && a.qstep == a.step * a.period) a.period = a.qstep = 0;
+  return a;
+}
 
 /* Multiply-add pairs may fuse (fp-contract=fast, as TVM's LLVM targets set): a permission
  * each backend uses if it has FMA, so the IR stays target-neutral. */
@@ -89,7 +106,10 @@ LLVMValueRef lw_ival_vector(lw *L, lw_ival a) {
   if (a.v) return a.v;
   if (L->lanes == 1) return a.s;
   LLVMValueRef lanes[LW_MAX_LANES];
-  for (int l = 0; l < L->lanes; l++) lanes[l] = LLVMConstInt(L->i64, (unsigned long long)(a.step * l), true);
+  for (int l = 0; l < L->lanes; l++) {
+    int64_t off = a.period > 0 ? a.step * (l % a.period) + a.qstep * (l / a.period) : a.step * l;
+    lanes[l] = LLVMConstInt(L->i64, (unsigned long long)off, true);
+  }
   return LLVMBuildAdd(L->b, splat_i64(L, a.s), LLVMConstVector(lanes, (unsigned)L->lanes), "");
 }
 
@@ -100,9 +120,18 @@ lw_ival lw_add(lw *L, lw_ival a, lw_ival b) {
     r.v = LLVMBuildAdd(L->b, lw_ival_vector(L, a), lw_ival_vector(L, b), "");
     return r;
   }
+  if (a.period != b.period) {
+    if (a.period > 0 && b.period > 0) {
+      r.v = LLVMBuildAdd(L->b, lw_ival_vector(L, a), lw_ival_vector(L, b), "");
+      return r;
+    }
+    a = with_period(a, b.period), b = with_period(b, a.period);
+  }
   r.s = add_const_last(L, a.s, b.s, 1);
   r.step = a.step + b.step;
-  return r;
+  r.period = a.period;
+  r.qstep = a.qstep + b.qstep;
+  return normalized(r);
 }
 
 static lw_ival lw_sub(lw *L, lw_ival a, lw_ival b) {
@@ -111,9 +140,18 @@ static lw_ival lw_sub(lw *L, lw_ival a, lw_ival b) {
     r.v = LLVMBuildSub(L->b, lw_ival_vector(L, a), lw_ival_vector(L, b), "");
     return r;
   }
+  if (a.period != b.period) {
+    if (a.period > 0 && b.period > 0) {
+      r.v = LLVMBuildSub(L->b, lw_ival_vector(L, a), lw_ival_vector(L, b), "");
+      return r;
+    }
+    a = with_period(a, b.period), b = with_period(b, a.period);
+  }
   r.s = add_const_last(L, a.s, b.s, -1);
   r.step = a.step - b.step;
-  return r;
+  r.period = a.period;
+  r.qstep = a.qstep - b.qstep;
+  return normalized(r);
 }
 
 lw_ival lw_mul_const(lw *L, lw_ival a, int64_t c) {
@@ -130,7 +168,9 @@ lw_ival lw_mul_const(lw *L, lw_ival a, int64_t c) {
   r.s = rest ? LLVMBuildMul(L->b, rest, k, "") : NULL;
   r.s = with_const(L, r.s, off * c);
   r.step = a.step * c;
-  return r;
+  r.period = c ? a.period : 0;
+  r.qstep = a.qstep * c;
+  return normalized(r);
 }
 
 static LLVMValueRef const_like(lw *L, LLVMValueRef x, int64_t c) {
@@ -156,10 +196,26 @@ static LLVMValueRef floormod(lw *L, LLVMValueRef x, int64_t c, bool nonneg) {
   return LLVMBuildAdd(L->b, r, LLVMBuildSelect(L->b, neg, k, const_like(L, x, 0), ""), "");
 }
 
+/* A fused vector loop's value, s + l with s a constant multiple of c, splits exactly into
+ * quotient and remainder lanes when c divides the lane count (or covers it): the row and
+ * column of a vectorized (y, x) tile stay lane-affine, so a row-major access through both
+ * is again s' + l, one contiguous vector. */
+static bool splits_evenly(const lw *L, lw_ival a, int64_t c, int64_t *s) {
+  if (a.v || a.period != 0 || a.step != 1 || !LLVMIsAConstantInt(a.s)) return false;
+  *s = LLVMConstIntGetSExtValue(a.s);
+  return *s >= 0 && *s % c == 0 && (L->lanes % c == 0 || L->lanes <= c);
+}
+
 lw_ival lw_floordiv_const(lw *L, lw_ival a, int64_t c) {
   if (c == 1) return a;
   lw_ival r = {0};
   r.nonneg = a.nonneg;
+  int64_t s0;
+  if (L->lanes > 1 && splits_evenly(L, a, c, &s0)) {
+    r.s = LLVMConstInt(L->i64, (unsigned long long)(s0 / c), true);
+    if (L->lanes > c) r.period = c, r.qstep = 1;
+    return r;
+  }
   if (varies(a)) r.v = floordiv(L, lw_ival_vector(L, a), c, a.nonneg);
   else r.s = floordiv(L, a.s, c, a.nonneg);
   return r;
@@ -169,6 +225,13 @@ lw_ival lw_floormod_const(lw *L, lw_ival a, int64_t c) {
   lw_ival r = {0};
   r.nonneg = true;
   if (c == 1) return lw_const(L, 0);
+  int64_t s0;
+  if (L->lanes > 1 && splits_evenly(L, a, c, &s0)) {
+    r.s = LLVMConstInt(L->i64, 0, true);
+    r.step = 1;
+    if (L->lanes > c) r.period = c;
+    return r;
+  }
   if (varies(a)) r.v = floormod(L, lw_ival_vector(L, a), c, a.nonneg);
   else r.s = floormod(L, a.s, c, a.nonneg);
   return r;
@@ -367,7 +430,7 @@ lw_val lw_load(lw *L, int op, lw_ival flat) {
   LLVMTypeRef vt = LLVMVectorType(L->f32, (unsigned)L->lanes);
   LLVMValueRef align = LLVMConstInt(LLVMInt32TypeInContext(L->ctx), 4, 0);
   r.vec = true;
-  if (!flat.v && flat.step == 1) {
+  if (lw_ival_contiguous(flat)) {
     LLVMValueRef ptr = element_ptr(L, base, flat.s);
     if (!L->mask) {
       r.x = LLVMBuildLoad2(L->b, vt, ptr, "");
@@ -406,7 +469,7 @@ void lw_store(lw *L, int op, lw_ival flat, lw_val v) {
   v = lw_splat(L, v);
   LLVMTypeRef vt = LLVMVectorType(L->f32, (unsigned)L->lanes);
   LLVMValueRef align = LLVMConstInt(LLVMInt32TypeInContext(L->ctx), 4, 0);
-  if (!flat.v && flat.step == 1) {
+  if (lw_ival_contiguous(flat)) {
     LLVMValueRef ptr = element_ptr(L, base, flat.s);
     if (!L->mask) {
       LLVMValueRef st = LLVMBuildStore(L->b, v.x, ptr);

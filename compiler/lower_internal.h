@@ -10,14 +10,23 @@
 
 #define LW_MAX_LANES 64
 
-/* An integer in a (possibly vectorized) loop body: lane l holds s + step * l, unless v is
- * set, in which case v is the full <lanes x i64> vector. Scalar code has lanes == 1. */
+/* An integer in a (possibly vectorized) loop body: lane l holds s + step * l, or, with a
+ * period p > 0, s + step * (l % p) + qstep * (l / p) (the two loops of a fused vector loop:
+ * row and column of a vectorized (y, x) tile), unless v is set, in which case v is the full
+ * <lanes x i64> vector. Scalar code has lanes == 1. A periodic value whose qstep is step * p
+ * is kept in the plain form, so a contiguous access is always step 1 with period 0. */
 typedef struct {
   LLVMValueRef s;
   int64_t step;
   LLVMValueRef v;
-  bool nonneg; /* known >= 0: lets division use cheaper unsigned forms */
+  bool nonneg;   /* known >= 0: lets division use cheaper unsigned forms */
+  int64_t period;
+  int64_t qstep;
 } lw_ival;
+/* Whether lanes hold different values. */
+bool lw_ival_varies(lw_ival a);
+/* Whether lane l holds s + l: a contiguous vector access. */
+bool lw_ival_contiguous(lw_ival a);
 
 /* A float or boolean value: scalar, or a vector of `lanes`. */
 typedef struct {
