@@ -10,9 +10,23 @@
 #include "commands.h"
 #include "microbench.h"
 
+/* Whether this is a virtual machine (the cpuid hypervisor bit, as /proc/cpuinfo shows it). */
+static bool on_vm(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool vm = false;
+  while (!vm && fgets(line, sizeof line, f))
+    if (strncmp(line, "flags", 5) == 0) vm = strstr(line, " hypervisor") != NULL;
+  fclose(f);
+  return vm;
+}
+
 /* The figures the predictor leans on most: arithmetic and loads on f32/f64/i32/i64 at scalar
- * and the widest width, and the cache latencies. Counts those within tol; returns the total. */
-static int main_figures(const ptg_target *a, const ptg_target *b, double tol, int *within, FILE *worst) {
+ * and the widest width, and the cache latencies (but level `skip`, 0 for none: on a VM the
+ * last level is shared with other tenants, so how much of it is ours changes from run to run).
+ * Counts those within tol; returns the total. */
+static int main_figures(const ptg_target *a, const ptg_target *b, double tol, int skip, int *within, FILE *worst) {
   static const ptg_op ops[] = {PTG_OP_ADD, PTG_OP_SUB, PTG_OP_MUL, PTG_OP_FMA, PTG_OP_DIV, PTG_OP_SQRT, PTG_OP_LOAD};
   int n = 0;
   *within = 0;
@@ -34,6 +48,7 @@ static int main_figures(const ptg_target *a, const ptg_target *b, double tol, in
     }
   }
   for (int l = 1; l <= b->n_caches; l++) {
+    if (l == skip) continue;
     const ptg_cache *ka = ptg_target_cache(a, l), *kb = ptg_target_cache(b, l);
     double d = ka ? ptg_rel_diff(ka->latency_cycles.value, kb->latency_cycles.value) : NAN;
     if (isnan(d)) continue;
@@ -74,7 +89,8 @@ int cmd_bench_characterize(int argc, char **argv) {
              "Characterizes this machine twice and prints the per-figure differences between the runs\n"
              "(main instruction classes and cache latencies should agree within 5%%), then compares\n"
              "the measurement with the published description of the same microarchitecture (found in\n"
-             "the shipped targets/ folder, or FILE).\n");
+             "the shipped targets/ folder, or FILE; main figures within 10%%). Exit 1 when the runs\n"
+             "disagree or one took longer than 120 s (20 s with --quick).\n");
       return EXIT_OK;
     } else {
       fprintf(stderr, "portent bench characterize: unknown option '%s'\n", argv[i]);
@@ -98,9 +114,18 @@ int cmd_bench_characterize(int argc, char **argv) {
   printf("characterize%s: run 1 %.1f s, run 2 %.1f s (%s, %d cores)\n\n", o.quick ? " --quick" : "", secs[0], secs[1],
          run[0]->microarchitecture, run[0]->cores);
   ptg_target_print_diff(stdout, run[0], run[1], 0.05);
-  int within, n = main_figures(run[0], run[1], 0.05, &within, NULL);
-  printf("\nrepeatability: %d of %d main figures (arithmetic and loads, cache latencies) within 5%% between runs\n", within, n);
-  main_figures(run[0], run[1], 0.05, &within, stdout);
+  const ptg_cache *llc = ptg_target_llc(run[0]);
+  int skip = on_vm() && llc && llc->level > 1 ? llc->level : 0;
+  int within, n = main_figures(run[0], run[1], 0.05, skip, &within, NULL);
+  printf("\nrepeatability: %d of %d main figures (arithmetic and loads, cache latencies) within 5%% between runs%s\n", within, n,
+         within == n ? "" : ":");
+  main_figures(run[0], run[1], 0.05, skip, &within, stdout);
+  printf("reported above but not checked (noisy on a shared machine): bandwidths and memory latency (other\n"
+         "tenants' traffic), thread-pool costs (how fast an idle vCPU wakes)%s\n",
+         skip ? pt_sprintf(run[0]->arena, ", the L%d latency (a VM's last level is shared with other tenants: how much of it "
+                                          "holds our lines changes from run to run)", skip)
+              : "");
+  int repeat_ok = within == n;
 
   char path[4096];
   ptg_target *pub = NULL;
@@ -113,15 +138,20 @@ int cmd_bench_characterize(int argc, char **argv) {
   if (pub) {
     run[0]->name = "measured";
     printf("\nmeasured (run 1) vs published %s (%s)\n", pub->name, path);
-    ptg_target_print_diff(stdout, pub, run[0], 0.15);
-    n = main_figures(pub, run[0], 0.15, &within, NULL);
-    printf("\nagreement: %d of %d main figures the published file has are within 15%% of the measurement\n", within, n);
-    main_figures(pub, run[0], 0.15, &within, stdout);
+    ptg_target_print_diff(stdout, pub, run[0], 0.10);
+    n = main_figures(pub, run[0], 0.10, skip, &within, NULL);
+    printf("\nagreement: %d of %d main figures the published file has are within 10%% of the measurement%s\n", within, n,
+           within == n ? "" : ":");
+    main_figures(pub, run[0], 0.10, skip, &within, stdout);
   } else {
     printf("\nno published description of %s to compare with (see targets/)\n", run[0]->microarchitecture);
   }
+  double limit = o.quick ? 20 : 120;
+  bool fast = secs[0] < limit && secs[1] < limit;
+  printf("\ncheck: repeatability %s, time %s (%.0f and %.0f s, limit %.0f s)\n", repeat_ok ? "passed" : "FAILED",
+         fast ? "passed" : "FAILED", secs[0], secs[1], limit);
   ptg_target_free(pub);
   ptg_target_free(run[0]);
   ptg_target_free(run[1]);
-  return EXIT_OK;
+  return repeat_ok && fast ? EXIT_OK : EXIT_FAILED;
 }

@@ -1,19 +1,33 @@
 /* The thread pool generated kernels run their parallel loops on: persistent workers woken
- * per call, static contiguous chunks (as TVM's parallel_for does), caller runs chunk 0. */
+ * per call, static contiguous chunks (as TVM's parallel_for does), caller runs chunk 0.
+ * Workers and the joining caller spin briefly before sleeping on a condition variable. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "common.h"
 
+/* How long a worker polls for the next call (and the caller for the join) before sleeping,
+ * in microseconds; PT_POOL_SPIN_US overrides it (0: sleep at once). A vCPU woken from a futex
+ * sleep took ~50 us on the Zen 5 VM (2-thread fork/join 55 us sleeping, docs/validation.md);
+ * kernels call pt_parallel_for back to back, so a short poll finds the next call while an idle
+ * pool still sleeps after 0.2 ms instead of burning a core. OpenMP runtimes do the same with
+ * longer bounds (GOMP_SPINCOUNT, KMP_BLOCKTIME: 200 ms in LLVM's libomp). */
+#define DEFAULT_SPIN_US 200
+
 struct pt_pool {
   int n;
+  double spin_s;
   pthread_t *threads;
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
-  uint64_t generation;
-  int pending;
-  bool stop;
+  atomic_uint_fast64_t generation; /* bumped under mu, read by spinning workers */
+  atomic_int pending;              /* workers still running this call */
+  int sleepers;                    /* workers waiting on `wake` (under mu) */
+  bool caller_waits;               /* the caller waits on `done` (under mu) */
+  atomic_bool stop;
   void (*fn)(void *, int64_t, int64_t);
   void *ctx;
   int64_t total;
@@ -30,28 +44,67 @@ static void chunk(int64_t n, int parts, int i, int64_t *b, int64_t *e) {
   *e = *b + per + (i < rem ? 1 : 0);
 }
 
+static inline void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls until done(p, seen) or the spin time is over; true if done. The clock is read every
+ * 64 polls only (a pause is ~20-70 cycles). Past the first 20 us each check also yields: on
+ * a machine with more runnable threads than cores, the thread being waited for may be
+ * queued behind this one on the same core, and pure spinning would hold it off for the whole
+ * spin time (1.1 ms per fork/join at load 12 on 2 cores without the yield). */
+static bool spin_until(pt_pool *p, bool (*done)(pt_pool *, uint64_t), uint64_t seen) {
+  if (p->spin_s <= 0) return done(p, seen);
+  double start = pt_now(), now;
+  for (int i = 1;; i++) {
+    if (done(p, seen)) return true;
+    relax();
+    if ((i & 63) == 0) {
+      if ((now = pt_now()) > start + p->spin_s) return done(p, seen);
+      if (now > start + 20e-6) sched_yield();
+    }
+  }
+}
+
+/* For a worker: a call after generation `seen`, or the pool is stopping. */
+static bool new_call(pt_pool *p, uint64_t seen) {
+  return atomic_load_explicit(&p->generation, memory_order_acquire) != seen || atomic_load_explicit(&p->stop, memory_order_relaxed);
+}
+static bool all_done(pt_pool *p, uint64_t unused) {
+  (void)unused;
+  return atomic_load_explicit(&p->pending, memory_order_acquire) == 0;
+}
+
 static void *worker(void *arg) {
   worker_arg *w = arg;
   pt_pool *p = w->pool;
   int index = w->index;
   free(w);
-  uint64_t seen = 0;
-  pthread_mutex_lock(&p->mu);
+  uint64_t seen = 0; /* the last call this worker ran */
   for (;;) {
-    while (!p->stop && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
-    if (p->stop) break;
-    seen = p->generation;
-    void (*fn)(void *, int64_t, int64_t) = p->fn;
-    void *ctx = p->ctx;
-    int64_t total = p->total;
-    pthread_mutex_unlock(&p->mu);
+    if (!spin_until(p, new_call, seen)) {
+      pthread_mutex_lock(&p->mu);
+      p->sleepers++;
+      /* re-checked under mu: the caller bumps the generation under mu and wakes sleepers */
+      while (!new_call(p, seen)) pthread_cond_wait(&p->wake, &p->mu);
+      p->sleepers--;
+      pthread_mutex_unlock(&p->mu);
+    }
+    if (atomic_load(&p->stop)) break;
+    seen = atomic_load_explicit(&p->generation, memory_order_acquire);
     int64_t b, e;
-    chunk(total, p->n, index, &b, &e);
-    if (b < e) fn(ctx, b, e);
-    pthread_mutex_lock(&p->mu);
-    if (--p->pending == 0) pthread_cond_signal(&p->done);
+    chunk(p->total, p->n, index, &b, &e);
+    if (b < e) p->fn(p->ctx, b, e);
+    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+      pthread_mutex_lock(&p->mu); /* the caller checks `pending` under mu before it sleeps */
+      if (p->caller_waits) pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->mu);
+    }
   }
-  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -59,9 +112,14 @@ pt_pool *pt_pool_new(int n_threads) {
   if (n_threads < 1) n_threads = 1;
   pt_pool *p = calloc(1, sizeof *p);
   p->n = n_threads;
+  const char *env = getenv("PT_POOL_SPIN_US");
+  p->spin_s = 1e-6 * (env && *env ? atof(env) : DEFAULT_SPIN_US);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
+  atomic_init(&p->generation, 0);
+  atomic_init(&p->pending, 0);
+  atomic_init(&p->stop, false);
   p->threads = calloc((size_t)n_threads, sizeof(pthread_t));
   for (int i = 1; i < n_threads; i++) {
     worker_arg *w = malloc(sizeof *w);
@@ -75,7 +133,7 @@ pt_pool *pt_pool_new(int n_threads) {
 void pt_pool_free(pt_pool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
-  p->stop = true;
+  atomic_store(&p->stop, true);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
   for (int i = 1; i < p->n; i++) pthread_join(p->threads[i], NULL);
@@ -94,18 +152,21 @@ void pt_parallel_for(pt_pool *p, void (*fn)(void *, int64_t, int64_t), void *ctx
     fn(ctx, 0, n);
     return;
   }
-  pthread_mutex_lock(&p->mu);
   p->fn = fn;
   p->ctx = ctx;
   p->total = n;
-  p->pending = p->n - 1;
-  p->generation++;
-  pthread_cond_broadcast(&p->wake);
+  atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
+  pthread_mutex_lock(&p->mu);
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_release); /* publishes fn, ctx, total */
+  if (p->sleepers) pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
   int64_t b, e;
   chunk(n, p->n, 0, &b, &e);
   if (b < e) fn(ctx, b, e);
+  if (spin_until(p, all_done, 0)) return;
   pthread_mutex_lock(&p->mu);
-  while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+  p->caller_waits = true;
+  while (!all_done(p, 0)) pthread_cond_wait(&p->done, &p->mu);
+  p->caller_waits = false;
   pthread_mutex_unlock(&p->mu);
 }

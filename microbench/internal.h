@@ -68,6 +68,7 @@ int pmb_bandwidth_unroll(void);
 /* --- clock.c: statistics and the calibrated cycle clock. --- */
 typedef struct {
   double value, min, max, spread; /* value: the best repetition; spread = (max - min) / value */
+  double median;
   int reps;
 } pmb_stats;
 pmb_stats pmb_stats_of(double *v, int n);
@@ -86,6 +87,10 @@ typedef struct {
   double min_seconds;
   double ghz; /* calibrated core clock, latest sample */
   pmb_kernel_fn clock; /* the calibration kernel */
+  /* how much of the core is ours: 12 independent chains of 64-bit adds (the integer ALUs)
+   * and of 128-bit compare+select (the vector pipes), clock.c */
+  pmb_kernel_fn sentinel[2];
+  double sentinel_low[2][2]; /* per sentinel, its two lowest readings (cycles per op) */
   double clock_ghz[512];
   int n_clock;
   pmb_counters *counters; /* NULL when the machine exposes none */
@@ -117,6 +122,16 @@ int pmb_counters_measure(pmb_counters *k, void (*fn)(int64_t, void *, void *), i
 int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d);
 double pmb_recalibrate(pmb_ctx *c); /* a fresh clock sample; also sets c->ghz */
 void pmb_clock_summary(pmb_ctx *c); /* fills t->frequency_ghz from all samples */
+/* Reads the two sentinels (cycles per op; they rise by 8-45% while something else runs on the
+ * same physical core, on a VM another tenant on the SMT sibling, which moves other figures
+ * too: clock.c) into raw and returns how shared the core is now (pmb_share). */
+double pmb_sentinel(pmb_ctx *c, double raw[2]);
+/* Readings relative to each sentinel's best in this run (its second lowest reading), the
+ * larger of the two: 1 when the core is ours alone. */
+double pmb_share(const pmb_ctx *c, const double raw[2]);
+/* Polls the sentinel (sleeping between polls) until it is within `tol` of its best or
+ * `max_seconds` have passed; returns the last reading relative to the best (1 = alone). */
+double pmb_wait_alone(pmb_ctx *c, double tol, double max_seconds);
 int pmb_measure_instructions(pmb_ctx *c, pt_diag *d);
 int pmb_measure_units(pmb_ctx *c, pt_diag *d);
 int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
