@@ -3,6 +3,7 @@
  * Workers and the joining caller spin briefly before sleeping on a condition variable. */
 #include <pthread.h>
 #include <sched.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@
 
 struct pt_pool {
   int n;
-  double spin_s;
+  double spin_s;      /* the bound on spinning */
+  double caller_spin; /* the caller's current bound (wait_adaptive) */
   pthread_t *threads;
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
@@ -52,22 +54,43 @@ static inline void relax(void) {
 #endif
 }
 
-/* Polls until done(p, seen) or the spin time is over; true if done. The clock is read every
- * 64 polls only (a pause is ~20-70 cycles). Past the first 20 us each check also yields: on
- * a machine with more runnable threads than cores, the thread being waited for may be
- * queued behind this one on the same core, and pure spinning would hold it off for the whole
- * spin time (1.1 ms per fork/join at load 12 on 2 cores without the yield). */
-static bool spin_until(pt_pool *p, bool (*done)(pt_pool *, uint64_t), uint64_t seen) {
-  if (p->spin_s <= 0) return done(p, seen);
+/* Polls until done(p, seen) or `spin` seconds are over; true if done. Every 64 polls (a pause
+ * is ~20-70 cycles) it reads the clock and yields: on a machine with more runnable threads
+ * than cores, the thread being waited for may be queued behind this one on the same core
+ * (spinning without the yield made 2-thread fork/join 85-130 us instead of 8-20 us at load
+ * 9-12 on 2 cores); with nothing else runnable the yield returns at once. */
+static bool spin_until(pt_pool *p, bool (*done)(pt_pool *, uint64_t), uint64_t seen, double spin) {
+  if (spin <= 0) return done(p, seen);
   double start = pt_now(), now;
   for (int i = 1;; i++) {
     if (done(p, seen)) return true;
     relax();
     if ((i & 63) == 0) {
-      if ((now = pt_now()) > start + p->spin_s) return done(p, seen);
-      if (now > start + 20e-6) sched_yield();
+      if ((now = pt_now()) > start + spin) return done(p, seen);
+      sched_yield();
     }
   }
+}
+
+/* Each waiter adapts its own bound (as glibc's adaptive mutexes do): a spin that ran out
+ * halves it; a wait that ended within the pool's bound (a spin would have caught it) raises
+ * it to twice that wait, or doubles it. An idle pool, or a loaded machine where the other side
+ * is queued for milliseconds, soon sleeps at once; back-to-back calls on a quiet machine spin. */
+static void wait_adaptive(pt_pool *p, bool (*done)(pt_pool *, uint64_t), uint64_t seen, double *spin, pthread_cond_t *cv,
+                          bool caller) {
+  double t0 = pt_now();
+  if (spin_until(p, done, seen, *spin)) return;
+  *spin = *spin < 2e-6 ? 0 : 0.5 * *spin;
+  pthread_mutex_lock(&p->mu);
+  if (caller) p->caller_waits = true;
+  else p->sleepers++;
+  /* re-checked under mu: the other side changes the state and signals under mu */
+  while (!done(p, seen)) pthread_cond_wait(cv, &p->mu);
+  if (caller) p->caller_waits = false;
+  else p->sleepers--;
+  pthread_mutex_unlock(&p->mu);
+  double waited = pt_now() - t0;
+  if (waited < p->spin_s) *spin = fmin(p->spin_s, fmax(2 * *spin, 2 * waited));
 }
 
 /* For a worker: a call after generation `seen`, or the pool is stopping. */
@@ -85,15 +108,9 @@ static void *worker(void *arg) {
   int index = w->index;
   free(w);
   uint64_t seen = 0; /* the last call this worker ran */
+  double spin = p->spin_s;
   for (;;) {
-    if (!spin_until(p, new_call, seen)) {
-      pthread_mutex_lock(&p->mu);
-      p->sleepers++;
-      /* re-checked under mu: the caller bumps the generation under mu and wakes sleepers */
-      while (!new_call(p, seen)) pthread_cond_wait(&p->wake, &p->mu);
-      p->sleepers--;
-      pthread_mutex_unlock(&p->mu);
-    }
+    wait_adaptive(p, new_call, seen, &spin, &p->wake, false);
     if (atomic_load(&p->stop)) break;
     seen = atomic_load_explicit(&p->generation, memory_order_acquire);
     int64_t b, e;
@@ -113,7 +130,7 @@ pt_pool *pt_pool_new(int n_threads) {
   pt_pool *p = calloc(1, sizeof *p);
   p->n = n_threads;
   const char *env = getenv("PT_POOL_SPIN_US");
-  p->spin_s = 1e-6 * (env && *env ? atof(env) : DEFAULT_SPIN_US);
+  p->spin_s = p->caller_spin = 1e-6 * (env && *env ? atof(env) : DEFAULT_SPIN_US);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
@@ -163,10 +180,5 @@ void pt_parallel_for(pt_pool *p, void (*fn)(void *, int64_t, int64_t), void *ctx
   int64_t b, e;
   chunk(n, p->n, 0, &b, &e);
   if (b < e) fn(ctx, b, e);
-  if (spin_until(p, all_done, 0)) return;
-  pthread_mutex_lock(&p->mu);
-  p->caller_waits = true;
-  while (!all_done(p, 0)) pthread_cond_wait(&p->done, &p->mu);
-  p->caller_waits = false;
-  pthread_mutex_unlock(&p->mu);
+  wait_adaptive(p, all_done, 0, &p->caller_spin, &p->done, true);
 }

@@ -288,7 +288,7 @@ write("amd-zen5", {
     "provenance": {"kind": "published", "date": "2026-11-23", "tool": "portent 0.1.0 (hand-written from published figures)",
         "sources": [Y5, C5, AF5, "AMD Software Optimization Guide for AMD Family 1Ah Processors (pub. 58455)",
                     "AMD EPYC 9005 (Turin) product pages"],
-        "notes": "Published Zen 5 (family 26) figures for `portent bench characterize` to compare measurements with; only the figures the sources state plainly. Not cross-checked: LLVM 19's znver5 model is a copy of znver4's (FADD latency 3 where Zen 5 has 2). Thread-pool cost is not published and is left out."},
+        "notes": "Published Zen 5 (family 26) figures for `portent bench characterize` to compare measurements with; only the figures the sources state plainly. Checked 2026-11-23 against LLVM 19's znver5 scheduling model (`llvm-mca-19 -mcpu=znver5 -instruction-info`): it gives the same latency and throughput as -mcpu=znver4 for every row here (vaddps zmm 3 / 1.0, vfmadd231ps zmm 4 / 1.0, vpaddd 1 / 0.25), i.e. it still describes Zen 4, so it confirms nothing Zen 5 changed and is not a source. uops.info's tables were not reachable from this machine (no network) and are not cited. Every row agrees with portent's measurement on the Zen 5 VM (targets/zen5-epyc-2c.json; docs/validation.md, Characterization) within 10%, except where the row's measured counterpart is noted there. Thread-pool cost is not published and is left out."},
     "cpu": {"isa": "x86_64", "vendor": "AuthenticAMD", "family": 26, "model": 2, "microarchitecture": "zen5",
             "model_name": "AMD EPYC 9005 series",
             "features": ["sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512vnni", "avx512bf16"],
