@@ -10,7 +10,7 @@
 
 #define LB_MAX_AUX 4
 #define LB_MAX_NETS 8
-#define LB_MAX_MODELS 12
+#define LB_MAX_MODELS 16
 
 enum { LB_TRAIN, LB_VAL, LB_TEST };
 

@@ -93,7 +93,7 @@ static void run_analytic(lb_data *data, const lb_opts *o) {
   ptg_target *tg = ptg_target_load(o->target_path, &d);
   pc_cost_model cm;
   if (!tg || tune_model_new("analytic", tg, o->seed, &cm, &d) < 0) {
-    printf("%-24s skipped: %s\n", "analytic", d.msg);
+    printf("%-30s skipped: %s\n", "analytic", d.msg);
     ptg_target_free(tg);
     return;
   }
@@ -180,64 +180,64 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
 }
 
 /* The analytic predictor's latency of the first aux_per_task schedules of each training task on
- * each auxiliary target, written as records whose target names the platform
+ * auxiliary target `a`, written as records whose target names the platform
  * "<target file name>-analytic" (MTL-TLP's cheap labels for machines nobody measured). */
-static int write_aux_records(const lb_data *data, const lb_opts *o, const char *path, int *n_written, pt_diag *d) {
+static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const char *path, int *n_written,
+                             pt_diag *d) {
   FILE *f = fopen(path, "w");
   if (!f) return pt_fail(d, PT_ERR_IO, "%s: cannot write", path);
   *n_written = 0;
-  for (int a = 0; a < o->n_aux; a++) {
-    ptg_target *tg = ptg_target_load(o->aux_paths[a], d);
-    pc_cost_model cm;
-    if (!tg || tune_model_new("analytic", tg, o->seed, &cm, d) < 0) {
-      ptg_target_free(tg);
-      fclose(f);
-      return d->err ? d->err : PT_ERR_INPUT;
-    }
-    const char *base = strrchr(o->aux_paths[a], '/');
-    base = base ? base + 1 : o->aux_paths[a];
-    char target[256];
-    snprintf(target, sizeof target, "llvm -keys=cpu -mcpu=%.*s-analytic", (int)strcspn(base, "."), base);
-    for (int i = 0; i < data->n_tasks; i++) {
-      const lb_task *t = &data->t[i];
-      if (t->role != LB_TRAIN) continue;
-      pt_diag pd = {0};
-      pc_program *p = pc_workload_build(t->key, &pd);
-      if (!p) continue;
-      int n = o->aux_per_task < t->n ? o->aux_per_task : t->n;
-      pc_state **s = task_states(t, p, n);
-      for (int c = 0; c < n; c++) {
-        double score = 0;
-        if (!s[c] || cm.predict(cm.self, p, 1, &s[c], &score, &pd) < 0 || !(score > 0)) continue;
-        pc_record *r = calloc(1, sizeof *r);
-        snprintf(r->workload_key, sizeof r->workload_key, "%s", t->key);
-        snprintf(r->target, sizeof r->target, "%s", target);
-        r->n_steps = t->c[c].n_steps;
-        memcpy(r->steps, t->c[c].steps, sizeof(pc_step) * (size_t)r->n_steps);
-        r->n_costs = 1, r->costs[0] = 1 / score;
-        char *line = pc_record_format(r);
-        if (line) fprintf(f, "%s\n", line), (*n_written)++;
-        free(line);
-        free(r);
-      }
-      free_states(s, n);
-      pc_program_free(p);
-    }
-    cm.free(cm.self);
+  ptg_target *tg = ptg_target_load(o->aux_paths[a], d);
+  pc_cost_model cm;
+  if (!tg || tune_model_new("analytic", tg, o->seed, &cm, d) < 0) {
     ptg_target_free(tg);
+    fclose(f);
+    return d->err ? d->err : PT_ERR_INPUT;
   }
+  const char *base = strrchr(o->aux_paths[a], '/');
+  base = base ? base + 1 : o->aux_paths[a];
+  char target[256];
+  snprintf(target, sizeof target, "llvm -keys=cpu -mcpu=%.*s-analytic", (int)strcspn(base, "."), base);
+  for (int i = 0; i < data->n_tasks; i++) {
+    const lb_task *t = &data->t[i];
+    if (t->role != LB_TRAIN) continue;
+    pt_diag pd = {0};
+    pc_program *p = pc_workload_build(t->key, &pd);
+    if (!p) continue;
+    int n = o->aux_per_task < t->n ? o->aux_per_task : t->n;
+    pc_state **s = task_states(t, p, n);
+    for (int c = 0; c < n; c++) {
+      double score = 0;
+      if (!s[c] || cm.predict(cm.self, p, 1, &s[c], &score, &pd) < 0 || !(score > 0)) continue;
+      pc_record *r = calloc(1, sizeof *r);
+      snprintf(r->workload_key, sizeof r->workload_key, "%s", t->key);
+      snprintf(r->target, sizeof r->target, "%s", target);
+      r->n_steps = t->c[c].n_steps;
+      memcpy(r->steps, t->c[c].steps, sizeof(pc_step) * (size_t)r->n_steps);
+      r->n_costs = 1, r->costs[0] = 1 / score;
+      char *line = pc_record_format(r);
+      if (line) fprintf(f, "%s\n", line), (*n_written)++;
+      free(line);
+      free(r);
+    }
+    free_states(s, n);
+    pc_program_free(p);
+  }
+  cm.free(cm.self);
+  ptg_target_free(tg);
   return fclose(f) == 0 ? 0 : pt_fail(d, PT_ERR_IO, "%s: write failed", path);
 }
 
 typedef struct {
-  const char *name;
-  bool mtl, aux, target_only;
+  char name[48];
+  bool mtl, target_only;
+  int n_aux; /* auxiliary platforms loaded: the first n of --aux-targets */
   double fraction;
 } tlp_variant;
 
 /* Trains one TLP variant on the training tasks and scores the held-out ones. */
 static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v, int n_files, const char **files,
-                           const char *aux_path, pp_tlp_model **keep, pt_diag *d) {
+                           char aux_paths[][32], pp_tlp_model **keep, pt_diag *d) {
   pp_tlp_split sp;
   held_out_split(data, &sp);
   pp_tlp_dataset ds;
@@ -245,7 +245,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
   pp_tlp_vocab vocab = {0};
   int rc = 0;
   for (int f = 0; f < n_files && rc == 0; f++) rc = pp_tlp_dataset_load(&ds, files[f], &sp, &vocab, true, d);
-  if (rc == 0 && v->aux) rc = pp_tlp_dataset_load(&ds, aux_path, &sp, &vocab, true, d);
+  for (int a = 0; a < v->n_aux && rc == 0; a++) rc = pp_tlp_dataset_load(&ds, aux_paths[a], &sp, &vocab, true, d);
   pp_tlp_model *m = NULL;
   if (rc == 0) {
     pp_tlp_dataset_finish(&ds);
@@ -296,10 +296,10 @@ static void print_row_now(const lb_data *data, const lb_opts *o, int m) {
 
 static void print_tables(const lb_data *data, const lb_opts *o) {
   printf("\ntest networks' tasks: weighted top-k (TLP's score; 1 = the model's pick is the fastest measured)\n");
-  printf("%-24s %9s %8s %8s %10s %10s %9s\n", "model", "train s", "top-1", "top-5", "top-1@sub", "top-5@sub",
+  printf("%-30s %9s %8s %8s %10s %10s %9s\n", "model", "train s", "top-1", "top-5", "top-1@sub", "top-5@sub",
          "val top-1");
   int sub = o->analytic_per_task;
-  printf("%-24s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", "random (expectation)", "-", lb_topk(data, -1, LB_TEST, -1, 1, 0),
+  printf("%-30s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", "random (expectation)", "-", lb_topk(data, -1, LB_TEST, -1, 1, 0),
          lb_topk(data, -1, LB_TEST, -1, 5, 0), lb_topk(data, -1, LB_TEST, -1, 1, sub),
          lb_topk(data, -1, LB_TEST, -1, 5, sub), lb_topk(data, -1, LB_VAL, -1, 1, 0));
   for (int m = 0; m < data->n_models; m++) {
@@ -307,22 +307,22 @@ static void print_tables(const lb_data *data, const lb_opts *o) {
     char ts[32] = "-";
     if (data->train_s[m] >= 0) snprintf(ts, sizeof ts, "%.1f", data->train_s[m]);
     if (partial)
-      printf("%-24s %9s %8s %8s %10.4f %10.4f %9s\n", data->model_names[m], ts, "-", "-",
+      printf("%-30s %9s %8s %8s %10.4f %10.4f %9s\n", data->model_names[m], ts, "-", "-",
              lb_topk(data, m, LB_TEST, -1, 1, sub), lb_topk(data, m, LB_TEST, -1, 5, sub), "-");
     else
-      printf("%-24s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", data->model_names[m], ts, lb_topk(data, m, LB_TEST, -1, 1, 0),
+      printf("%-30s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", data->model_names[m], ts, lb_topk(data, m, LB_TEST, -1, 1, 0),
              lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
              lb_topk(data, m, LB_TEST, -1, 5, sub), lb_topk(data, m, LB_VAL, -1, 1, 0));
   }
   printf("(@sub: the first %d candidates of each test task, the analytic model's share; val: validation tasks, w = 1)\n",
          sub);
-  printf("\ntop-1 per test network (all candidates; analytic: @sub)\n%-24s", "model");
+  printf("\ntop-1 per test network (all candidates; analytic: @sub)\n%-30s", "model");
   for (int k = 0; k < data->n_nets; k++) printf(" %12s", data->nets[k]);
-  printf("\n%-24s", "random (expectation)");
+  printf("\n%-30s", "random (expectation)");
   for (int k = 0; k < data->n_nets; k++) printf(" %12.4f", lb_topk(data, -1, LB_TEST, k, 1, 0));
   for (int m = 0; m < data->n_models; m++) {
     bool partial = strcmp(data->model_names[m], "analytic") == 0;
-    printf("\n%-24s", data->model_names[m]);
+    printf("\n%-30s", data->model_names[m]);
     for (int k = 0; k < data->n_nets; k++) printf(" %12.4f", lb_topk(data, m, LB_TEST, k, 1, partial ? sub : 0));
   }
   printf("\n");
@@ -334,38 +334,64 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
   if (o->run_xgb_imp) run_online(data, o, "xgb-imp");
   pp_tlp_model *tlp = NULL;
   if (o->run_tlp) {
-    tlp_variant v = {"tlp", false, false, false, 1};
+    tlp_variant v = {"tlp", false, false, 0, 1};
     if (run_tlp_variant(data, o, &v, n_files, files, NULL, &tlp, d) < 0) return d->err;
   }
   if (o->run_mtl) {
-    char aux_path[] = "/tmp/portent-learn-aux-XXXXXX";
-    int fd = mkstemp(aux_path);
-    if (fd < 0) return pt_fail(d, PT_ERR_IO, "cannot create a temporary file for the auxiliary labels");
-    close(fd);
-    int n_aux = 0, rc = 0;
-    const tlp_variant variants[] = {
-        {"tlp 7%", true, false, true, 0.07},
-        {"mtl-tlp 7% (real only)", true, false, false, 0.07},
-        {"mtl-tlp 7% +analytic aux", true, true, false, 0.07},
-        {"mtl-tlp 100% +analytic aux", true, true, false, 1},
-    };
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0] && rc == 0; i++) {
-      if (i == 2) { /* the auxiliary labels, once the variants without them have run */
+    /* TLP's settings: 7% and 20% of the target's training labels, single- against multi-task, and
+     * 2 against 3 tasks (TLP found 3 better than 2 and 4 worse); the real platforms of the records
+     * first, then the auxiliary ones, whose labels are made once the variants without them ran. */
+    char aux_paths[LB_MAX_AUX][32];
+    int rc = 0, n_made = 0;
+    tlp_variant variants[16];
+    int n_v = 0;
+    const double fractions[] = {0.07, 0.2};
+    for (int f = 0; f < 2; f++) {
+      int pct = (int)(fractions[f] * 100 + 0.5);
+      tlp_variant *v = &variants[n_v++];
+      *v = (tlp_variant){"", true, true, 0, fractions[f]};
+      snprintf(v->name, sizeof v->name, "tlp %d%%", pct);
+      if (data->n_targets >= 2) {
+        v = &variants[n_v++];
+        *v = (tlp_variant){"", true, false, 0, fractions[f]};
+        snprintf(v->name, sizeof v->name, "mtl-tlp %d%% real (%d tasks)", pct, data->n_targets);
+      }
+      for (int a = 1; a <= o->n_aux && a <= 2; a++) {
+        v = &variants[n_v++];
+        *v = (tlp_variant){"", true, false, a, fractions[f]};
+        snprintf(v->name, sizeof v->name, "mtl-tlp %d%% +%d aux (%d tasks)", pct, a, data->n_targets + a);
+      }
+    }
+    if (o->n_aux) {
+      tlp_variant *v = &variants[n_v++];
+      *v = (tlp_variant){"", true, false, o->n_aux, 1};
+      snprintf(v->name, sizeof v->name, "mtl-tlp 100%% +%d aux (%d tasks)", o->n_aux, data->n_targets + o->n_aux);
+    }
+    if (data->n_targets < 2)
+      printf("mtl-tlp on real platforms alone: the records hold one platform, so it is tlp 7%%/20%%\n");
+    for (int i = 0; i < n_v && rc == 0; i++) {
+      while (n_made < variants[i].n_aux) { /* the auxiliary labels, when a variant first needs them */
+        snprintf(aux_paths[n_made], sizeof aux_paths[n_made], "/tmp/portent-learn-aux-XXXXXX");
+        int fd = mkstemp(aux_paths[n_made]);
+        if (fd < 0) {
+          rc = pt_fail(d, PT_ERR_IO, "cannot create a temporary file for the auxiliary labels");
+          break;
+        }
+        close(fd);
+        int n_aux = 0;
         double t0 = pt_now();
-        rc = write_aux_records(data, o, aux_path, &n_aux, d);
-        fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor in %.1f s\n", n_aux,
-                pt_now() - t0);
+        rc = write_aux_records(data, o, n_made, aux_paths[n_made], &n_aux, d);
+        fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor on %s in %.1f s\n", n_aux,
+                o->aux_paths[n_made], pt_now() - t0);
+        n_made++;
         if (rc < 0) break;
       }
-      if (i == 1 && data->n_targets < 2) {
-        printf("mtl-tlp without auxiliary platforms: the records hold one platform, so it is tlp 7%%\n");
-        continue;
-      }
+      if (rc < 0) break;
       pt_diag vd = {0};
-      if (run_tlp_variant(data, o, &variants[i], n_files, files, aux_path, NULL, &vd) < 0)
-        printf("%-24s skipped: %s\n", variants[i].name, vd.msg); /* e.g. 7%% of a small dataset ranks nothing */
+      if (run_tlp_variant(data, o, &variants[i], n_files, files, aux_paths, NULL, &vd) < 0)
+        printf("%-30s skipped: %s\n", variants[i].name, vd.msg); /* e.g. 7%% of a small dataset ranks nothing */
     }
-    unlink(aux_path);
+    for (int a = 0; a < n_made; a++) unlink(aux_paths[a]);
     if (rc < 0) {
       pp_tlp_model_free(tlp);
       return rc;

@@ -73,6 +73,7 @@ has bench-learn "$tmp/out" "^tlp  "
 has bench-learn "$tmp/out" "^xgb  "
 has bench-learn "$tmp/out" "candidates/s"
 has bench-learn "$tmp/out" "bert_tiny"
+case $models in *mtl*) has bench-learn "$tmp/out" "^mtl-tlp 20% +2 aux (3 tasks)" ;; esac
 check bench-learn-aux1 2 "$portent" bench learn --data $sample --quick --aux-per-task 1
 has bench-learn-aux1 "$tmp/err" "at least 2"
 check bench-learn-nodata 2 "$portent" bench learn --quick
