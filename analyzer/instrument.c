@@ -15,8 +15,8 @@ typedef struct {
   LLVMContextRef ctx;
   LLVMBuilderRef b;
   LLVMTargetDataRef td;
-  LLVMTypeRef i1, i32, i64, ptr, access_ty;
-  LLVMValueRef access;
+  LLVMTypeRef i1, i32, i64, ptr, access_ty, flush_ty;
+  LLVMValueRef access, flush;
   LLVMValueRef state; /* this function's pa_thread_state, from the entry hook */
   int fid;
 } hooks;
@@ -197,6 +197,71 @@ static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
   free(items.v);
 }
 
+/* Rate 1: the block's body moves into a new block H before it (as in instrument_filtered);
+ * before each access H stores its address and (bytes << 16 | function) at the thread's
+ * buffer position, and at its end advances the position and, past PA_BUF_WORDS, calls the
+ * flush hook. No call per access, so the kernel's vector registers stay live. */
+static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
+  LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(h->ctx, bb, "pa.body");
+  redirect_preds(fn, bb, head);
+  LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+  LLVMPositionBuilderAtEnd(h->b, head);
+  LLVMValueRef first_mem = mem[0], pos = NULL, buf = NULL;
+  int k = 0;
+  for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in && in != term; in = next) {
+    next = LLVMGetNextInstruction(in);
+    LLVMInstructionRemoveFromParent(in);
+    if (in == first_mem) { /* the position and buffer, read once, after the phis */
+      LLVMValueRef off = LLVMConstInt(h->i64, PA_BUF_OFFSET_POS, 0), offb = LLVMConstInt(h->i64, PA_BUF_OFFSET_BUF, 0);
+      pos = LLVMBuildLoad2(h->b, h->i64, LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), h->state, &off, 1, ""), "pa.pos");
+      buf = LLVMBuildLoad2(h->b, h->ptr, LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), h->state, &offb, 1, ""), "pa.buf");
+    }
+    bool is_mem = false;
+    for (int j = 0; j < n_mem && !is_mem; j++) is_mem = mem[j] == in;
+    if (is_mem) {
+      item_list items = {0};
+      items_of(h, in, &items);
+      for (int i = 0; i < items.n; i++, k++) {
+        const access_item *it = &items.v[i];
+        LLVMValueRef meta = it->bytes_value
+                                ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, it->bytes_value, LLVMConstInt(h->i64, 16, 0), ""),
+                                              LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
+                                : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
+        LLVMValueRef at = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
+        LLVMValueRef at1 = LLVMBuildAdd(h->b, at, LLVMConstInt(h->i64, 1, 0), "");
+        LLVMBuildStore(h->b, LLVMBuildPtrToInt(h->b, it->addr, h->i64, ""), LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+        LLVMBuildStore(h->b, meta, LLVMBuildGEP2(h->b, h->i64, buf, &at1, 1, ""));
+      }
+      free(items.v);
+    }
+    LLVMInsertIntoBuilder(h->b, in);
+  }
+  LLVMValueRef off = LLVMConstInt(h->i64, PA_BUF_OFFSET_POS, 0);
+  LLVMValueRef pos_ptr = LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), h->state, &off, 1, "");
+  LLVMValueRef npos = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
+  LLVMBuildStore(h->b, npos, pos_ptr);
+  LLVMValueRef full = LLVMBuildICmp(h->b, LLVMIntUGT, npos, LLVMConstInt(h->i64, PA_BUF_WORDS, 0), "");
+  LLVMBasicBlockRef flush = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.flush");
+  LLVMBuildCondBr(h->b, full, flush, bb);
+  LLVMPositionBuilderAtEnd(h->b, flush);
+  LLVMBuildCall2(h->b, h->flush_ty, h->flush, &h->state, 1, "");
+  LLVMBuildBr(h->b, bb);
+}
+
+/* Items (hooked accesses) of a block, as items_of counts them without building anything. */
+static int count_items(LLVMValueRef *mem, int n_mem) {
+  int n = 0;
+  for (int k = 0; k < n_mem; k++) {
+    const char *c = LLVMGetInstructionOpcode(mem[k]) == LLVMCall ? callee_of(mem[k]) : "";
+    if (strncmp(c, "llvm.masked.gather.", 19) == 0 || strncmp(c, "llvm.masked.scatter.", 20) == 0) {
+      bool gather = c[12] == 'g';
+      n += (int)LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(mem[k], gather ? 0 : 1)));
+    } else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2;
+    else n += 1;
+  }
+  return n;
+}
+
 /* A block with outgoing calls: one unconditional hook before each access. */
 static void instrument_direct(hooks *h, LLVMValueRef *mem, int n_mem) {
   for (int k = 0; k < n_mem; k++) {
@@ -231,6 +296,8 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
   LLVMTypeRef access_params[4] = {h.ptr, h.ptr, h.i64, h.i32};
   h.access_ty = LLVMFunctionType(LLVMVoidTypeInContext(h.ctx), access_params, 4, 0);
   h.access = LLVMAddFunction(mod, PA_SYM_ACCESS, h.access_ty);
+  h.flush_ty = LLVMFunctionType(LLVMVoidTypeInContext(h.ctx), &h.ptr, 1, 0);
+  h.flush = LLVMAddFunction(mod, PA_SYM_FLUSH, h.flush_ty);
   /* The hooks write memory, so a function may no longer promise `memory(argmem: ...)`. */
   unsigned memory_attr = LLVMGetEnumAttributeKindForName("memory", 6);
   int base = 0;
@@ -272,7 +339,9 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
         LLVMValueRef slot = LLVMBuildInBoundsGEP2(h.b, counts_ty, counts, idx, 2, "");
         LLVMBuildAtomicRMW(h.b, LLVMAtomicRMWBinOpAdd, slot, LLVMConstInt(h.i64, 1, 0), LLVMAtomicOrderingMonotonic, 0);
       }
-      if (n && (direct || mode == PA_HOOKS_EVERY)) instrument_direct(&h, mem, n);
+      bool buffered = mode == PA_HOOKS_BUFFERED && !direct && fi < (1 << 16) && n && count_items(mem, n) <= PA_BUF_MAX_ITEMS;
+      if (buffered) instrument_buffered(&h, fn, bb, mem, n);
+      else if (n && (direct || mode == PA_HOOKS_EVERY || mode == PA_HOOKS_BUFFERED)) instrument_direct(&h, mem, n);
       else if (n) instrument_filtered(&h, fn, bb, mem, n);
       free(mem);
     }

@@ -73,6 +73,7 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_CTX "__pa_ctx"
 #define PA_SYM_ENTER "__pa_enter"
 #define PA_SYM_ACCESS "__pa_access"
+#define PA_SYM_FLUSH "__pa_flush"
 #define PA_SYM_MAIN "__pa_main"
 /* count_blocks[f] false: only the entry block of function f gets a counter (its calls; the
  * other blocks' counts come from static trip counts). NULL: every block. */
@@ -80,7 +81,17 @@ typedef enum {
   PA_HOOKS_NONE,     /* block counts only */
   PA_HOOKS_EVERY,    /* a hook call before every access (rate 1) */
   PA_HOOKS_FILTERED, /* SHARDS' hash tested inline; hooks only for sampled lines and bursts */
+  PA_HOOKS_BUFFERED, /* rate 1: each access appends (address, bytes x 2^16 + function) to the
+                        thread's buffer inline; __pa_flush feeds the tracker when it fills */
 } pa_hook_mode;
+/* The buffer (pa_thread_state): a block appends at most PA_BUF_MAX_ITEMS accesses (blocks with
+ * more call the hook directly) and flushes at its end once more than PA_BUF_WORDS words are
+ * used, so PA_BUF_WORDS + 2 x PA_BUF_MAX_ITEMS words always suffice. Functions with an index
+ * >= 2^16 are hooked directly too. */
+#define PA_BUF_WORDS 2048
+#define PA_BUF_MAX_ITEMS 256
+#define PA_BUF_OFFSET_POS 8 /* byte offsets in pa_thread_state, checked by a static assert */
+#define PA_BUF_OFFSET_BUF 16
 int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, pt_diag *d);
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
@@ -121,6 +132,8 @@ pa_runtime *pa_runtime_new(int n_functions, double sample_rate, int64_t window, 
 void pa_runtime_free(pa_runtime *rt);
 pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid);
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid);
+void pa_rt_flush(pa_thread_state *st); /* the buffered accesses, in order, then empties it */
+void pa_runtime_flush_all(pa_runtime *rt); /* after the run: every thread's remainder */
 int pa_runtime_threads(const pa_runtime *rt);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);

@@ -2,7 +2,9 @@
  * access to the same line) in O(log n) per access, after Bennett & Kruskal (1975) / Almasi et
  * al. (2002): a hash map from line to its last access time and a Fenwick tree over times with
  * a 1 at each line's latest access, so the distance is a range count. Times are renumbered
- * when the tree fills (amortised O(1)).
+ * when the tree fills (amortised O(1)). Made cheap for tiled kernels (see lru below): a
+ * small move-to-front array answers the shortest distances without hashing, and the count
+ * over times is a bitmap plus a Fenwick tree over its words, small enough to stay in L1.
  * Sampling: SHARDS (Waldspurger et al., FAST 2015) keeps a line iff hash(line) mod P < R*P and
  * scales its distances and counts by 1/R. Spatial sampling cannot resolve distances of a few
  * 1/R lines (the lines in between are mostly unsampled), so short distances come from bursts:
@@ -14,24 +16,48 @@
  * spreads the beyond-window share over the SHARDS estimates >= W and cold misses. The hash is
  * multiplicative (pa_shards_hash) so instrumented code can test it inline in a few integer
  * operations and call the tracker only for sampled lines and during bursts. */
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 
 #define SHARDS_P (1ull << PA_SHARDS_BITS) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
-/* One LRU stack: unbounded (cap_lines 0) or keeping only the cap_lines most recent lines. */
+/* One LRU stack: unbounded (cap_lines 0) or keeping only the cap_lines most recent lines.
+ * Two levels, exact together: the `nf` most recent lines in a small move-to-front array
+ * (a line there at position p has distance p: most accesses of a tiled kernel end here,
+ * with no hashing), and the older ones in the map with the time they left the array. The
+ * order of leaving is the order of last access, so a map line's distance is nf plus the
+ * lines that left after it: a Fenwick range count over those times. */
+#define FRONT_MAX 32
+
 typedef struct {
-  uint64_t *keys; /* line + 1; 0 = empty */
-  int64_t *times;
+  uint64_t key; /* line + 1; 0 = empty */
+  int64_t time; /* 0: in the front array; > 0: when it left it */
+} lru_slot;
+
+typedef struct {
+  alignas(16) uint32_t tag[FRONT_MAX + 4]; /* low 32 bits of front[i] (0 beyond nf): scanned 4 at a time */
+  uint64_t front[FRONT_MAX + 1];           /* keys, most recent first */
+  int nf, front_cap;
+  lru_slot *map; /* every line held, open addressing (linear probing), Fibonacci hashing */
   size_t cap, n;
-  int32_t *fen;      /* Fenwick tree over times 1..tcap: 1 at each live line's last access */
-  uint64_t *line_at; /* time -> key, to find the line to evict */
+  int shift;         /* 64 - log2(cap) */
+  /* Live leave times 1..tcap (one per map line) as a bitmap, 64 times a word, and a Fenwick
+   * tree over the words' popcounts: a range count is two popcounts plus a walk of a tree
+   * 64 times smaller than one over times, so it stays in L1 for working sets of 10^5 lines. */
+  uint64_t *bits; /* tcap / 64 + 1 words */
+  int32_t *fen;   /* Fenwick over words: fen[1..nw] */
+  int64_t nw;
+  uint64_t *line_at; /* bounded stacks: leave time -> key, to find the line to evict */
+  int32_t *rank;     /* compaction scratch, tcap + 1 */
   int64_t tcap, now;
   int64_t cap_lines;
 } lru;
-
 typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
 
 struct pa_tracker {
@@ -49,12 +75,6 @@ struct pa_tracker {
   uint64_t *counts; /* [group][PA_TRACKER_WORDS], see internal.h */
 };
 
-static uint64_t mix(uint64_t x) { /* splitmix64 finaliser: a well-spread hash of the line */
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 int pa_reuse_bin(int64_t d) {
   if (d <= 0) return 0;
@@ -62,64 +82,92 @@ int pa_reuse_bin(int64_t d) {
   return b < PA_REUSE_BINS ? b : PA_REUSE_BINS - 1;
 }
 
+static void map_alloc(lru *u, size_t cap) {
+  u->cap = cap;
+  u->shift = 64 - __builtin_ctzll((unsigned long long)cap);
+  u->map = calloc(cap, sizeof *u->map);
+}
+
 static void lru_init(lru *u, int64_t cap_lines) {
   memset(u, 0, sizeof *u);
   u->cap_lines = cap_lines;
-  u->cap = 1024;
-  while (cap_lines && u->cap < (size_t)cap_lines * 2 + 2) u->cap *= 2;
-  u->keys = calloc(u->cap, sizeof *u->keys);
-  u->times = calloc(u->cap, sizeof *u->times);
+  /* a bounded stack keeps at least one line in the map, so there is always one to evict */
+  u->front_cap = cap_lines && cap_lines <= FRONT_MAX ? (int)cap_lines - 1 : FRONT_MAX;
+  size_t cap = 1024;
+  while (cap_lines && cap < (size_t)cap_lines * 2 + 2) cap *= 2;
+  map_alloc(u, cap);
   u->tcap = cap_lines ? 4 * cap_lines : 4096;
-  u->fen = calloc((size_t)u->tcap + 1, sizeof *u->fen);
-  u->line_at = calloc((size_t)u->tcap + 1, sizeof *u->line_at);
+  u->nw = u->tcap / 64 + 1;
+  u->bits = calloc((size_t)u->nw, sizeof *u->bits);
+  u->fen = calloc((size_t)u->nw + 1, sizeof *u->fen);
+  u->rank = calloc((size_t)u->tcap + 1, sizeof *u->rank);
+  if (cap_lines) u->line_at = calloc((size_t)u->tcap + 1, sizeof *u->line_at);
 }
 
 static void lru_free(lru *u) {
-  free(u->keys);
-  free(u->times);
+  free(u->map);
+  free(u->bits);
   free(u->fen);
+  free(u->rank);
   free(u->line_at);
 }
 
-static void fen_add(lru *u, int64_t i, int32_t v) {
-  for (; i <= u->tcap; i += i & -i) u->fen[i] += v;
+static void tree_add(lru *u, int64_t w, int32_t v) { /* word w (0-based) */
+  for (int64_t i = w + 1; i <= u->nw; i += i & -i) u->fen[i] += v;
 }
 
-static int64_t fen_sum(const lru *u, int64_t i) { /* marks at times 1..i */
+static int64_t tree_range(const lru *u, int64_t lo, int64_t hi) { /* words lo..hi-1 (0-based) */
   int64_t s = 0;
-  for (; i > 0; i -= i & -i) s += u->fen[i];
+  while (hi != lo) {
+    if (hi > lo) s += u->fen[hi], hi -= hi & -hi;
+    else s -= u->fen[lo], lo -= lo & -lo;
+  }
   return s;
 }
 
-static int64_t fen_first(const lru *u) { /* the earliest marked time */
-  int64_t pos = 0, step = 1;
-  while (step * 2 <= u->tcap) step *= 2;
-  for (; step; step /= 2)
-    if (pos + step <= u->tcap && u->fen[pos + step] < 1) pos += step;
-  return pos + 1;
+static void mark(lru *u, int64_t t) {
+  u->bits[t >> 6] |= 1ULL << (t & 63);
+  tree_add(u, t >> 6, 1);
 }
 
+static void unmark(lru *u, int64_t t) {
+  u->bits[t >> 6] &= ~(1ULL << (t & 63));
+  tree_add(u, t >> 6, -1);
+}
+
+/* Live times in lo+1..hi (lo < hi). */
+static int64_t live_between(const lru *u, int64_t lo, int64_t hi) {
+  int64_t wl = lo >> 6, wh = hi >> 6;
+  uint64_t above = (lo & 63) == 63 ? 0 : ~0ULL << ((lo & 63) + 1);
+  uint64_t upto = (hi & 63) == 63 ? ~0ULL : (2ULL << (hi & 63)) - 1;
+  if (wl == wh) return __builtin_popcountll(u->bits[wl] & above & upto);
+  return __builtin_popcountll(u->bits[wl] & above) + __builtin_popcountll(u->bits[wh] & upto) +
+         tree_range(u, wl + 1, wh);
+}
+
+static int64_t first_live(const lru *u) { /* the earliest live time */
+  int64_t pos = 0, step = 1, left = 1;
+  while (step * 2 <= u->nw) step *= 2;
+  for (; step; step /= 2) /* the first word whose prefix count reaches 1 */
+    if (pos + step <= u->nw && u->fen[pos + step] < left) left -= u->fen[pos + step], pos += step;
+  return pos * 64 + __builtin_ctzll(u->bits[pos]);
+}
+
+static size_t home_of(const lru *u, uint64_t key) { return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> u->shift); }
+
 static size_t slot_of(const lru *u, uint64_t key) {
-  size_t i = (size_t)mix(key) & (u->cap - 1);
-  while (u->keys[i] && u->keys[i] != key) i = (i + 1) & (u->cap - 1);
+  size_t i = home_of(u, key);
+  while (u->map[i].key && u->map[i].key != key) i = (i + 1) & (u->cap - 1);
   return i;
 }
 
 static void grow_map(lru *u) {
-  uint64_t *ok = u->keys;
-  int64_t *ot = u->times;
+  lru_slot *old = u->map;
   size_t oc = u->cap;
-  u->cap *= 2;
-  u->keys = calloc(u->cap, sizeof *u->keys);
-  u->times = calloc(u->cap, sizeof *u->times);
+  map_alloc(u, oc * 2);
   for (size_t i = 0; i < oc; i++)
-    if (ok[i]) {
-      size_t j = slot_of(u, ok[i]);
-      u->keys[j] = ok[i];
-      u->times[j] = ot[i];
-    }
-  free(ok);
-  free(ot);
+    if (old[i].key) u->map[slot_of(u, old[i].key)] = old[i];
+  free(old);
 }
 
 /* Linear-probing delete by backward shift (Knuth 6.4, Algorithm R): no tombstones. */
@@ -127,75 +175,122 @@ static void map_delete(lru *u, size_t i) {
   size_t mask = u->cap - 1, j = i;
   for (;;) {
     j = (j + 1) & mask;
-    if (!u->keys[j]) break;
-    size_t home = (size_t)mix(u->keys[j]) & mask;
+    if (!u->map[j].key) break;
+    size_t home = home_of(u, u->map[j].key);
     /* move j into the hole at i unless its home lies cyclically in (i, j] */
     bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
     if (stays) continue;
-    u->keys[i] = u->keys[j];
-    u->times[i] = u->times[j];
+    u->map[i] = u->map[j];
     i = j;
   }
-  u->keys[i] = 0;
+  u->map[i].key = 0;
   u->n--;
 }
 
-/* Renumbers the live last-access times 1..n (order kept) and rebuilds the tree, sized so at
- * least n more accesses fit before the next renumbering. */
+/* Renumbers the live leave times 1..r (order kept) and rebuilds the tree, sized so at least
+ * r + 4096 more lines can leave the front before the next renumbering. */
 static void compact(lru *u) {
-  int64_t *rank = calloc((size_t)u->tcap + 1, sizeof *rank);
+  memset(u->rank, 0, sizeof *u->rank * ((size_t)u->tcap + 1));
   for (size_t i = 0; i < u->cap; i++)
-    if (u->keys[i]) rank[u->times[i]] = 1;
-  int64_t r = 0;
+    if (u->map[i].key && u->map[i].time) u->rank[u->map[i].time] = 1;
+  int32_t r = 0;
   for (int64_t i = 1; i <= u->tcap; i++)
-    if (rank[i]) {
-      rank[i] = ++r;
-      u->line_at[r] = u->line_at[i]; /* r <= i: moving down in place is safe */
+    if (u->rank[i]) {
+      u->rank[i] = ++r;
+      if (u->line_at) u->line_at[r] = u->line_at[i]; /* r <= i: moving down in place is safe */
     }
   for (size_t i = 0; i < u->cap; i++)
-    if (u->keys[i]) u->times[i] = rank[u->times[i]];
-  free(rank);
-  int64_t need = 2 * r + 4096;
+    if (u->map[i].key && u->map[i].time) u->map[i].time = u->rank[u->map[i].time];
+  int64_t need = 2 * (int64_t)r + 4096;
   if (need > u->tcap) {
     u->tcap = need;
-    u->fen = realloc(u->fen, sizeof *u->fen * ((size_t)u->tcap + 1));
-    u->line_at = realloc(u->line_at, sizeof *u->line_at * ((size_t)u->tcap + 1));
+    u->nw = u->tcap / 64 + 1;
+    u->bits = realloc(u->bits, sizeof *u->bits * (size_t)u->nw);
+    u->fen = realloc(u->fen, sizeof *u->fen * ((size_t)u->nw + 1));
+    u->rank = realloc(u->rank, sizeof *u->rank * ((size_t)u->tcap + 1));
+    if (u->line_at) u->line_at = realloc(u->line_at, sizeof *u->line_at * ((size_t)u->tcap + 1));
   }
-  /* O(tcap) build: each node adds itself to its parent. */
-  memset(u->fen, 0, sizeof *u->fen * ((size_t)u->tcap + 1));
-  for (int64_t i = 1; i <= r; i++) u->fen[i] = 1;
-  for (int64_t i = 1; i <= u->tcap; i++) {
+  /* times 1..r live; O(nw) tree build: each node adds itself to its parent */
+  memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
+  memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
+  for (int64_t t = 1; t <= r; t++) u->bits[t >> 6] |= 1ULL << (t & 63);
+  for (int64_t w = 0; w < u->nw; w++) u->fen[w + 1] = __builtin_popcountll(u->bits[w]);
+  for (int64_t i = 1; i <= u->nw; i++) {
     int64_t p = i + (i & -i);
-    if (p <= u->tcap) u->fen[p] += u->fen[i];
+    if (p <= u->nw) u->fen[p] += u->fen[i];
   }
   u->now = r;
 }
 
+/* The least recent line of the front array moves to the map side. */
+static void leave_front(lru *u, uint64_t key) {
+  if (u->now == u->tcap) compact(u);
+  int64_t now = ++u->now;
+  u->map[slot_of(u, key)].time = now;
+  if (u->line_at) u->line_at[now] = key;
+  mark(u, now);
+}
+
 /* Distance of this access, or -1 if the line is not in the stack (first touch, or for a
  * bounded stack evicted: distance >= cap_lines). */
+/* Position of key in the front array, or -1: its 32-bit tags compared four at a time. */
+static int front_find(const lru *u, uint64_t key) {
+  uint32_t tag = (uint32_t)key;
+#ifdef __SSE2__
+  __m128i k = _mm_set1_epi32((int)tag);
+  for (int c = 0; c < u->nf; c += 4) {
+    int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(u->tag + c)), k)));
+    while (m) {
+      int p = c + __builtin_ctz((unsigned)m);
+      if (p < u->nf && u->front[p] == key) return p;
+      m &= m - 1;
+    }
+  }
+#else
+  for (int p = 0; p < u->nf; p++)
+    if (u->tag[p] == tag && u->front[p] == key) return p;
+#endif
+  return -1;
+}
+
+/* Moves the first n entries of the front array one place down and puts key first. */
+static void front_push(lru *u, int n, uint64_t key) {
+  for (int i = n; i > 0; i--) u->front[i] = u->front[i - 1], u->tag[i] = u->tag[i - 1];
+  u->front[0] = key;
+  u->tag[0] = (uint32_t)key;
+}
+
 static int64_t lru_access(lru *u, uint64_t line) {
   uint64_t key = line + 1;
-  if (u->now == u->tcap) compact(u);
-  int64_t now = ++u->now, dist = -1;
+  int nf = u->nf;
+  int p = front_find(u, key);
+  if (p >= 0) {
+    front_push(u, p, key);
+    return p;
+  }
+  int64_t dist = -1;
   size_t s = slot_of(u, key);
-  if (u->keys[s]) {
-    int64_t last = u->times[s];
-    dist = fen_sum(u, now - 1) - fen_sum(u, last); /* distinct lines touched in between */
-    fen_add(u, last, -1);
+  if (u->map[s].key) {
+    int64_t last = u->map[s].time; /* > 0: it is not in the front array */
+    dist = nf + (last < u->now ? live_between(u, last, u->now) : 0);
+    unmark(u, last);
+    u->map[s].time = 0;
   } else {
-    if ((u->n + 1) * 2 > u->cap) {
+    if ((u->n + 1) * 4 > u->cap * 3) {
       grow_map(u);
       s = slot_of(u, key);
     }
-    u->keys[s] = key;
+    u->map[s] = (lru_slot){key, 0};
     u->n++;
   }
-  u->times[s] = now;
-  u->line_at[now] = key;
-  fen_add(u, now, 1);
+  front_push(u, nf, key);
+  if (nf + 1 > u->front_cap) {
+    leave_front(u, u->front[nf]);
+    u->tag[nf] = 0;
+  } else u->nf = nf + 1;
   if (u->cap_lines && (int64_t)u->n > u->cap_lines) { /* evict the least recently used line */
-    int64_t t = fen_first(u);
-    fen_add(u, t, -1);
+    int64_t t = first_live(u);
+    unmark(u, t);
     map_delete(u, slot_of(u, u->line_at[t]));
   }
   return dist;
@@ -243,8 +338,11 @@ int64_t pa_tracker_window(const pa_tracker *t) { return t->window; }
 bool pa_tracker_bursting(const pa_tracker *t) { return t->phase != BURST_OFF; }
 
 static void lru_clear(lru *u) {
-  memset(u->keys, 0, sizeof *u->keys * u->cap);
-  memset(u->fen, 0, sizeof *u->fen * ((size_t)u->tcap + 1));
+  memset(u->map, 0, sizeof *u->map * u->cap);
+  memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
+  memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
+  memset(u->tag, 0, sizeof u->tag);
+  u->nf = 0;
   u->n = 0;
   u->now = 0;
 }

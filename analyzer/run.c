@@ -196,7 +196,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode");
   pt_diag d = {0};
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
-  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE : rate >= 1 ? PA_HOOKS_EVERY : PA_HOOKS_FILTERED;
+  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE : rate >= 1 ? PA_HOOKS_BUFFERED : PA_HOOKS_FILTERED;
   if (pa_instrument(mod, mode, count_blocks, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
   pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
 
@@ -216,6 +216,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   } syms[] = {
       {PA_SYM_COUNTS, sh->counts},         {PA_SYM_CTX, rt},
       {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},
+      {PA_SYM_FLUSH, (void *)pa_rt_flush},
       {"pt_parallel_for", (void *)pt_parallel_for}, {"pt_pool_threads", (void *)pt_pool_threads},
   };
   LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
@@ -281,10 +282,16 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
       default: slots[i] = (uint64_t)(int64_t)a->value; break; /* little-endian: low bytes first */
       }
       break;
-    case PA_ARG_POOL:
-      pool = pt_pool_new(a->threads);
+    case PA_ARG_POOL: {
+      /* workers' stacks at fixed addresses too (spills and locals of parallel bodies): the
+       * sampled lines, hence the profile, are then the same in every run */
+      size_t wbytes = (size_t)8 << 20;
+      char *wstacks = a->threads > 1 ? map_at(&cursor, wbytes * (size_t)(a->threads - 1), MAP_NORESERVE) : NULL;
+      if (wstacks == MAP_FAILED) return child_fail(h, "cannot map the pool's stacks");
+      pool = pt_pool_new_on_stacks(a->threads, wstacks, wbytes);
       slots[i] = (uint64_t)(uintptr_t)pool;
       break;
+    }
     case PA_ARG_NULL: break;
     }
   }
@@ -307,7 +314,9 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
       pthread_create(&runner, &attr, run_kernel, &call))
     return child_fail(h, "cannot start the thread that runs the kernel");
   pthread_join(runner, NULL);
-  h->seconds = call.seconds;
+  double t0 = pt_now();
+  pa_runtime_flush_all(rt); /* what the threads left in their buffers (under 2^11 accesses each) */
+  h->seconds = call.seconds + (pt_now() - t0);
 
   if (pa_runtime_overflowed(rt))
     return child_fail(h, "the kernel ran on more than %d threads; their counts and accesses cannot be kept apart",

@@ -1,12 +1,17 @@
 /* The hooks instrumented code calls (registered as absolute symbols in the JIT): function
  * entry (which threads ran a function; returns the thread's own state) and memory accesses
  * (fed line by line to the calling thread's own reuse tracker, so threads never share a
- * tracker and need no locks). Instrumented code tests SHARDS' hash inline against the
- * thread's `threshold` word and calls the access hook only for sampled lines, or for every
- * access while the tracker is in a burst (the threshold is then above every hash). */
+ * tracker and need no locks). At rate 1 instrumented code appends each access to the
+ * thread's buffer and calls the flush hook once per ~10^3 accesses (a call per access made
+ * the kernel spill its vector registers around it). When sampling it tests SHARDS' hash
+ * inline against the thread's `threshold` word and calls the access hook only for sampled
+ * lines, or for every access while the tracker is in a burst (the threshold is then above
+ * every hash). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +21,15 @@
  * with memory accesses, so each sits on its own cache line. */
 struct pa_thread_state {
   alignas(64) uint64_t threshold;
+  uint64_t pos;               /* buffered mode: words of buf in use */
+  uint64_t *buf;              /* PA_BUF_WORDS + 2 x PA_BUF_MAX_ITEMS words */
   uint64_t sampled_threshold; /* threshold outside bursts */
   pa_tracker *tracker;        /* NULL: counts only, or a thread beyond PA_MAX_THREADS */
 };
+
+static_assert(offsetof(struct pa_thread_state, pos) == PA_BUF_OFFSET_POS &&
+                  offsetof(struct pa_thread_state, buf) == PA_BUF_OFFSET_BUF,
+              "instrument.c addresses the buffer by these offsets");
 
 struct pa_runtime {
   int n_functions;
@@ -42,12 +53,15 @@ pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool tr
   rt->track_reuse = track_reuse;
   pthread_mutex_init(&rt->lock, NULL);
   rt->masks = calloc((size_t)n_functions + 1, sizeof *rt->masks);
+  for (int i = 0; i <= PA_MAX_THREADS; i++)
+    rt->states[i].buf = aligned_alloc(64, sizeof(uint64_t) * (PA_BUF_WORDS + 2 * PA_BUF_MAX_ITEMS));
   return rt;
 }
 
 void pa_runtime_free(pa_runtime *rt) {
   if (!rt) return;
   for (int i = 0; i < PA_MAX_THREADS; i++) pa_tracker_free(rt->states[i].tracker);
+  for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf);
   pthread_mutex_destroy(&rt->lock);
   free((void *)rt->masks);
   free(rt);
@@ -87,13 +101,32 @@ pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid) {
   return &rt->states[s];
 }
 
+static void access_lines(pa_tracker *t, uint64_t a, uint64_t bytes, int fid) {
+  uint64_t first = a / PA_LINE_BYTES, last = (a + bytes - 1) / PA_LINE_BYTES;
+  for (uint64_t line = first; line <= last; line++) pa_tracker_access(t, line, fid);
+}
+
+void pa_rt_flush(pa_thread_state *st) {
+  uint64_t n = st->pos;
+  st->pos = 0;
+  if (!st->tracker) return;
+  for (uint64_t i = 0; i + 1 < n; i += 2) {
+    uint64_t bytes = st->buf[i + 1] >> 16;
+    if (bytes) access_lines(st->tracker, st->buf[i], bytes, (int)(st->buf[i + 1] & 0xffff));
+  }
+}
+
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
+  if (st->pos) pa_rt_flush(st); /* buffered accesses come first */
   if (!st->tracker || bytes <= 0) return;
-  uint64_t a = (uint64_t)(uintptr_t)addr;
-  uint64_t first = a / PA_LINE_BYTES, last = (a + (uint64_t)bytes - 1) / PA_LINE_BYTES;
-  for (uint64_t line = first; line <= last; line++) pa_tracker_access(st->tracker, line, fid);
+  access_lines(st->tracker, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
   if (st->sampled_threshold != UINT64_MAX)
     st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
+}
+
+void pa_runtime_flush_all(pa_runtime *rt) {
+  int n = pa_runtime_threads(rt);
+  for (int i = 0; i < n; i++) pa_rt_flush(&rt->states[i]);
 }
 
 bool pa_runtime_overflowed(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->overflow) != 0; }

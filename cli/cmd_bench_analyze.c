@@ -53,7 +53,7 @@ typedef struct {
 } row;
 
 typedef struct {
-  bool quick, json, valgrind, keep;
+  bool quick, json, valgrind, keep, cost_only;
   int repeats;
   uint64_t seed;
   int64_t max_accesses; /* valgrind only below this many accesses */
@@ -100,6 +100,10 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   r->accesses = full->reuse_total.accesses;
   predict(full, r->pred_full);
   pa_profile_free(full);
+  if (o->cost_only) {
+    snprintf(r->note, sizeof r->note, "not simulated: --cost-only");
+    return;
+  }
   pa_profile *sampled = pa_profile_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &d);
   if (sampled) predict(sampled, r->pred_sampled);
   pa_profile_free(sampled);
@@ -284,8 +288,10 @@ static void print_text(const row *rows, int n) {
                100 * rel_err(r->pred_sampled[c][l], meas));
       }
   }
-  printf("\nSummary over simulated cases: median |error| and cases within 10%% (exact profile / 1%% sampled)\n");
-  for (int c = 0; c < N_CACHES; c++)
+  int n_sim = 0;
+  for (int i = 0; i < n; i++) n_sim += rows[i].simulated;
+  if (n_sim) printf("\nSummary over simulated cases: median |error| and cases within 10%% (exact profile / 1%% sampled)\n");
+  for (int c = 0; c < N_CACHES && n_sim; c++)
     for (int l = 0; l < 2; l++) {
       double e[256], es[256];
       int k = 0, in = 0, ins = 0;
@@ -348,7 +354,7 @@ static void print_json(const row *rows, int n) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench analyze [--quick] [--json] [--workloads a,b,...] [--kernels DIR] [--seed S]\n"
-          "                             [--repeats N] [--max-accesses N]\n\n"
+          "                             [--repeats N] [--max-accesses N] [--cost-only]\n\n"
           "(a) D1 and LL misses predicted from reuse profiles (exact and 1%% sampled) against callgrind's\n"
           "cache simulation of the same compiled kernel (AVX2 object from the same IR, run once on cold\n"
           "caches by a generated driver) for %d cache configurations, for each suite workload under its\n"
@@ -359,7 +365,8 @@ static void usage(FILE *f) {
           "  --workloads LIST   suite workloads to use (default: all; 'none' for the C kernels only)\n"
           "  --max-accesses N   simulate only cases of at most N line accesses (default 40000000)\n"
           "  --repeats N        sampled profiles per candidate for the median (default 3)\n"
-          "  --keep             keep the temporary folder (IR, object, driver, callgrind output)\n",
+          "  --keep             keep the temporary folder (IR, object, driver, callgrind output)\n"
+          "  --cost-only        part (b) only: no C kernels, no cache simulation\n",
           N_CACHES, PORTENT_BENCH_KERNELS);
   fprintf(f, "Exit 1 if a case failed to profile or simulate, 2 for bad usage.\n");
 }
@@ -375,6 +382,7 @@ int cmd_bench_analyze(int argc, char **argv) {
     } else if (strcmp(argv[i], "--quick") == 0) o.quick = true;
     else if (strcmp(argv[i], "--json") == 0) o.json = true;
     else if (strcmp(argv[i], "--keep") == 0) o.keep = true;
+    else if (strcmp(argv[i], "--cost-only") == 0) o.cost_only = true;
     else if (strcmp(argv[i], "--workloads") == 0 && v) only = argv[++i];
     else if (strcmp(argv[i], "--kernels") == 0 && v) o.kernels_dir = argv[++i];
     else if (strcmp(argv[i], "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
@@ -404,7 +412,7 @@ int cmd_bench_analyze(int argc, char **argv) {
   }
   row *rows = calloc(256, sizeof *rows);
   int n = 0;
-  for (size_t i = 0; i < PT_ARRAY_LEN(c_kernels); i++) {
+  for (size_t i = 0; i < PT_ARRAY_LEN(c_kernels) && !o.cost_only; i++) {
     if (o.quick && strcmp(c_kernels[i].name, "jacobi2d") != 0 && strcmp(c_kernels[i].name, "transpose") != 0) continue;
     fprintf(stderr, "C %s...\n", c_kernels[i].name);
     c_case(&o, &c_kernels[i], &rows[n++]);

@@ -66,6 +66,10 @@ int64_t pt_rng_range(pt_rng *r, int64_t n); /* [0, n) */
  * pt_parallel_for for their parallel loops (no global state, so pools can coexist). */
 typedef struct pt_pool pt_pool;
 pt_pool *pt_pool_new(int n_threads);
+/* The same with worker i's stack at stacks + (i - 1) * stack_bytes (the caller maps them and
+ * keeps them past pt_pool_free): a profiler wants the workers' stack lines at the same
+ * addresses in every run. */
+pt_pool *pt_pool_new_on_stacks(int n_threads, char *stacks, size_t stack_bytes);
 void pt_pool_free(pt_pool *p);
 int pt_pool_threads(const pt_pool *p);
 /* Runs fn(ctx, begin, end) over [0, n) in contiguous chunks, one per thread; returns when

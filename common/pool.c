@@ -125,7 +125,9 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-pt_pool *pt_pool_new(int n_threads) {
+pt_pool *pt_pool_new(int n_threads) { return pt_pool_new_on_stacks(n_threads, NULL, 0); }
+
+pt_pool *pt_pool_new_on_stacks(int n_threads, char *stacks, size_t stack_bytes) {
   if (n_threads < 1) n_threads = 1;
   pt_pool *p = calloc(1, sizeof *p);
   p->n = n_threads;
@@ -142,7 +144,13 @@ pt_pool *pt_pool_new(int n_threads) {
     worker_arg *w = malloc(sizeof *w);
     w->pool = p;
     w->index = i;
-    pthread_create(&p->threads[i], NULL, worker, w);
+    pthread_attr_t attr, *pa = NULL;
+    if (stacks && pthread_attr_init(&attr) == 0) {
+      pa = &attr;
+      pthread_attr_setstack(&attr, stacks + (size_t)(i - 1) * stack_bytes, stack_bytes);
+    }
+    pthread_create(&p->threads[i], pa, worker, w);
+    if (pa) pthread_attr_destroy(pa);
   }
   return p;
 }

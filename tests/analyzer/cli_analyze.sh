@@ -18,6 +18,14 @@ for i in 1 2 3; do
   "$P" analyze "$F/local.ll" --spec "$F/local_spec.json" -o "$T/l$i.json" > /dev/null || fail "local.ll run $i"
 done
 cmp -s "$T/l1.json" "$T/l2.json" && cmp -s "$T/l1.json" "$T/l3.json" || fail "local.ll profiles differ between runs"
+# A sampled profile over 2 threads whose parallel body keeps a buffer on the worker's stack:
+# byte-identical between runs (the workers' stacks are mapped at fixed addresses).
+for i in 1 2 3 4; do
+  "$P" analyze "$F/parallel_local.ll" --spec "$F/parallel_local_spec.json" --sample 0.05 -o "$T/pl$i.json" > /dev/null ||
+    fail "parallel_local.ll run $i"
+done
+for i in 2 3 4; do cmp -s "$T/pl1.json" "$T/pl$i.json" || fail "parallel_local.ll: sampled 2-thread profiles differ"; done
+grep -q '"threads":2' "$T/pl1.json" || fail "parallel_local.ll did not run on 2 threads"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/s.json" --sample 0.5 --json > "$T/s.txt" || fail "sampled"
 grep -q '"sample_rate": 0.5' "$T/s.txt" || fail "sampled summary: $(cat "$T/s.txt")"
 # Sampling hashes line addresses: buffers sit at the same addresses in every process.
