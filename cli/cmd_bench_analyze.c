@@ -48,6 +48,7 @@ typedef struct {
   double accesses; /* line accesses in the exact profile */
   bv_counts measured[N_CACHES];
   double pred_full[N_CACHES][2], pred_sampled[N_CACHES][2]; /* [config][D1, LL] */
+  double pred_assoc[N_CACHES][2]; /* exact profile, set-associative LRU with random placement */
   /* cost (suite workloads only; 0 when not measured) */
   double native_s, compile_s, sampled_run_s, sampled_total_s, full_run_s, full_total_s;
 } row;
@@ -77,10 +78,36 @@ static double misses(const pa_reuse_hist *h, int64_t lines) {
   return m;
 }
 
-static void predict(const pa_profile *p, double out[N_CACHES][2]) {
+/* A set-associative LRU cache of S sets x A ways whose lines fall in sets at random (Hill &
+ * Smith, IEEE ToC 1989, as predictor/memory.c models it): an access at distance d misses when
+ * at least A of the d lines since fell in its set, P(Poisson(d / S) >= A). Each bin is
+ * evaluated at eight points spread geometrically over it. */
+static double poisson_tail(double lambda, int ways) {
+  if (lambda > ways + 12 * sqrt(ways) + 30) return 1;
+  double term = exp(-lambda), below = 0;
+  for (int i = 0; i < ways; i++) below += term, term *= lambda / (i + 1);
+  return below >= 1 ? 0 : 1 - below;
+}
+
+static double misses_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
+  double sets = (double)lines / ways, m = h->cold;
+  for (int k = 1; k < PA_REUSE_BINS; k++) {
+    if (!(h->bins[k] > 0)) continue;
+    double p = 0;
+    for (int q = 0; q < 8; q++) p += poisson_tail(exp2(k - 1 + (q + 0.5) / 8) / sets, ways);
+    m += h->bins[k] * p / 8;
+  }
+  return m;
+}
+
+static void predict(const pa_profile *p, double out[N_CACHES][2], double assoc[N_CACHES][2]) {
   for (int c = 0; c < N_CACHES; c++) {
     out[c][0] = misses(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES);
     out[c][1] = misses(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES);
+    if (assoc) {
+      assoc[c][0] = misses_assoc(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES, (int)caches[c].d1_assoc);
+      assoc[c][1] = misses_assoc(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES, (int)caches[c].ll_assoc);
+    }
   }
 }
 
@@ -98,14 +125,14 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   }
   r->full_run_s = full->run_seconds;
   r->accesses = full->reuse_total.accesses;
-  predict(full, r->pred_full);
+  predict(full, r->pred_full, r->pred_assoc);
   pa_profile_free(full);
   if (o->cost_only) {
     snprintf(r->note, sizeof r->note, "not simulated: --cost-only");
     return;
   }
   pa_profile *sampled = pa_profile_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &d);
-  if (sampled) predict(sampled, r->pred_sampled);
+  if (sampled) predict(sampled, r->pred_sampled, NULL);
   pa_profile_free(sampled);
   if (!o->valgrind) {
     snprintf(r->note, sizeof r->note, "valgrind not installed");
@@ -272,8 +299,8 @@ static void c_case(const options *o, const c_kernel *ck, row *r) {
 static void print_text(const row *rows, int n) {
   printf("Misses predicted from the reuse profile (fully associative LRU) vs callgrind --cache-sim "
          "(error = predicted / measured - 1; 1%% = static counts + 1%% SHARDS-sampled profile)\n");
-  printf("%-34s %-9s %-3s %12s %12s %8s %12s %8s\n", "case", "caches", "lvl", "callgrind", "predicted", "error",
-         "pred 1%", "error");
+  printf("%-34s %-9s %-3s %12s %12s %8s %12s %8s %12s %8s\n", "case", "caches", "lvl", "callgrind", "predicted",
+         "error", "pred 1%", "error", "pred assoc", "error");
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     if (!r->simulated) {
@@ -283,27 +310,30 @@ static void print_text(const row *rows, int n) {
     for (int c = 0; c < N_CACHES; c++)
       for (int l = 0; l < 2; l++) {
         double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
-        printf("%-34s %-9s %-3s %12.0f %12.0f %+7.1f%% %12.0f %+7.1f%%\n", r->name, caches[c].name, l ? "LL" : "D1", meas,
-               r->pred_full[c][l], 100 * rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l],
-               100 * rel_err(r->pred_sampled[c][l], meas));
+        printf("%-34s %-9s %-3s %12.0f %12.0f %+7.1f%% %12.0f %+7.1f%% %12.0f %+7.1f%%\n", r->name, caches[c].name,
+               l ? "LL" : "D1", meas, r->pred_full[c][l], 100 * rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l],
+               100 * rel_err(r->pred_sampled[c][l], meas), r->pred_assoc[c][l], 100 * rel_err(r->pred_assoc[c][l], meas));
       }
   }
   int n_sim = 0;
   for (int i = 0; i < n; i++) n_sim += rows[i].simulated;
-  if (n_sim) printf("\nSummary over simulated cases: median |error| and cases within 10%% (exact profile / 1%% sampled)\n");
+  if (n_sim)
+    printf("\nSummary over simulated cases: median |error| and cases within 10%% (exact profile fully associative / 1%% "
+           "sampled / exact profile set-associative)\n");
   for (int c = 0; c < N_CACHES && n_sim; c++)
     for (int l = 0; l < 2; l++) {
-      double e[256], es[256];
-      int k = 0, in = 0, ins = 0;
+      double e[256], es[256], ea[256];
+      int k = 0, in = 0, ins = 0, ina = 0;
       for (int i = 0; i < n && k < 256; i++) {
         if (!rows[i].simulated) continue;
         double meas = l ? rows[i].measured[c].ll_misses : rows[i].measured[c].d1_misses;
         e[k] = fabs(rel_err(rows[i].pred_full[c][l], meas));
         es[k] = fabs(rel_err(rows[i].pred_sampled[c][l], meas));
-        in += e[k] <= 0.10, ins += es[k] <= 0.10, k++;
+        ea[k] = fabs(rel_err(rows[i].pred_assoc[c][l], meas));
+        in += e[k] <= 0.10, ins += es[k] <= 0.10, ina += ea[k] <= 0.10, k++;
       }
-      printf("  %-9s %-3s median |error| %6.1f%% / %6.1f%%, within 10%%: %d/%d / %d/%d\n", caches[c].name, l ? "LL" : "D1",
-             100 * median(e, k), 100 * median(es, k), in, k, ins, k);
+      printf("  %-9s %-3s median |error| %6.1f%% / %6.1f%% / %6.1f%%, within 10%%: %d/%d / %d/%d / %d/%d\n", caches[c].name,
+             l ? "LL" : "D1", 100 * median(e, k), 100 * median(es, k), 100 * median(ea, k), in, k, ins, k, ina, k);
     }
   printf("\nCost per candidate, one thread (x = / native kernel time; sampled = static counts + 1%% "
          "SHARDS, median of repeats; JIT and fork included in 'total')\n");
@@ -340,9 +370,10 @@ static void print_json(const row *rows, int n) {
       for (int l = 0; l < 2; l++) {
         double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
         printf("%s{\"caches\": \"%s\", \"level\": \"%s\", \"measured\": %.0f, \"predicted\": %.1f, \"error\": %.4f, "
-               "\"predicted_sampled\": %.1f, \"error_sampled\": %.4f}",
+               "\"predicted_sampled\": %.1f, \"error_sampled\": %.4f, \"predicted_assoc\": %.1f, \"error_assoc\": %.4f}",
                c || l ? ", " : "", caches[c].name, l ? "LL" : "D1", meas, r->pred_full[c][l],
-               rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l], rel_err(r->pred_sampled[c][l], meas));
+               rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l], rel_err(r->pred_sampled[c][l], meas),
+               r->pred_assoc[c][l], rel_err(r->pred_assoc[c][l], meas));
       }
     printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
            "\"full_run_s\": %.6g, \"full_total_s\": %.6g}",
