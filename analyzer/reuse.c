@@ -30,24 +30,35 @@
 /* One LRU stack: unbounded (cap_lines 0) or keeping only the cap_lines most recent lines.
  * Two levels, exact together: the `nf` most recent lines in a small move-to-front array
  * (a line there at position p has distance p: most accesses of a tiled kernel end here,
- * with no hashing), and the older ones in the map with the time they left the array. The
- * order of leaving is the order of last access, so a map line's distance is nf plus the
- * lines that left after it: a Fenwick range count over those times. */
+ * with no hashing), and the older ones with the time they left the array. The order of
+ * leaving is the order of last access, so such a line's distance is nf plus the lines that
+ * left after it: a Fenwick range count over those times. Times are kept in a radix table
+ * (chunks of 2^10 consecutive lines found through a small hash directory and a one-entry
+ * cache), so lines streamed in address order share the table's cache lines; a hash map
+ * cost streaming kernels (bert_ffn1's 9 MiB weight) a cache miss per access. */
 #define FRONT_MAX 32
 
+#define CHUNK_BITS 10
+#define CHUNK_LINES (1 << CHUNK_BITS)
+#define IN_FRONT (-1)
+
 typedef struct {
-  uint64_t key; /* line + 1; 0 = empty */
-  int64_t time; /* 0: in the front array; > 0: when it left it */
-} lru_slot;
+  uint64_t id;   /* key >> CHUNK_BITS */
+  uint32_t gen;  /* the stack's generation when last cleared (lru_clear bumps the stack's) */
+  int32_t t[CHUNK_LINES]; /* per line: 0 absent, IN_FRONT, or > 0 the time it left the front */
+} lru_chunk;
 
 typedef struct {
   alignas(16) uint32_t tag[FRONT_MAX + 4]; /* low 32 bits of front[i] (0 beyond nf): scanned 4 at a time */
   uint64_t front[FRONT_MAX + 1];           /* keys, most recent first */
   int nf, front_cap;
-  lru_slot *map; /* every line held, open addressing (linear probing), Fibonacci hashing */
-  size_t cap, n;
-  int shift;         /* 64 - log2(cap) */
-  /* Live leave times 1..tcap (one per map line) as a bitmap, 64 times a word, and a Fenwick
+  lru_chunk **dir; /* chunks by id: open addressing, Fibonacci hashing */
+  size_t dcap, dn;
+  int dshift;        /* 64 - log2(dcap) */
+  lru_chunk *last;   /* the chunk found last */
+  uint32_t gen;
+  size_t n;          /* lines held */
+  /* Live leave times 1..tcap (one per line out of the front array) as a bitmap, 64 times a word, and a Fenwick
    * tree over the words' popcounts: a range count is two popcounts plus a walk of a tree
    * 64 times smaller than one over times, so it stays in L1 for working sets of 10^5 lines. */
   uint64_t *bits; /* tcap / 64 + 1 words */
@@ -82,20 +93,18 @@ int pa_reuse_bin(int64_t d) {
   return b < PA_REUSE_BINS ? b : PA_REUSE_BINS - 1;
 }
 
-static void map_alloc(lru *u, size_t cap) {
-  u->cap = cap;
-  u->shift = 64 - __builtin_ctzll((unsigned long long)cap);
-  u->map = calloc(cap, sizeof *u->map);
+static void dir_alloc(lru *u, size_t cap) {
+  u->dcap = cap;
+  u->dshift = 64 - __builtin_ctzll((unsigned long long)cap);
+  u->dir = calloc(cap, sizeof *u->dir);
 }
 
 static void lru_init(lru *u, int64_t cap_lines) {
   memset(u, 0, sizeof *u);
   u->cap_lines = cap_lines;
-  /* a bounded stack keeps at least one line in the map, so there is always one to evict */
+  /* a bounded stack keeps at least one line out of the front array, so there is one to evict */
   u->front_cap = cap_lines && cap_lines <= FRONT_MAX ? (int)cap_lines - 1 : FRONT_MAX;
-  size_t cap = 1024;
-  while (cap_lines && cap < (size_t)cap_lines * 2 + 2) cap *= 2;
-  map_alloc(u, cap);
+  dir_alloc(u, 64);
   u->tcap = cap_lines ? 4 * cap_lines : 4096;
   u->nw = u->tcap / 64 + 1;
   u->bits = calloc((size_t)u->nw, sizeof *u->bits);
@@ -105,7 +114,8 @@ static void lru_init(lru *u, int64_t cap_lines) {
 }
 
 static void lru_free(lru *u) {
-  free(u->map);
+  for (size_t i = 0; i < u->dcap; i++) free(u->dir[i]);
+  free(u->dir);
   free(u->bits);
   free(u->fen);
   free(u->rank);
@@ -153,54 +163,64 @@ static int64_t first_live(const lru *u) { /* the earliest live time */
   return pos * 64 + __builtin_ctzll(u->bits[pos]);
 }
 
-static size_t home_of(const lru *u, uint64_t key) { return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> u->shift); }
+static size_t dir_home(const lru *u, uint64_t id) { return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> u->dshift); }
 
-static size_t slot_of(const lru *u, uint64_t key) {
-  size_t i = home_of(u, key);
-  while (u->map[i].key && u->map[i].key != key) i = (i + 1) & (u->cap - 1);
+static size_t dir_slot(const lru *u, uint64_t id) {
+  size_t i = dir_home(u, id);
+  while (u->dir[i] && u->dir[i]->id != id) i = (i + 1) & (u->dcap - 1);
   return i;
 }
 
-static void grow_map(lru *u) {
-  lru_slot *old = u->map;
-  size_t oc = u->cap;
-  map_alloc(u, oc * 2);
-  for (size_t i = 0; i < oc; i++)
-    if (old[i].key) u->map[slot_of(u, old[i].key)] = old[i];
-  free(old);
-}
-
-/* Linear-probing delete by backward shift (Knuth 6.4, Algorithm R): no tombstones. */
-static void map_delete(lru *u, size_t i) {
-  size_t mask = u->cap - 1, j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    if (!u->map[j].key) break;
-    size_t home = home_of(u, u->map[j].key);
-    /* move j into the hole at i unless its home lies cyclically in (i, j] */
-    bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-    if (stays) continue;
-    u->map[i] = u->map[j];
-    i = j;
+/* The time word of key (created, as absent, if need be). */
+static int32_t *time_of(lru *u, uint64_t key) {
+  uint64_t id = key >> CHUNK_BITS;
+  lru_chunk *c = u->last;
+  if (!c || c->id != id) {
+    size_t i = dir_slot(u, id);
+    c = u->dir[i];
+    if (!c) {
+      if ((u->dn + 1) * 2 > u->dcap) {
+        lru_chunk **old = u->dir;
+        size_t oc = u->dcap;
+        dir_alloc(u, oc * 2);
+        for (size_t k = 0; k < oc; k++)
+          if (old[k]) u->dir[dir_slot(u, old[k]->id)] = old[k];
+        free(old);
+        i = dir_slot(u, id);
+      }
+      c = malloc(sizeof *c);
+      c->id = id;
+      c->gen = u->gen - 1; /* cleared below */
+      u->dir[i] = c;
+      u->dn++;
+    }
+    u->last = c;
   }
-  u->map[i].key = 0;
-  u->n--;
+  if (c->gen != u->gen) {
+    memset(c->t, 0, sizeof c->t);
+    c->gen = u->gen;
+  }
+  return &c->t[key & (CHUNK_LINES - 1)];
 }
 
 /* Renumbers the live leave times 1..r (order kept) and rebuilds the tree, sized so at least
  * r + 4096 more lines can leave the front before the next renumbering. */
 static void compact(lru *u) {
   memset(u->rank, 0, sizeof *u->rank * ((size_t)u->tcap + 1));
-  for (size_t i = 0; i < u->cap; i++)
-    if (u->map[i].key && u->map[i].time) u->rank[u->map[i].time] = 1;
+  for (size_t i = 0; i < u->dcap; i++)
+    if (u->dir[i] && u->dir[i]->gen == u->gen)
+      for (int k = 0; k < CHUNK_LINES; k++)
+        if (u->dir[i]->t[k] > 0) u->rank[u->dir[i]->t[k]] = 1;
   int32_t r = 0;
   for (int64_t i = 1; i <= u->tcap; i++)
     if (u->rank[i]) {
       u->rank[i] = ++r;
       if (u->line_at) u->line_at[r] = u->line_at[i]; /* r <= i: moving down in place is safe */
     }
-  for (size_t i = 0; i < u->cap; i++)
-    if (u->map[i].key && u->map[i].time) u->map[i].time = u->rank[u->map[i].time];
+  for (size_t i = 0; i < u->dcap; i++)
+    if (u->dir[i] && u->dir[i]->gen == u->gen)
+      for (int k = 0; k < CHUNK_LINES; k++)
+        if (u->dir[i]->t[k] > 0) u->dir[i]->t[k] = u->rank[u->dir[i]->t[k]];
   int64_t need = 2 * (int64_t)r + 4096;
   if (need > u->tcap) {
     u->tcap = need;
@@ -222,11 +242,11 @@ static void compact(lru *u) {
   u->now = r;
 }
 
-/* The least recent line of the front array moves to the map side. */
+/* The least recent line of the front array moves to the older level. */
 static void leave_front(lru *u, uint64_t key) {
   if (u->now == u->tcap) compact(u);
   int64_t now = ++u->now;
-  u->map[slot_of(u, key)].time = now;
+  *time_of(u, key) = (int32_t)now;
   if (u->line_at) u->line_at[now] = key;
   mark(u, now);
 }
@@ -269,20 +289,15 @@ static int64_t lru_access(lru *u, uint64_t line) {
     return p;
   }
   int64_t dist = -1;
-  size_t s = slot_of(u, key);
-  if (u->map[s].key) {
-    int64_t last = u->map[s].time; /* > 0: it is not in the front array */
+  int32_t *tw = time_of(u, key);
+  if (*tw) {
+    int64_t last = *tw; /* > 0: it is not in the front array */
     dist = nf + (last < u->now ? live_between(u, last, u->now) : 0);
     unmark(u, last);
-    u->map[s].time = 0;
   } else {
-    if ((u->n + 1) * 4 > u->cap * 3) {
-      grow_map(u);
-      s = slot_of(u, key);
-    }
-    u->map[s] = (lru_slot){key, 0};
     u->n++;
   }
+  *tw = IN_FRONT;
   front_push(u, nf, key);
   if (nf + 1 > u->front_cap) {
     leave_front(u, u->front[nf]);
@@ -291,7 +306,8 @@ static int64_t lru_access(lru *u, uint64_t line) {
   if (u->cap_lines && (int64_t)u->n > u->cap_lines) { /* evict the least recently used line */
     int64_t t = first_live(u);
     unmark(u, t);
-    map_delete(u, slot_of(u, u->line_at[t]));
+    *time_of(u, u->line_at[t]) = 0;
+    u->n--;
   }
   return dist;
 }
@@ -338,7 +354,7 @@ int64_t pa_tracker_window(const pa_tracker *t) { return t->window; }
 bool pa_tracker_bursting(const pa_tracker *t) { return t->phase != BURST_OFF; }
 
 static void lru_clear(lru *u) {
-  memset(u->map, 0, sizeof *u->map * u->cap);
+  u->gen++; /* every chunk reads as empty until touched */
   memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
   memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
   memset(u->tag, 0, sizeof u->tag);
