@@ -211,7 +211,34 @@ static void test_stencil_and_transpose(void) {
   pa_module_free(m);
 }
 
+/* Buffered and directly hooked accesses in program order (fixtures/order.ll): per iteration
+ * A_i, B_0, A_i. A_i's first touch is cold, B_0 is cold once and then 2 lines away (A_i-1,
+ * A_i), A_i's second touch 1 line away (B_0). Out of order, these distances change. */
+static void test_order(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/order.ll", PA_FIXTURE_DIR);
+  pt_diag d = {0};
+  pa_module *m = pa_module_load(path, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  pa_run_spec *s = m ? pa_run_spec_parse("{\"entry\":\"order\",\"args\":[{\"kind\":\"buffer\",\"type\":\"f32\","
+                                         "\"count\":1024},{\"kind\":\"buffer\",\"type\":\"f32\",\"count\":16}]}",
+                                         "inline spec", &d)
+                     : NULL;
+  pa_profile *p = s ? pa_profile_build(m, s, &(pa_options){.sample_rate = 1}, &d) : NULL;
+  CHECK_MSG(p, "%s", d.msg);
+  if (p) {
+    const pa_reuse_hist *h = &p->reuse_total;
+    CHECK_MSG(h->accesses == 192 && h->cold == 65, "accesses %g cold %g", h->accesses, h->cold);
+    CHECK_MSG(h->bins[0] == 0 && h->bins[1] == 64 && h->bins[2] == 63, "bins %g %g %g", h->bins[0], h->bins[1],
+              h->bins[2]);
+  }
+  pa_profile_free(p);
+  pa_run_spec_free(s);
+  pa_module_free(m);
+}
+
 int main(void) {
+  test_order();
   test_gemm();
   test_jacobi();
   test_stencil_and_transpose();
