@@ -8,9 +8,15 @@
 #define PP_COST_CACHE 512 /* open-addressed (op, elem, bits) -> cost; power of two */
 #define PP_MEMO 1024      /* block schedules by content hash; power of two, direct mapped */
 
+/* What pp_predict derives from one block's legalized graph, kept so that a repeated block
+ * (unrolled code) is neither legalized nor scheduled again. */
 typedef struct {
   uint64_t key; /* 0 = empty */
+  unsigned generation; /* valid only in the prediction that wrote it (no clearing pass) */
   double cycles, compute;
+  double lines, resource, chain; /* loaded lines, resource bound, open accumulator chain */
+  int uops, unit;
+  bool issue;
 } pp_block_memo;
 
 typedef struct {
@@ -39,6 +45,12 @@ struct pp_predictor {
   struct pp_timeline *timelines; /* scheduler scratch, PP_MAX_UNITS of them */
   unsigned generation;           /* of the scheduler's current run */
   pp_block_memo memo[PP_MEMO];
+  unsigned memo_generation;
+  /* scheduler scratch, grown on demand and reused across blocks and profiles */
+  int *s_pred_start, *s_pred, *s_fill;
+  bool *s_pred_prev;
+  double *s_finish;
+  int s_cap_nodes, s_cap_edges, s_cap_total;
 };
 
 void pp_timelines_free(pp_predictor *pp);

@@ -9,6 +9,13 @@
 
 ptg_elem pp_elem_of(const char *name) {
   if (!name) return PTG_ELEM_I64;
+  /* Every node of every prediction asks: the common names without the table's strcmp scan. */
+  if ((name[0] == 'f' || name[0] == 'i') && name[1] && name[2] && !name[3]) {
+    bool fl = name[0] == 'f';
+    if (name[1] == '3' && name[2] == '2') return fl ? PTG_ELEM_F32 : PTG_ELEM_I32;
+    if (name[1] == '6' && name[2] == '4') return fl ? PTG_ELEM_F64 : PTG_ELEM_I64;
+  }
+  if (name[0] == 'p' && strcmp(name, "ptr") == 0) return PTG_ELEM_I64;
   int e = ptg_elem_from_name(name);
   if (e >= 0) return (ptg_elem)e;
   if (strcmp(name, "i1") == 0) return PTG_ELEM_I8;
@@ -112,7 +119,9 @@ static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_
               !(n->op == PA_OP_GATHER && strstr(n->opcode, "scatter"));
   r.is_store = n->is_memory && !r.is_load;
   if (n->is_memory) r.lines = n->bytes > 0 ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
-  if (n->op == PA_OP_STORE || (n->op == PA_OP_OTHER && (strcmp(n->opcode, "br") == 0 || strcmp(n->opcode, "switch") == 0)))
+  if (n->op == PA_OP_STORE ||
+      (n->op == PA_OP_OTHER && (n->opcode[0] == 'b' || n->opcode[0] == 's') &&
+       (strcmp(n->opcode, "br") == 0 || strcmp(n->opcode, "switch") == 0)))
     r.latency = 0; /* no value anyone waits for */
   return r;
 }
@@ -142,7 +151,7 @@ void pp_legalize_block(pp_predictor *pp, const pa_block *b, double load_latency,
    * broadcast (reused for every native-width part); from a loaded scalar, a broadcast load. */
   for (int i = 0; i < n; i++) {
     const pa_node *nd = &b->nodes[i];
-    if (!nd->opcode || strcmp(nd->opcode, "shufflevector") != 0 || producers[i] != 1) continue;
+    if (producers[i] != 1 || !nd->opcode || nd->opcode[0] != 's' || strcmp(nd->opcode, "shufflevector") != 0) continue;
     int p = producer[i];
     const pa_node *ins = &b->nodes[p];
     if (!ins->opcode || strcmp(ins->opcode, "insertelement") != 0 || consumers[p] != 1 || producers[p] != 1 || done[p])

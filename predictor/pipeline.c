@@ -65,6 +65,24 @@ static double tl_reserve(timeline *t, unsigned g, int pipes, double ready, doubl
   }
 }
 
+/* Grows the predictor's scheduler scratch (kept across calls: no allocation per block). */
+static void scratch_reserve(pp_predictor *pp, int n, int n_edges, int total) {
+  if (n + 1 > pp->s_cap_nodes) {
+    pp->s_cap_nodes = 2 * (n + 1);
+    pp->s_pred_start = realloc(pp->s_pred_start, sizeof(int) * (size_t)pp->s_cap_nodes);
+    pp->s_fill = realloc(pp->s_fill, sizeof(int) * (size_t)pp->s_cap_nodes);
+  }
+  if (n_edges + 1 > pp->s_cap_edges) {
+    pp->s_cap_edges = 2 * (n_edges + 1);
+    pp->s_pred = realloc(pp->s_pred, sizeof(int) * (size_t)pp->s_cap_edges);
+    pp->s_pred_prev = realloc(pp->s_pred_prev, sizeof(bool) * (size_t)pp->s_cap_edges);
+  }
+  if (total + 1 > pp->s_cap_total) {
+    pp->s_cap_total = 2 * (total + 1);
+    pp->s_finish = realloc(pp->s_finish, sizeof(double) * (size_t)pp->s_cap_total);
+  }
+}
+
 /* Schedules up to `iters` copies in program order; fills finish[k] = last finish of copy k
  * (a running maximum). With settle, stops at the first power of two k >= min(8, iters) where the cycles
  * per iteration over the last half and the quarter before agree within 2%, and returns
@@ -72,10 +90,11 @@ static double tl_reserve(timeline *t, unsigned g, int pipes, double ready, doubl
 static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, int iters,
                   double *iter_finish, bool settle) {
   int total = n * iters;
-  int *pred_start = calloc((size_t)n + 1, sizeof(int));
-  int *pred = malloc(sizeof(int) * (n_edges > 0 ? n_edges : 1));
-  bool *pred_prev = malloc(sizeof(bool) * (n_edges > 0 ? n_edges : 1));
-  int *fill = calloc((size_t)n, sizeof(int));
+  scratch_reserve(pp, n, n_edges, total);
+  int *pred_start = pp->s_pred_start, *pred = pp->s_pred, *fill = pp->s_fill;
+  bool *pred_prev = pp->s_pred_prev;
+  memset(pred_start, 0, sizeof(int) * ((size_t)n + 1));
+  memset(fill, 0, sizeof(int) * (size_t)n);
   for (int e = 0; e < n_edges; e++) {
     int s = edges[e].src, t = edges[e].dst;
     if (s < 0 || s >= n || t < 0 || t >= n) continue;
@@ -91,7 +110,7 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     int k = pred_start[t] + fill[t]++;
     pred[k] = s, pred_prev[k] = carried;
   }
-  double *finish = malloc(sizeof(double) * (size_t)total);
+  double *finish = pp->s_finish;
   timeline *tl = pp->timelines; /* reused across calls */
   unsigned gen = ++pp->generation;
   double uops = 0, w = pp->issue_width > 0 ? pp->issue_width : 4, makespan = 0;
@@ -133,7 +152,6 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     }
   }
   if (!settle && uops / w > makespan) makespan = uops / w;
-  free(pred_start), free(pred), free(pred_prev), free(fill), free(finish);
   return makespan;
 }
 
@@ -162,6 +180,7 @@ size_t pp_timeline_size(void) { return sizeof(timeline); }
 void pp_timelines_free(pp_predictor *pp) {
   for (int u = 0; u < PP_MAX_UNITS; u++)
     free(pp->timelines[u].used), free(pp->timelines[u].next), free(pp->timelines[u].gen);
+  free(pp->s_pred_start), free(pp->s_pred), free(pp->s_pred_prev), free(pp->s_fill), free(pp->s_finish);
 }
 
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {

@@ -151,7 +151,7 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
 static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown) {
   uint64_t h = 1469598103934665603ull;
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
-  MIX(b->n_nodes), MIX(b->n_edges), MIX(no_breakdown);
+  MIX(b->n_nodes), MIX(b->n_edges), MIX(no_breakdown), MIX(b->loop >= 0);
   uint64_t bits;
   memcpy(&bits, &load_latency, sizeof bits);
   MIX(bits);
@@ -175,7 +175,7 @@ static int header_fp_phis(const pa_function *f, int loop) {
   const pa_block *h = &f->blocks[f->loops[loop].header];
   int k = 0;
   for (int i = 0; i < h->n_nodes; i++)
-    k += h->nodes[i].opcode && strcmp(h->nodes[i].opcode, "phi") == 0 && h->nodes[i].elem &&
+    k += h->nodes[i].opcode && h->nodes[i].opcode[0] == 'p' && strcmp(h->nodes[i].opcode, "phi") == 0 && h->nodes[i].elem &&
          (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b');
   return k;
 }
@@ -217,7 +217,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     }
   }
   /* the memo deduplicates within this profile only, so rates measure distinct profiles */
-  memset(pp->memo, 0, sizeof pp->memo);
+  if (++pp->memo_generation == 0) memset(pp->memo, 0, sizeof pp->memo), pp->memo_generation = 1;
   pp_prediction *r = calloc(1, sizeof *r);
   r->arena = pt_arena_new();
   r->target = t->name;
@@ -266,36 +266,37 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       l1_bytes += bp->ecount * (double)(b->features.load_bytes + b->features.store_bytes);
       if (bp->ecount <= 0 || b->n_nodes == 0) continue;
       bool repeat = pp->o.steady_state && b->loop >= 0;
-      pp_legalize_block(pp, b, fp->load_latency, ops);
-      /* Unrolled code repeats identical blocks: schedule each distinct one once. */
+      /* Unrolled code repeats identical blocks: legalize and schedule each distinct one once. */
       double execs_key = repeat ? (bp->ecount < 8 ? floor(bp->ecount) : 8) : 0;
       uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown);
       pp_block_memo *memo = &pp->memo[key & (PP_MEMO - 1)];
-      bool hit = memo->key == key && key != 0;
-      double cyc = hit ? memo->cycles
-                   : repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
+      if (memo->key != key || key == 0 || memo->generation != pp->memo_generation) {
+        pp_legalize_block(pp, b, fp->load_latency, ops);
+        double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
                             : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
-      double compute = cyc;
-      if (hit) compute = memo->compute;
-      else if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
-        memcpy(ops_l1, ops, sizeof *ops * b->n_nodes);
-        for (int k = 0; k < b->n_nodes; k++)
-          if (ops_l1[k].is_load) ops_l1[k].latency = pp->l1_latency;
-        compute = repeat ? pp_schedule_copies(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, bp->ecount)
-                         : pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, false);
-        if (compute > cyc) compute = cyc;
+        double compute = cyc;
+        if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
+          memcpy(ops_l1, ops, sizeof *ops * b->n_nodes);
+          for (int k = 0; k < b->n_nodes; k++)
+            if (ops_l1[k].is_load) ops_l1[k].latency = pp->l1_latency;
+          compute = repeat ? pp_schedule_copies(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, bp->ecount)
+                           : pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, false);
+          if (compute > cyc) compute = cyc;
+        }
+        memo->key = key, memo->generation = pp->memo_generation, memo->cycles = cyc, memo->compute = compute;
+        memo->uops = 0, memo->lines = 0;
+        for (int k = 0; k < b->n_nodes; k++) {
+          memo->uops += ops[k].parts;
+          if (ops[k].is_load) memo->lines += ops[k].lines;
+        }
+        memo->resource = pp_resource_bound(pp, b->n_nodes, ops, &memo->issue, &memo->unit);
+        memo->chain = pp->o.steady_state && b->loop >= 0 ? open_chain(b, ops) : 0;
       }
-      if (!hit) memo->key = key, memo->cycles = cyc, memo->compute = compute;
-      int uops = 0;
-      double lines = 0;
-      for (int k = 0; k < b->n_nodes; k++) {
-        uops += ops[k].parts;
-        if (ops[k].is_load) lines += ops[k].lines;
-      }
+      double cyc = memo->cycles, compute = memo->compute, lines = memo->lines, res = memo->resource;
+      int uops = memo->uops, unit = memo->unit;
+      bool issue = memo->issue;
+      double chain = memo->chain;
       bp->uops = uops;
-      bool issue;
-      int unit;
-      double res = pp_resource_bound(pp, b->n_nodes, ops, &issue, &unit);
       double overlap = loop_overlap(pp, p, f, b, execs, uops, cyc, res);
       if (overlap > 1) cyc /= overlap, compute /= overlap;
       bp->bound = res >= 0.9 * compute ? (issue ? PP_BOUND_ISSUE : PP_BOUND_UNIT) : PP_BOUND_LATENCY;
@@ -312,7 +313,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bp->total_cycles = cyc * bp->ecount;
       if (pp->o.steady_state && b->loop >= 0 && b->loop < f->n_loops && loop_phis[b->loop] > 0) {
         int l = b->loop;
-        loop_chain[l] += open_chain(b, ops) * bp->ecount / loop_phis[l];
+        loop_chain[l] += chain * bp->ecount / loop_phis[l];
         loop_cycles[l] += bp->total_cycles;
         if (loop_costliest[l] < 0 || bp->total_cycles > r->blocks[first_block + loop_costliest[l]].total_cycles)
           loop_costliest[l] = j;
