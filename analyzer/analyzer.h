@@ -49,7 +49,14 @@ typedef struct {
   int mask;           /* masked: the node of this block computing the mask (its data edge is
                          the mask operand's), -1 when the mask is a constant or from another block */
   int mask_lanes;     /* masked: active lanes of a constant mask, -1 when not constant */
+  /* Loads and stores (masked ones too) inside loops: bytes the address moves per iteration of
+   * each enclosing loop, innermost first (n_strides = the block's loop depth); an entry is
+   * PA_STRIDE_UNKNOWN where the address is not affine in that loop's induction variables.
+   * Static (analyzer/access.c); n_strides 0 elsewhere and in profiles written before it. */
+  int n_strides;
+  int64_t *strides;
 } pa_node;
+#define PA_STRIDE_UNKNOWN INT64_MIN
 
 /* src -> dst: dst depends on src. Data and memory edges go forward in the block; a
  * loop-carried edge goes from the value a header phi receives on the back edge (defined

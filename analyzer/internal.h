@@ -65,6 +65,8 @@ int pa_static_counts(pa_function *f, LLVMValueRef fn);
 bool pa_function_counted_statically(const pa_function *f);
 /* taskgraph.c: nodes, edges and features of each block. */
 void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f);
+/* access.c: the strides of each memory node's address per enclosing loop (needs the loops). */
+void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f);
 void pa_features_add(pa_features *sum, const pa_features *x);
 const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 

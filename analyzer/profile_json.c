@@ -70,6 +70,12 @@ static cJSON *block_json(const pa_block *b) {
       cJSON_AddNumberToObject(x, "mask", n->mask);
       cJSON_AddNumberToObject(x, "mask_lanes", n->mask_lanes);
     }
+    if (n->n_strides > 0) { /* bytes per iteration of each enclosing loop; null: not affine */
+      cJSON *st = cJSON_AddArrayToObject(x, "strides");
+      for (int k = 0; k < n->n_strides; k++)
+        cJSON_AddItemToArray(st, n->strides[k] == PA_STRIDE_UNKNOWN ? cJSON_CreateNull()
+                                                                   : cJSON_CreateNumber((double)n->strides[k]));
+    }
     cJSON_AddItemToArray(nodes, x);
   }
   cJSON *edges = cJSON_AddArrayToObject(o, "edges");
@@ -321,6 +327,25 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
       n->mask = inum(r, x, "mask", c);
       n->mask_lanes = inum(r, x, "mask_lanes", c);
       if (n->mask < -1 || n->mask >= b->n_nodes || n->mask_lanes < -1) bad(r, "mask and mask_lanes in range");
+    }
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(x, "strides"); /* absent before strides were recorded */
+    if (st) {
+      if (!cJSON_IsArray(st) || !n->is_memory) {
+        path_fmt(r->path, sizeof r->path, "%s.strides", c);
+        bad(r, "an array of byte strides (or null) on a memory node");
+      } else {
+        n->n_strides = cJSON_GetArraySize(st);
+        n->strides = pt_alloc(r->a, sizeof(int64_t) * (size_t)(n->n_strides + 1));
+        for (int k = 0; k < n->n_strides; k++) {
+          const cJSON *e = cJSON_GetArrayItem(st, k);
+          if (cJSON_IsNull(e)) n->strides[k] = PA_STRIDE_UNKNOWN;
+          else if (cJSON_IsNumber(e) && e->valuedouble > -9e15 && e->valuedouble < 9e15) n->strides[k] = (int64_t)e->valuedouble;
+          else {
+            path_fmt(r->path, sizeof r->path, "%s.strides[%d]", c, k);
+            bad(r, "a byte stride or null");
+          }
+        }
+      }
     }
   }
   edges = field(r, o, "edges", ctx);

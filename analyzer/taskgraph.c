@@ -361,4 +361,5 @@ void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f) {
     pa_features_add(&f->features, &f->blocks[bi].features);
   }
   carried_edges(a, fn, f);
+  pa_access_strides(a, fn, f);
 }

@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 8
-#define BP_HEADLINE 4 /* steady+bw: portent's default model */
+#define BP_PRESETS 10
+#define BP_HEADLINE 8 /* steady+bw+strides: portent's default model */
 const char *bp_preset_name(int k);
 
 typedef struct {
@@ -50,8 +50,15 @@ int bp_set_use_min(bp_set *s);
  * candidate, with "portent": {platform, workload, candidate, threads}) and
  * (and min_s, repeats when measured); DIR/profiles.jsonl.gz (one {"workload","candidate","profile"} line per candidate). */
 int bp_save(const bp_set *s, const char *dir, const char *platform, const char *target_path, pt_diag *d);
+/* Rewrites only DIR/profiles.jsonl.gz (atomically): after --restatic, the measured side stays. */
+int bp_save_profiles(const bp_set *s, const char *dir, pt_diag *d);
 /* Reads a saved set; with profiles false only records (the measured side). */
 bp_set *bp_load(const char *dir, bool profiles, pt_diag *d);
+/* Gives each saved profile today's static per-access fields (strides) without running: from
+ * ir_dir/WORKLOAD_CANDIDATE.ll when ir_dir has it (the module as the set's portent version
+ * lowered it), else by lowering the schedule again; only where the code is the same as the
+ * profile's (functions, blocks, opcodes). Returns how many profiles were updated. */
+int bp_restatic(bp_set *s, const char *ir_dir, bool verbose);
 /* A saved set's directory from a name (data/predict/NAME in the source tree) or a path. */
 void bp_set_dir(const char *name, char *buf, size_t cap);
 

@@ -15,8 +15,9 @@
 #include "bench_predict.h"
 #include "compiler.h"
 
-static const char *const preset_names[BP_PRESETS] = {"patent",    "patent+bw", "steady",         "steady+mlp",
-                                                     "steady+bw", "full",      "steady+bw-assoc", "steady+bw+overlap"};
+static const char *const preset_names[BP_PRESETS] = {
+    "patent", "patent+bw", "steady", "steady+mlp", "steady+bw", "full", "steady+bw-assoc", "steady+bw+overlap",
+    "steady+bw+strides", "full+strides"};
 const char *bp_preset_name(int k) { return k >= 0 && k < BP_PRESETS ? preset_names[k] : "?"; }
 
 bp_set *bp_set_new(void) {
@@ -115,7 +116,7 @@ static char *with_extras(const char *line, const char *platform, const char *wor
 }
 
 int bp_save(const bp_set *s, const char *dir, const char *platform, const char *target_path, pt_diag *d) {
-  char path[1200], tmp[1300];
+  char path[1200];
   int rc = mkdir_p(dir, d);
   if (rc) return rc;
   size_t len;
@@ -143,6 +144,12 @@ int bp_save(const bp_set *s, const char *dir, const char *platform, const char *
   rc = pt_write_file_atomic(path, rec, used, d);
   free(rec);
   if (rc) return rc;
+  return bp_save_profiles(s, dir, d);
+}
+
+int bp_save_profiles(const bp_set *s, const char *dir, pt_diag *d) {
+  char path[1200], tmp[1300];
+  int rc = 0;
   snprintf(path, sizeof path, "%s/profiles.jsonl.gz", dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   gzFile gz = gzopen(tmp, "wb9");

@@ -21,7 +21,7 @@ static void usage(FILE *f) {
           "       [--replay SET]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--mca [N]] [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--svg FILE] [--json]\n"
-          "       portent bench predict --from A [--mca [N]] [--worst K]\n\n"
+          "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K]\n\n"
           "  --target T.json   target description of this machine (default targets/zen5-epyc-2c.json)\n"
           "  --workloads LIST  suite workloads or operator specs, comma-separated (default: the suite)\n"
           "  --candidates N    random schedules per workload besides the default one (default 30)\n"
@@ -42,6 +42,11 @@ static void usage(FILE *f) {
           "  --cross A B       predict B's measured times from A's profiles and B's target file; A and B\n"
           "                    are saved sets (a name means data/predict/NAME in the source tree)\n"
           "  --from A          evaluate a saved set as it is (the same as --cross A A)\n"
+          "  --restatic [IRDIR]  with --cross/--from: give A's profiles today's static analysis (per-access\n"
+          "                    strides) without running, keeping their measured counts and reuse: from\n"
+          "                    IRDIR/WORKLOAD_CANDIDATE.ll (the modules as A's portent version lowered\n"
+          "                    them) or by lowering each schedule again; a profile whose code differs keeps\n"
+          "                    its own. With --save DIR: rewrite DIR/profiles.jsonl.gz with the result\n"
           "  --truth median|min  the measured time compared with: the median of the repeats (default) or\n"
           "                    the fastest one (preemption on a shared machine only ever adds time)\n"
           "  --worst K         list the K candidates the default model misses most (default 0)\n"
@@ -51,7 +56,8 @@ static void usage(FILE *f) {
 }
 
 /* --cross A B (and --from A = --cross A A): no measurement, no profiling. */
-static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int mca, bool truth_min) {
+static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int mca, bool truth_min, bool restatic,
+                 const char *ir_dir, const char *save) {
   char a_dir[1024], b_dir[1024], tpath[1100];
   bp_set_dir(a_name, a_dir, sizeof a_dir);
   bp_set_dir(b_name, b_dir, sizeof b_dir);
@@ -64,6 +70,16 @@ static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int
     if (b != a) bp_set_free(b);
     bp_set_free(a);
     return EXIT_USAGE;
+  }
+  if (restatic) {
+    bp_restatic(a, ir_dir, ro->worst > 0);
+    if (save && bp_save_profiles(a, save, &d) != 0) {
+      fprintf(stderr, "portent bench predict: %s\n", d.msg);
+      if (b != a) bp_set_free(b);
+      bp_set_free(a);
+      ptg_target_free(t);
+      return EXIT_FAILED;
+    }
   }
   bp_set *c = a;
   int unmatched = 0;
@@ -112,7 +128,8 @@ int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
   const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
-  bool remeasure = false, truth_min = false;
+  bool remeasure = false, truth_min = false, restatic = false;
+  const char *ir_dir = NULL;
   unsigned long long seed = 1;
   double sample = 0.01, min_time = 0.05;
   bool json = false;
@@ -133,6 +150,10 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--svg") == 0 && has_val) svg = argv[++i];
     else if (strcmp(a, "--cache") == 0 && has_val) cache = argv[++i];
     else if (strcmp(a, "--remeasure") == 0) remeasure = true;
+    else if (strcmp(a, "--restatic") == 0) {
+      restatic = true;
+      if (has_val && argv[i + 1][0] != '-') ir_dir = argv[++i];
+    }
     else if (strcmp(a, "--replay") == 0 && has_val) replay = argv[++i];
     else if (strcmp(a, "--truth") == 0 && has_val && (strcmp(argv[i + 1], "min") == 0 || strcmp(argv[i + 1], "median") == 0))
       truth_min = strcmp(argv[++i], "min") == 0;
@@ -154,7 +175,7 @@ int cmd_bench_predict(int argc, char **argv) {
     return EXIT_USAGE;
   }
   bp_report_opts ro = {.json = json, .svg = svg, .worst = worst};
-  if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min);
+  if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min, restatic, ir_dir, save);
   pt_diag d = {0};
   char path[1024];
   if (!target_path) snprintf(path, sizeof path, "%s/zen5-epyc-2c.json", ptg_shipped_dir()), target_path = path;

@@ -15,9 +15,10 @@ static void usage(FILE *f) {
           "  --target T.json  target description (a file, or a shipped name such as amd-zen4)\n"
           "  PROFILE.json     program profile of `portent analyze` (with block counts)\n"
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
-          "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full (default steady+bw:\n"
-          "                   steady-state loops and the bandwidth bound on top of the patent's formula;\n"
-          "                   full adds memory-level parallelism)\n"
+          "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
+          "                   + \"+strides\", \"+overlap\", \"-assoc\" (default steady+bw+strides: steady-state\n"
+          "                   loops, the bandwidth bound and the profile's per-access strides on top of the\n"
+          "                   patent's formula; full adds memory-level parallelism)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");
@@ -32,7 +33,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+strides";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {
@@ -67,7 +68,7 @@ int cmd_predict(int argc, char **argv) {
   pp_options o;
   pp_options_default(&o);
   if (pp_options_preset(&o, model)) {
-    fprintf(stderr, "portent predict: unknown --model '%s' (patent, patent+bw, steady, steady+mlp, steady+bw, full)\n", model);
+    fprintf(stderr, "portent predict: unknown --model '%s' (patent, patent+bw, steady, steady+mlp, steady+bw, full; +strides, +overlap, -assoc)\n", model);
     return EXIT_USAGE;
   }
   pt_diag d = {0};

@@ -15,6 +15,7 @@ typedef struct {
   unsigned generation; /* valid only in the prediction that wrote it (no clearing pass) */
   double cycles, compute;
   double lines, resource, chain; /* loaded lines, resource bound, open accumulator chain */
+  double stride_trip, stride_stall; /* pp_stride_stalls at that trip count (-1: not yet) */
   int uops, unit;
   bool issue;
 } pp_block_memo;
@@ -51,6 +52,8 @@ struct pp_predictor {
   bool *s_pred_prev;
   double *s_finish;
   int s_cap_nodes, s_cap_edges, s_cap_total;
+  int *s_walks, *s_table; /* pp_stride_stalls scratch */
+  int s_cap_walks, s_cap_table;
 };
 
 void pp_timelines_free(pp_predictor *pp);
@@ -74,5 +77,11 @@ double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_
 /* pp_memory_model with the footprint (lines) that decides whether cold misses are warm. */
 double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, double footprint, int sharers,
                                  bool fully_assoc, double *hit_fraction);
+
+/* Per-access strides (memory.c): miss cycles beyond L1 of set-conflicting walks (*miss, to be
+ * overlapped over the target's overlapping misses) and TLB cycles (*tlb) per execution of a
+ * loop block of `trip` iterations per entry. */
+void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss,
+                      double *tlb);
 
 #endif

@@ -181,6 +181,7 @@ void pp_timelines_free(pp_predictor *pp) {
   for (int u = 0; u < PP_MAX_UNITS; u++)
     free(pp->timelines[u].used), free(pp->timelines[u].next), free(pp->timelines[u].gen);
   free(pp->s_pred_start), free(pp->s_pred), free(pp->s_pred_prev), free(pp->s_fill), free(pp->s_finish);
+  free(pp->s_walks), free(pp->s_table);
 }
 
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {

@@ -15,7 +15,8 @@ const char *pp_bound_name(pp_bound b) { return b >= 0 && b < PP_BOUND_COUNT ? bo
 
 void pp_options_default(pp_options *o) {
   memset(o, 0, sizeof *o);
-  o->steady_state = o->bandwidth = true; /* "steady+bw": the most accurate in docs/validation.md */
+  /* "steady+bw+strides": the most accurate in docs/validation.md */
+  o->steady_state = o->bandwidth = o->strides = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -23,7 +24,8 @@ int pp_options_preset(pp_options *o, const char *name) {
   bool nb = o->no_breakdown;
   memset(o, 0, sizeof *o);
   o->threads = threads, o->no_breakdown = nb;
-  /* NAME-assoc: fully associative caches; NAME+overlap: loop instances overlap */
+  /* NAME-assoc: fully associative caches; NAME+overlap: loop instances overlap; NAME+strides:
+   * the per-access strides (set conflicts, TLB) */
   char base[48];
   snprintf(base, sizeof base, "%s", name);
   for (bool more = true; more;) {
@@ -31,6 +33,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     more = false;
     if (len > 6 && strcmp(base + len - 6, "-assoc") == 0) base[len - 6] = 0, o->fully_assoc = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+overlap") == 0) base[len - 8] = 0, o->overlap = more = true;
+    else if (len > 8 && strcmp(base + len - 8, "+strides") == 0) base[len - 8] = 0, o->strides = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -148,7 +151,7 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
 
 /* FNV-1a over what a block's schedule depends on: its nodes and edges, the load latency,
  * how many copies are scheduled and whether the compute split is wanted. */
-static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown) {
+static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown, bool strides) {
   uint64_t h = 1469598103934665603ull;
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
   MIX(b->n_nodes), MIX(b->n_edges), MIX(no_breakdown), MIX(b->loop >= 0);
@@ -160,6 +163,7 @@ static uint64_t block_key(const pa_block *b, double load_latency, double copies,
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
     MIX(n->op), MIX(n->lanes), MIX(n->bits), MIX(n->bytes), MIX(n->is_memory);
+    for (int k = 0; strides && k < n->n_strides; k++) MIX(n->strides[k]);
     for (const char *c = n->opcode ? n->opcode : ""; *c; c++) MIX(*c);
     for (const char *c = n->elem ? n->elem : ""; *c; c++) MIX(*c);
   }
@@ -180,6 +184,14 @@ static int header_fp_phis(const pa_function *f, int loop) {
   return k;
 }
 
+/* Iterations of block b per entry into its loop: its executions over its preheader's, or the
+ * static trip count. */
+static double loop_trip(const pa_profile *p, const pa_function *f, const pa_block *b, double execs) {
+  const pa_loop *L = &f->loops[b->loop];
+  double entries = L->preheader >= 0 ? block_executions(p, f, &f->blocks[L->preheader]) : 0;
+  return entries >= 1 ? execs / entries : (double)L->trip_count;
+}
+
 /* Instances of a latency-bound single-block innermost loop that run at once: an instance
  * whose accumulator starts afresh (no float phi carried by the enclosing loop) does not wait
  * for the previous one, so the out-of-order core runs the next one as far as its reorder
@@ -191,8 +203,7 @@ static double loop_overlap(const pp_predictor *pp, const pa_profile *p, const pa
   const pa_loop *L = &f->loops[b->loop];
   if (L->n_blocks != 1 || !(cyc > 1.1 * res) || !(res > 0)) return 1;
   if (L->parent >= 0 && header_fp_phis(f, L->parent) > 0) return 1; /* accumulator carried across instances */
-  double entries = L->preheader >= 0 ? block_executions(p, f, &f->blocks[L->preheader]) : 0;
-  double trip = entries >= 1 ? execs / entries : L->trip_count;
+  double trip = loop_trip(p, f, b, execs);
   if (!(trip >= 1)) return 1;
   double inflight = 1 + pp->window / (trip * uops);
   return inflight < cyc / res ? inflight : cyc / res;
@@ -268,7 +279,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bool repeat = pp->o.steady_state && b->loop >= 0;
       /* Unrolled code repeats identical blocks: legalize and schedule each distinct one once. */
       double execs_key = repeat ? (bp->ecount < 8 ? floor(bp->ecount) : 8) : 0;
-      uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown);
+      uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown, pp->o.strides);
       pp_block_memo *memo = &pp->memo[key & (PP_MEMO - 1)];
       if (memo->key != key || key == 0 || memo->generation != pp->memo_generation) {
         pp_legalize_block(pp, b, fp->load_latency, ops);
@@ -291,6 +302,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         }
         memo->resource = pp_resource_bound(pp, b->n_nodes, ops, &memo->issue, &memo->unit);
         memo->chain = pp->o.steady_state && b->loop >= 0 ? open_chain(b, ops) : 0;
+        memo->stride_trip = -1;
       }
       double cyc = memo->cycles, compute = memo->compute, lines = memo->lines, res = memo->resource;
       int uops = memo->uops, unit = memo->unit;
@@ -306,6 +318,18 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         /* Little's law: at most overlapping_misses accesses beyond L1 in flight, so a block
          * takes at least its lines x excess latency / overlapping_misses. */
         double stall = lines * stall_per_line / pp->mlp;
+        if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
+      }
+      if (pp->o.strides && b->loop >= 0 && b->loop < f->n_loops) {
+        /* what the reuse histograms cannot show: set-conflicting and page-crossing walks; their
+         * misses overlap up to the target's overlapping misses (Little's law) */
+        double trip = loop_trip(p, f, b, execs);
+        if (memo->stride_trip != trip) {
+          double miss, tlb;
+          pp_stride_stalls(pp, b, trip, &miss, &tlb);
+          memo->stride_trip = trip, memo->stride_stall = miss / pp->mlp + tlb;
+        }
+        double stall = memo->stride_stall;
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
       }
       bp->cycles = cyc;

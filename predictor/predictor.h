@@ -27,6 +27,8 @@ typedef struct pp_options {
   bool fully_assoc;     /* ablation: ignore the caches' associativity (the model before it) */
   bool overlap;         /* steady state: consecutive instances of a latency-bound innermost loop
                            overlap in the reorder window (off by default: docs/validation.md) */
+  bool strides;         /* per-access strides of the profile: set-conflicting walks served by the
+                           level whose sets hold them, page-crossing walks pay TLB misses */
 } pp_options;
 
 /* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */

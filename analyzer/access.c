@@ -1,0 +1,203 @@
+/* Static address analysis of memory accesses: for each load and store (masked ones too) the
+ * byte stride of its address per iteration of each enclosing loop, innermost first, when the
+ * address is affine in the loops' induction variables (getelementptr indices built from adds,
+ * multiplies and shifts by constants, casts, and header phis stepping by a constant). The
+ * predictor's memory model reads them for what reuse distances cannot show: set conflicts of
+ * power-of-two strides and page-crossing (TLB) walks. No run is needed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Target.h>
+
+#include "internal.h"
+
+#define MAX_DEPTH 40 /* expression depth followed; deeper is "not affine" */
+
+typedef struct {
+  const pa_function *f;
+  pa_ptrmap *bbmap; /* LLVM block -> index */
+  LLVMTargetDataRef td;
+  int n_loops;
+  int64_t *coef;   /* scratch per loop: bytes (or units) per iteration */
+  bool *bad;       /* scratch per loop: the value varies in that loop in a way not followed */
+} walker;
+
+/* Every loop containing the block of instruction v gets `bad`. */
+static void mark_bad(walker *w, LLVMValueRef v) {
+  if (!LLVMIsAInstruction(v)) return;
+  int b = pa_ptrmap_get(w->bbmap, LLVMGetInstructionParent(v));
+  for (int l = b >= 0 ? w->f->blocks[b].loop : -1; l >= 0; l = w->f->loops[l].parent) w->bad[l] = true;
+}
+
+/* The loop whose header holds phi v, or -1. */
+static int header_loop(walker *w, LLVMValueRef v) {
+  int b = pa_ptrmap_get(w->bbmap, LLVMGetInstructionParent(v));
+  for (int l = 0; b >= 0 && l < w->f->n_loops; l++)
+    if (w->f->loops[l].header == b) return l;
+  return -1;
+}
+
+static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth);
+
+/* A header phi: its value entering the loop (the preheader's incoming) plus step per
+ * iteration, when the latch's incoming value is the phi plus a constant (integer add or a
+ * getelementptr of the phi with constant indices). */
+static void induction(walker *w, LLVMValueRef phi, int l, int64_t scale, int depth) {
+  const pa_loop *L = &w->f->loops[l];
+  LLVMValueRef start = NULL, next = NULL;
+  int n_in = (int)LLVMCountIncoming(phi);
+  for (int j = 0; j < n_in; j++) {
+    int from = pa_ptrmap_get(w->bbmap, LLVMGetIncomingBlock(phi, (unsigned)j));
+    bool latch = false;
+    for (int q = 0; q < L->n_latches; q++) latch |= L->latches[q] == from;
+    LLVMValueRef x = LLVMGetIncomingValue(phi, (unsigned)j);
+    if (latch) {
+      if (next && next != x) return mark_bad(w, phi);
+      next = x;
+    } else {
+      if (start && start != x) return mark_bad(w, phi);
+      start = x;
+    }
+  }
+  if (!next || !start) return mark_bad(w, phi);
+  int64_t step = 0;
+  if (pa_as_increment(next, &step) == phi) {
+  } else if (LLVMIsAGetElementPtrInst(next) && LLVMGetOperand(next, 0) == phi) {
+    /* the phi walks a pointer: the stride is the constant offset of the increment */
+    LLVMTypeRef t = LLVMGetGEPSourceElementType(next);
+    int nops = LLVMGetNumOperands(next);
+    for (int k = 1; k < nops; k++) {
+      LLVMValueRef idx = LLVMGetOperand(next, (unsigned)k);
+      if (!LLVMIsAConstantInt(idx)) return mark_bad(w, phi);
+      int64_t c = LLVMConstIntGetSExtValue(idx);
+      if (k == 1) step += c * (int64_t)LLVMABISizeOfType(w->td, t);
+      else if (LLVMGetTypeKind(t) == LLVMStructTypeKind) {
+        step += (int64_t)LLVMOffsetOfElement(w->td, t, (unsigned)c);
+        t = LLVMStructGetTypeAtIndex(t, (unsigned)c);
+        continue;
+      } else {
+        t = LLVMGetElementType(t);
+        step += c * (int64_t)LLVMABISizeOfType(w->td, t);
+      }
+    }
+  } else {
+    return mark_bad(w, phi);
+  }
+  w->coef[l] += scale * step;
+  affine(w, start, scale, depth + 1); /* how the start moves with the enclosing loops */
+}
+
+/* Adds scale x (coefficients of v per loop) to w. */
+static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
+  if (!v || scale == 0 || !LLVMIsAInstruction(v)) return; /* constants, arguments, globals: invariant */
+  int b = pa_ptrmap_get(w->bbmap, LLVMGetInstructionParent(v));
+  if (b < 0 || w->f->blocks[b].loop < 0) return; /* defined outside every loop: invariant */
+  if (depth > MAX_DEPTH) return mark_bad(w, v);
+  LLVMOpcode op = LLVMGetInstructionOpcode(v);
+  LLVMValueRef a = LLVMGetNumOperands(v) > 0 ? LLVMGetOperand(v, 0) : NULL;
+  LLVMValueRef c = LLVMGetNumOperands(v) > 1 ? LLVMGetOperand(v, 1) : NULL;
+  switch (op) {
+  case LLVMAdd:
+    affine(w, a, scale, depth + 1);
+    affine(w, c, scale, depth + 1);
+    return;
+  case LLVMOr: /* `or disjoint` is an add of bits that do not overlap */
+    if (!LLVMGetIsDisjoint(v)) return mark_bad(w, v);
+    affine(w, a, scale, depth + 1);
+    affine(w, c, scale, depth + 1);
+    return;
+  case LLVMSub:
+    affine(w, a, scale, depth + 1);
+    affine(w, c, -scale, depth + 1);
+    return;
+  case LLVMMul:
+    if (LLVMIsAConstantInt(c)) return affine(w, a, scale * LLVMConstIntGetSExtValue(c), depth + 1);
+    if (LLVMIsAConstantInt(a)) return affine(w, c, scale * LLVMConstIntGetSExtValue(a), depth + 1);
+    return mark_bad(w, v);
+  case LLVMShl:
+    if (LLVMIsAConstantInt(c) && LLVMConstIntGetZExtValue(c) < 40)
+      return affine(w, a, scale * ((int64_t)1 << LLVMConstIntGetZExtValue(c)), depth + 1);
+    return mark_bad(w, v);
+  case LLVMSExt:
+  case LLVMZExt:
+  case LLVMTrunc:
+  case LLVMBitCast:
+  case LLVMFreeze:
+    return affine(w, a, scale, depth + 1);
+  case LLVMGetElementPtr: {
+    affine(w, a, scale, depth + 1);
+    LLVMTypeRef t = LLVMGetGEPSourceElementType(v);
+    int nops = LLVMGetNumOperands(v);
+    for (int k = 1; k < nops; k++) {
+      LLVMValueRef idx = LLVMGetOperand(v, (unsigned)k);
+      if (LLVMGetTypeKind(LLVMTypeOf(idx)) == LLVMVectorTypeKind) return mark_bad(w, v);
+      if (k > 1 && LLVMGetTypeKind(t) == LLVMStructTypeKind) { /* a field: a constant offset */
+        if (!LLVMIsAConstantInt(idx)) return mark_bad(w, v);
+        t = LLVMStructGetTypeAtIndex(t, (unsigned)LLVMConstIntGetZExtValue(idx));
+        continue;
+      }
+      if (k > 1) t = LLVMGetElementType(t);
+      affine(w, idx, scale * (int64_t)LLVMABISizeOfType(w->td, t), depth + 1);
+    }
+    return;
+  }
+  case LLVMPHI: {
+    int l = header_loop(w, v);
+    if (l < 0) return mark_bad(w, v);
+    return induction(w, v, l, scale, depth);
+  }
+  default:
+    return mark_bad(w, v);
+  }
+}
+
+static bool starts(const char *s, const char *prefix) { return s && strncmp(s, prefix, strlen(prefix)) == 0; }
+
+/* The address operand of a load, store, masked load or masked store; NULL otherwise. */
+static LLVMValueRef address(LLVMValueRef in, const pa_node *n) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  if (op == LLVMLoad) return LLVMGetOperand(in, 0);
+  if (op == LLVMStore) return LLVMGetOperand(in, 1);
+  if (op == LLVMCall && starts(n->opcode, "llvm.masked.load.")) return LLVMGetOperand(in, 0);
+  if (op == LLVMCall && starts(n->opcode, "llvm.masked.store.")) return LLVMGetOperand(in, 1);
+  return NULL;
+}
+
+void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
+  if (f->n_loops == 0) return;
+  pa_ptrmap bbmap;
+  pa_ptrmap_init(&bbmap, (size_t)f->n_blocks);
+  int bi = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb), bi++)
+    pa_ptrmap_put(&bbmap, bb, bi);
+  LLVMModuleRef mod = LLVMGetGlobalParent(fn);
+  walker w = {.f = f, .bbmap = &bbmap, .n_loops = f->n_loops};
+  w.td = LLVMCreateTargetData(LLVMGetDataLayoutStr(mod));
+  w.coef = malloc(sizeof(int64_t) * (size_t)f->n_loops);
+  w.bad = malloc(sizeof(bool) * (size_t)f->n_loops);
+  bi = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb), bi++) {
+    pa_block *b = &f->blocks[bi];
+    int depth = 0;
+    for (int l = b->loop; l >= 0; l = f->loops[l].parent) depth++;
+    if (depth == 0) continue;
+    int i = 0;
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && i < b->n_nodes; in = LLVMGetNextInstruction(in), i++) {
+      pa_node *n = &b->nodes[i];
+      LLVMValueRef addr = n->is_memory ? address(in, n) : NULL;
+      if (!addr) continue;
+      memset(w.coef, 0, sizeof(int64_t) * (size_t)f->n_loops);
+      memset(w.bad, 0, sizeof(bool) * (size_t)f->n_loops);
+      affine(&w, addr, 1, 0);
+      n->n_strides = depth;
+      n->strides = pt_alloc(a, sizeof(int64_t) * (size_t)depth);
+      int k = 0;
+      for (int l = b->loop; l >= 0; l = f->loops[l].parent, k++)
+        n->strides[k] = w.bad[l] ? PA_STRIDE_UNKNOWN : w.coef[l];
+    }
+  }
+  LLVMDisposeTargetData(w.td);
+  free(w.coef);
+  free(w.bad);
+  pa_ptrmap_free(&bbmap);
+}

@@ -1,0 +1,87 @@
+/* Per-access strides end to end: the analyzer's static address analysis (analyzer/access.c)
+ * gives each load and store its byte stride per enclosing loop, and the default model, which
+ * reads them, predicts a power-of-two column walk (2 KiB apart: few L1 sets, a page every
+ * other access) slower than the model without them, and a row walk the same. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "predictor.h"
+
+/* for j < 512: for i < 512: acc += a[i * ROW + j]; c[j] = acc  (ROW floats per row) */
+static const char *ir_fmt =
+    "define void @walk(ptr %%a, ptr %%c) {\n"
+    "entry:\n  br label %%j\n"
+    "j:\n  %%jv = phi i64 [0, %%entry], [%%jn, %%jl]\n  br label %%i\n"
+    "i:\n  %%iv = phi i64 [0, %%j], [%%in, %%i]\n  %%acc = phi float [0.0, %%j], [%%s, %%i]\n"
+    "  %%row = mul i64 %%%s, %d\n  %%idx = add i64 %%row, %%%s\n"
+    "  %%p = getelementptr float, ptr %%a, i64 %%idx\n  %%x = load float, ptr %%p\n"
+    "  %%s = fadd float %%acc, %%x\n  %%in = add i64 %%iv, 1\n  %%d = icmp eq i64 %%in, 512\n"
+    "  br i1 %%d, label %%jl, label %%i\n"
+    "jl:\n  %%q = getelementptr float, ptr %%c, i64 %%jv\n  store float %%s, ptr %%q\n"
+    "  %%jn = add i64 %%jv, 1\n  %%e = icmp eq i64 %%jn, 512\n  br i1 %%e, label %%exit, label %%j\n"
+    "exit:\n  ret void\n}\n";
+
+static pa_profile *profile(const char *outer, const char *inner, int row, pt_diag *d) {
+  char ir[2048], path[] = "/tmp/portent_strides_XXXXXX.ll";
+  snprintf(ir, sizeof ir, ir_fmt, outer, row, inner);
+  int fd = mkstemps(path, 3);
+  if (fd < 0) return NULL;
+  if (write(fd, ir, strlen(ir)) != (ssize_t)strlen(ir)) return close(fd), NULL;
+  close(fd);
+  pa_module *m = pa_module_load(path, d);
+  pa_static_opts so = {"walk", 1};
+  pa_profile *p = m ? pa_profile_static_counts(m, &so, d) : NULL;
+  pa_module_free(m);
+  unlink(path);
+  return p;
+}
+
+static const pa_node *load_in(const pa_profile *p, const char *block) {
+  const pa_function *f = &p->functions[0];
+  for (int b = 0; b < f->n_blocks; b++)
+    if (strcmp(f->blocks[b].name, block) == 0)
+      for (int k = 0; k < f->blocks[b].n_nodes; k++)
+        if (f->blocks[b].nodes[k].is_memory) return &f->blocks[b].nodes[k];
+  return NULL;
+}
+
+int main(void) {
+  pt_diag d = {0};
+  char tpath[1024];
+  snprintf(tpath, sizeof tpath, "%s/zen5-epyc-2c.json", ptg_shipped_dir());
+  ptg_target *t = ptg_target_load(tpath, &d);
+  CHECK_MSG(t, "%s", d.msg);
+  pa_profile *col = profile("iv", "jv", 512, &d), *row = profile("jv", "iv", 512, &d);
+  CHECK_MSG(col && row, "%s", d.msg);
+  if (!t || !col || !row) TEST_DONE();
+
+  /* the analysis: innermost loop first, then the enclosing one */
+  const pa_node *x = load_in(col, "i"), *st = load_in(col, "jl");
+  CHECK(x && x->n_strides == 2 && x->strides[0] == 2048 && x->strides[1] == 4);
+  CHECK(st && st->n_strides == 1 && st->strides[0] == 4);
+  const pa_node *y = load_in(row, "i");
+  CHECK(y && y->n_strides == 2 && y->strides[0] == 4 && y->strides[1] == 2048);
+
+  /* the model: the default reads strides, "steady+bw" does not */
+  pp_options with, without = {0};
+  pp_options_default(&with);
+  CHECK(with.strides);
+  CHECK(pp_options_preset(&without, "steady+bw") == 0 && !without.strides);
+  pp_prediction *cw = pp_predict_profile(col, t, &with, &d), *cn = pp_predict_profile(col, t, &without, &d);
+  pp_prediction *rw = pp_predict_profile(row, t, &with, &d), *rn = pp_predict_profile(row, t, &without, &d);
+  CHECK_MSG(cw && cn && rw && rn, "%s", d.msg);
+  if (cw && cn && rw && rn) {
+    CHECK_MSG(cw->seconds > 1.1 * cn->seconds, "column walk: %g s with strides, %g without", cw->seconds, cn->seconds);
+    CHECK_MSG(fabs(rw->seconds - rn->seconds) < 1e-12 + 1e-9 * rn->seconds, "row walk: %g vs %g", rw->seconds,
+              rn->seconds);
+  }
+  pp_prediction_free(cw), pp_prediction_free(cn), pp_prediction_free(rw), pp_prediction_free(rn);
+  pa_profile_free(col), pa_profile_free(row);
+  ptg_target_free(t);
+  TEST_DONE();
+}
