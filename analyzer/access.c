@@ -11,7 +11,9 @@
 
 #include "internal.h"
 
-#define MAX_DEPTH 40 /* expression depth followed; deeper is "not affine" */
+#define MAX_DEPTH 40     /* expression depth followed; deeper is "not affine" */
+#define MAX_VISITS 4096  /* values visited per address: a DAG of shared operands (add %x, %x ...)
+                            would otherwise cost 2^depth; beyond it the address is "not affine" */
 
 typedef struct {
   const pa_function *f;
@@ -20,6 +22,7 @@ typedef struct {
   int n_loops;
   int64_t *coef;   /* scratch per loop: bytes (or units) per iteration */
   bool *bad;       /* scratch per loop: the value varies in that loop in a way not followed */
+  int visits;      /* left for the current address */
 } walker;
 
 /* Every loop containing the block of instruction v gets `bad`. */
@@ -92,7 +95,7 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
   if (!v || scale == 0 || !LLVMIsAInstruction(v)) return; /* constants, arguments, globals: invariant */
   int b = pa_ptrmap_get(w->bbmap, LLVMGetInstructionParent(v));
   if (b < 0 || w->f->blocks[b].loop < 0) return; /* defined outside every loop: invariant */
-  if (depth > MAX_DEPTH) return mark_bad(w, v);
+  if (depth > MAX_DEPTH || --w->visits < 0) return mark_bad(w, v);
   LLVMOpcode op = LLVMGetInstructionOpcode(v);
   LLVMValueRef a = LLVMGetNumOperands(v) > 0 ? LLVMGetOperand(v, 0) : NULL;
   LLVMValueRef c = LLVMGetNumOperands(v) > 1 ? LLVMGetOperand(v, 1) : NULL;
@@ -188,6 +191,7 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
       if (!addr) continue;
       memset(w.coef, 0, sizeof(int64_t) * (size_t)f->n_loops);
       memset(w.bad, 0, sizeof(bool) * (size_t)f->n_loops);
+      w.visits = MAX_VISITS;
       affine(&w, addr, 1, 0);
       n->n_strides = depth;
       n->strides = pt_alloc(a, sizeof(int64_t) * (size_t)depth);
