@@ -119,7 +119,7 @@ int pmb_calibrate_clock(pmb_ctx *c, pt_diag *d) {
   if (!(c->clock = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "pmb_clock", d))) return d->err;
   if (!(c->sentinel[0] = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "pmb_sentinel0", d))) return d->err;
   if (!(c->sentinel[1] = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "pmb_sentinel1", d))) return d->err;
-  for (int i = 0; i < 2; i++) c->sentinel_low[i][0] = c->sentinel_low[i][1] = INFINITY;
+  c->n_sentinel[0] = c->n_sentinel[1] = 0;
   /* a long first run: the core leaves any idle state before anything is timed */
   pmb_stats s;
   clock_sample(c, 1, 0.05, NULL);
@@ -158,11 +158,24 @@ void pmb_clock_summary(pmb_ctx *c) {
  * get 30-40% worse: what another hardware thread on the same physical core does to the
  * shared scheduler and pipes (the host's SMT sibling, i.e. another tenant). Timed on this
  * thread's CPU time like every kernel, so being descheduled does not count, only sharing. */
-static double best_of(const pmb_ctx *c, int k) {
-  return isinf(c->sentinel_low[k][1]) ? c->sentinel_low[k][0] : c->sentinel_low[k][1];
+/* The reference of sentinel k: the 10th percentile of its readings, not the lowest, since
+ * an attempt is judged by the higher of readings taken on either side of it: against the
+ * lowest of a thousand readings every attempt would look shared. */
+static void update_reference(pmb_ctx *c, int k, double reading) {
+  int n = c->n_sentinel[k]++;
+  int cap = (int)PT_ARRAY_LEN(c->sentinel_seen[k]);
+  c->sentinel_seen[k][n % cap] = reading;
+  n = n + 1 < cap ? n + 1 : cap;
+  if (n > 16 && n % 16) return; /* re-sorted every 16 readings once there are some */
+  double v[PT_ARRAY_LEN(c->sentinel_seen[k])];
+  memcpy(v, c->sentinel_seen[k], sizeof(double) * (size_t)n);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  c->sentinel_ref[k] = v[n / 10];
 }
 
-double pmb_share(const pmb_ctx *c, const double raw[2]) { return fmax(raw[0] / best_of(c, 0), raw[1] / best_of(c, 1)); }
+double pmb_share(const pmb_ctx *c, const double raw[2]) {
+  return fmax(raw[0] / c->sentinel_ref[0], raw[1] / c->sentinel_ref[1]);
+}
 
 double pmb_sentinel(pmb_ctx *c, double raw[2]) {
   _Alignas(64) char in[PMB_REGION * 12], out_buf[64 * 12];
@@ -179,10 +192,7 @@ double pmb_sentinel(pmb_ctx *c, double raw[2]) {
     pmb_kernel_fill(&k, in);
     pmb_stats s = pmb_time_kernel(c->sentinel[i], in, out_buf, c->min_seconds / 8, 5);
     raw[i] = s.median / (k.chains * k.unroll) / cycle;
-    /* the best is the second lowest reading, so that one odd reading cannot set it */
-    double *low = c->sentinel_low[i];
-    if (raw[i] < low[0]) low[1] = low[0], low[0] = raw[i];
-    else if (raw[i] < low[1]) low[1] = raw[i];
+    update_reference(c, i, raw[i]);
   }
   return pmb_share(c, raw);
 }

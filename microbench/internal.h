@@ -90,7 +90,9 @@ typedef struct {
   /* how much of the core is ours: 12 independent chains of 64-bit adds (the integer ALUs)
    * and of 128-bit compare+select (the vector pipes), clock.c */
   pmb_kernel_fn sentinel[2];
-  double sentinel_low[2][2]; /* per sentinel, its two lowest readings (cycles per op) */
+  double sentinel_seen[2][1024]; /* per sentinel, its latest readings (cycles per op) */
+  int n_sentinel[2];
+  double sentinel_ref[2]; /* the 10th percentile of those readings: the core alone */
   double clock_ghz[512];
   int n_clock;
   pmb_counters *counters; /* NULL when the machine exposes none */
@@ -126,8 +128,8 @@ void pmb_clock_summary(pmb_ctx *c); /* fills t->frequency_ghz from all samples *
  * same physical core, on a VM another tenant on the SMT sibling, which moves other figures
  * too: clock.c) into raw and returns how shared the core is now (pmb_share). */
 double pmb_sentinel(pmb_ctx *c, double raw[2]);
-/* Readings relative to each sentinel's best in this run (its second lowest reading), the
- * larger of the two: 1 when the core is ours alone. */
+/* Readings relative to each sentinel's reference (the 10th percentile of its readings in this
+ * run), the larger of the two: about 1 when the core is ours alone. */
 double pmb_share(const pmb_ctx *c, const double raw[2]);
 /* Polls the sentinel (sleeping between polls) until it is within `tol` of its best or
  * `max_seconds` have passed; returns the last reading relative to the best (1 = alone). */
