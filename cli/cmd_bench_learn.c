@@ -29,7 +29,8 @@ static void usage(FILE *f) {
           "                           those targets for the first --aux-per-task N (default 4) schedules of\n"
           "                           each training task, at least 2 (default: Skylake-SP and Neoverse N1\n"
           "                           shipped files)\n"
-          "  --epochs 20 --batch 128 --width 128   TLP's training (TLP's reference: 50, 1024, 256)\n"
+          "  --epochs 100 --batch 128 --width 128  TLP's training (TLP's reference: 50, 1024, 256 over millions\n"
+          "                           of records; a few thousand need more passes, see docs/learning.md)\n"
           "  --quick                  a few tasks, tiny network, for tests\n");
 }
 
