@@ -13,6 +13,9 @@ static const int widths[] = {0 /* scalar */, 128, 256, 512};
 /* Conversions step there and back, two instructions per step. */
 static int insns_per_step(pmb_op o) { return o.op == PTG_OP_CONVERT ? 2 : 1; }
 
+/* Stores produce no value a chain could wait for: throughput only. */
+static bool no_latency(pmb_op o) { return o.op == PTG_OP_STORE || o.op == PTG_OP_MASKSTORE; }
+
 /* "add:f32,fma:f32:256" -> does it select o? */
 static bool selected(const char *only, pmb_op o) {
   if (!only || !*only) return true;
@@ -184,7 +187,7 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
         es[n].op = o;
         snprintf(es[n].lat_name, sizeof es[n].lat_name, "lat_%s_%s_%d", ptg_op_name(op), ptg_elem_name(o.elem), bits);
         snprintf(es[n].tp_name, sizeof es[n].tp_name, "tp_%s_%s_%d", ptg_op_name(op), ptg_elem_name(o.elem), bits);
-        if (op == PTG_OP_LOAD && pmb_load_in_vector_reg(o))
+        if ((op == PTG_OP_LOAD || op == PTG_OP_MASKLOAD) && pmb_load_in_vector_reg(o))
           snprintf(es[n].rt_name, sizeof es[n].rt_name, "rt_%s_%s_%d", ptg_op_name(op), ptg_elem_name(o.elem), bits);
         n++;
       }
@@ -192,7 +195,7 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
   LLVMModuleRef m = pmb_jit_module(c->jit, "instructions");
   for (int i = 0; i < n && err == 0; i++) {
     pmb_kernel lk = pmb_kernel_latency(es[i].op), tk = pmb_kernel_throughput(es[i].op);
-    if (es[i].op.op != PTG_OP_STORE) err = pmb_kernel_build(c->jit, m, &lk, es[i].lat_name, d);
+    if (!no_latency(es[i].op)) err = pmb_kernel_build(c->jit, m, &lk, es[i].lat_name, d);
     if (err == 0) err = pmb_kernel_build(c->jit, m, &tk, es[i].tp_name, d);
     pmb_kernel rk = pmb_kernel_lane_round_trip(es[i].op);
     if (err == 0 && es[i].rt_name[0]) err = pmb_kernel_build(c->jit, m, &rk, es[i].rt_name, d);
@@ -207,7 +210,7 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
   void *in = aligned_alloc(64, PMB_REGION * PMB_MAX_CHAINS), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
   for (int i = 0; i < n; i++) {
     entry *e = &es[i];
-    if (e->op.op != PTG_OP_STORE && !(e->lat = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->lat_name, d))) break;
+    if (!no_latency(e->op) && !(e->lat = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->lat_name, d))) break;
     if (!(e->tp = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->tp_name, d))) break;
     if (e->rt_name[0] && !(e->rt = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->rt_name, d))) break;
   }

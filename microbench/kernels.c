@@ -83,6 +83,10 @@ bool pmb_op_supported(const pmb_jit *j, pmb_op o) {
     if (!x86 || scalar) return false;
     if (o.bits == 128) return pmb_jit_has(j, "avx");
     return !q || o.bits == 512 || vl;
+  case PTG_OP_MASKLOAD:
+  case PTG_OP_MASKSTORE: /* llvm.masked.load/store: vmaskmov (AVX/AVX2) or a k-masked vmovu (AVX-512) */
+    if (!x86 || scalar || ptg_elem_bits(o.elem) != 32) return false;
+    return o.bits == 512 || pmb_jit_has(j, "avx512vl") || pmb_jit_has(j, fl ? "avx" : "avx2");
   case PTG_OP_GATHER: /* LLVM scalarizes two-lane gathers */
     return x86 && vec && o.bits / eb >= 4 && pmb_jit_has(j, "avx2");
   default: return false;
@@ -147,6 +151,18 @@ static LLVMValueRef opaque(gen *g, LLVMValueRef v) {
   LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
   LLVMValueRef fn = LLVMGetInlineAsm(fty, "", 0, cons, strlen(cons), 0, 0, LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->b, fty, fn, &v, 1, "");
+}
+
+/* An empty inline asm that reads v and clobbers memory: a masked load whose value nobody
+ * uses would be deleted, and two masked loads of one address merged; this keeps each one
+ * (and each masked store) where it is. It emits no instruction. */
+static void sink(gen *g, LLVMValueRef v) {
+  bool x86 = pmb_jit_has(g->j, "sse2");
+  const char *cons = v ? (x86 ? "v,~{memory}" : "w,~{memory}") : "~{memory}";
+  LLVMTypeRef t = v ? LLVMTypeOf(v) : NULL;
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(g->c), &t, v ? 1 : 0, 0);
+  LLVMValueRef fn = LLVMGetInlineAsm(fty, "", 0, cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMBuildCall2(g->b, fty, fn, &v, v ? 1 : 0, "");
 }
 
 /* Lane 0 of a load-chain value as an i64 offset. Vector and FP values are held in a vector
@@ -243,6 +259,28 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
     if (g->round_trip) return int_to_lane0(g, o, opaque(g, off)); /* opaque: held in a GPR */
     return load(g, t, LLVMBuildGEP2(g->b, g->i8, region, &off, 1, ""), false);
   }
+  case PTG_OP_MASKLOAD: { /* y is the mask (i1 lanes, from memory: not a constant) */
+    LLVMValueRef p = at(g, region, 64 * (k % 3));
+    if (g->latency) { /* the chase, as for plain loads */
+      LLVMValueRef off = lane0_to_int(g, o, acc);
+      if (g->round_trip) return int_to_lane0(g, o, opaque(g, off));
+      p = LLVMBuildGEP2(g->b, g->i8, region, &off, 1, "");
+    }
+    LLVMTypeRef pt = LLVMPointerTypeInContext(g->c, 0);
+    LLVMTypeRef over[2] = {t, pt};
+    LLVMValueRef args[4] = {p, LLVMConstInt(g->i32, 16, 0), y, LLVMConstNull(t)};
+    LLVMValueRef r = call_intrinsic(g, "llvm.masked.load", over, 2, args, 4);
+    if (!g->latency) sink(g, r);
+    return r;
+  }
+  case PTG_OP_MASKSTORE: {
+    LLVMTypeRef pt = LLVMPointerTypeInContext(g->c, 0);
+    LLVMTypeRef over[2] = {t, pt};
+    LLVMValueRef args[4] = {acc, at(g, region, 128 + 64 * (k & 1)), LLVMConstInt(g->i32, 16, 0), y};
+    call_intrinsic(g, "llvm.masked.store", over, 2, args, 4);
+    sink(g, NULL);
+    return acc;
+  }
   case PTG_OP_STORE: {
     LLVMValueRef s = LLVMBuildStore(g->b, acc, at(g, region, 128 + 64 * (k & 1)));
     LLVMSetAlignment(s, 16);
@@ -293,8 +331,10 @@ int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const cha
       x[c] = x[same], y[c] = y[same];
     } else {
       x[c] = load(&g, operand_type(g.c, o), region[c], false);
-      LLVMTypeRef yt = o.op == PTG_OP_SHUFFLE ? int_shape(g.c, o) : operand_type(g.c, o);
+      bool masked = o.op == PTG_OP_MASKLOAD || o.op == PTG_OP_MASKSTORE;
+      LLVMTypeRef yt = o.op == PTG_OP_SHUFFLE || masked ? int_shape(g.c, o) : operand_type(g.c, o);
       y[c] = load(&g, yt, at(&g, region[c], 64), false);
+      if (masked) y[c] = LLVMBuildICmp(g.b, LLVMIntNE, y[c], LLVMConstNull(yt), ""); /* the mask */
     }
     init[c] = load(&g, acc_type(g.c, o), at(&g, region[c], 128), false);
   }
@@ -307,7 +347,8 @@ int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const cha
     for (int c = 0; c < k->chains; c++) {
       acc[c] = step(&g, k->ops[c], acc[c], x[c], y[c], region[c], u);
       pmb_op o = k->ops[c];
-      bool arith = o.op != PTG_OP_LOAD && o.op != PTG_OP_STORE && o.op != PTG_OP_GATHER && o.op != PTG_OP_SHUFFLE;
+      bool arith = o.op != PTG_OP_LOAD && o.op != PTG_OP_STORE && o.op != PTG_OP_GATHER && o.op != PTG_OP_SHUFFLE &&
+                   o.op != PTG_OP_MASKLOAD && o.op != PTG_OP_MASKSTORE;
       if (arith && !ptg_elem_is_float(o.elem) && !is_dot(o)) acc[c] = opaque(&g, acc[c]);
     }
   LLVMValueRef next = LLVMBuildAdd(g.b, i, LLVMConstInt(g.i64, 1, 0), "");
@@ -371,6 +412,12 @@ void pmb_kernel_fill(const pmb_kernel *k, void *in) {
     default: break;
     }
     if (o.op == PTG_OP_LOAD) continue; /* zeros: each load's result is the next offset */
+    if (o.op == PTG_OP_MASKLOAD || o.op == PTG_OP_MASKSTORE) {
+      /* the mask (y): every lane but the last, as a padded edge has; lane 0 is on, so the
+       * chase reads its zero offset. Loaded data stay zero. */
+      for (int l = 0; l < lanes; l++) ((int32_t *)(r + 64))[l] = l < lanes - 1;
+      continue;
+    }
     if (is_dot(o)) { /* accumulate into 32-bit lanes from bf16 pairs / byte quads */
       ptg_elem acc_e = o.elem == PTG_ELEM_BF16 ? PTG_ELEM_F32 : PTG_ELEM_I32;
       for (int l = 0; l < o.bits / 8 / (o.elem == PTG_ELEM_BF16 ? 2 : 1); l++) {

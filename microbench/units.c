@@ -54,11 +54,13 @@ static void bounds(const rep *a, const rep *b, double *apart, double *together) 
 static const char *unit_of(const ptg_target *t, const rep *r, int n, const ptg_inst *row, const char **names) {
   bool fl = ptg_elem_is_float(row->elem), scalar = row->vector_bits == ptg_elem_bits(row->elem);
   int best = -1;
+  /* masked loads and stores are loads and stores with a mask operand: the same pipes */
+  ptg_op mem = row->op == PTG_OP_MASKLOAD ? PTG_OP_LOAD : row->op == PTG_OP_MASKSTORE ? PTG_OP_STORE : row->op;
   for (int i = 0; i < n; i++) {
     bool rfl = ptg_elem_is_float(r[i].op.elem), rscalar = r[i].op.bits == ptg_elem_bits(r[i].op.elem);
     /* memory ops and permutes use the same units whatever the lanes hold */
-    bool any_kind = row->op == PTG_OP_LOAD || row->op == PTG_OP_STORE || row->op == PTG_OP_GATHER || row->op == PTG_OP_SHUFFLE;
-    if (any_kind && r[i].op.op == row->op) return names[find((rep *)r, i)];
+    bool any_kind = mem == PTG_OP_LOAD || mem == PTG_OP_STORE || mem == PTG_OP_GATHER || mem == PTG_OP_SHUFFLE;
+    if (any_kind && r[i].op.op == mem) return names[find((rep *)r, i)];
     if (rfl != fl) continue;
     if (!fl && rscalar != scalar) continue; /* integer scalar ops run on the ALUs */
     if (r[i].op.op == row->op) return names[find((rep *)r, i)];

@@ -115,7 +115,7 @@ static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_
   r.parts = parts * split;
   r.latency = c.latency;
   r.occupancy = c.recip_throughput / split * pp->unit_pipes[unit];
-  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_GATHER) && n->op != PA_OP_STORE &&
+  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_MASKLOAD || op == PTG_OP_GATHER) && n->op != PA_OP_STORE &&
               !(n->op == PA_OP_GATHER && strstr(n->opcode, "scatter"));
   r.is_store = n->is_memory && !r.is_load;
   if (n->is_memory) r.lines = n->bytes > 0 ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
@@ -126,11 +126,24 @@ static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_
   return r;
 }
 
-/* The analyzer's and the targets' class tables list the same names in the same order. */
-static_assert((int)PA_OP_COUNT == (int)PTG_OP_COUNT, "op class tables differ");
+/* The analyzer's class table is the targets' up to "other"; the targets' masked classes
+ * after it are chosen from the node's mask fields (pp_node_class). */
+static_assert((int)PA_OP_COUNT == (int)PTG_OP_OTHER + 1, "op class tables differ");
+
+ptg_op pp_node_class(const pa_node *n) {
+  if (n->op != PA_OP_LOAD && n->op != PA_OP_STORE) return (ptg_op)n->op;
+  /* llvm.masked.load/store with a mask not known to be all on: the masked row. A constant
+   * full mask is an ordinary load or store to the backend. Profiles written before the mask
+   * fields existed name the intrinsic only: their masks count as unknown. */
+  bool by_name = n->opcode && n->opcode[0] == 'l' &&
+                 (strncmp(n->opcode, "llvm.masked.load.", 17) == 0 || strncmp(n->opcode, "llvm.masked.store.", 18) == 0);
+  bool full = n->masked && n->mask_lanes >= 0 && n->mask_lanes >= n->lanes;
+  if ((n->masked || by_name) && !full) return n->op == PA_OP_LOAD ? PTG_OP_MASKLOAD : PTG_OP_MASKSTORE;
+  return (ptg_op)n->op;
+}
 
 pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n) {
-  return legalize_as(pp, (ptg_op)n->op, n, 0);
+  return legalize_as(pp, pp_node_class(n), n, 0);
 }
 
 static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }

@@ -118,6 +118,9 @@ typedef struct {
   int lines;        /* cache lines a memory op touches */
 } pp_op;
 
+/* The target instruction class of a node: its analyzer class, or maskload / maskstore for a
+ * llvm.masked.load / store whose mask is not a constant with every lane on. */
+ptg_op pp_node_class(const pa_node *n);
 /* Legalizes one task-graph node for the predictor's target (splitting/widening to the native
  * vector width; no FMA or broadcast fusion, which need the graph). */
 pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n);

@@ -119,6 +119,15 @@ ptg_inst_cost ptg_target_inst(const ptg_target *t, ptg_op op, ptg_elem elem, int
   const ptg_inst *r = ptg_target_find_inst(t, op, elem, vector_bits);
   if (r && !isnan(r->recip_throughput.value)) return cost_of(r, vector_bits, 1);
   if ((r = nearest_width(t, op, elem, vector_bits))) return cost_of(r, vector_bits, 2);
+  if (op == PTG_OP_MASKLOAD || op == PTG_OP_MASKSTORE) { /* the class missing: its unmasked form */
+    bool any = false;
+    for (int i = 0; i < t->n_insts && !any; i++) any = t->insts[i].op == op;
+    if (!any) {
+      ptg_inst_cost c = ptg_target_inst(t, op == PTG_OP_MASKLOAD ? PTG_OP_LOAD : PTG_OP_STORE, elem, vector_bits);
+      if (c.fallback < 3) c.fallback = 3;
+      return c;
+    }
+  }
   /* Rule 3: same kind and size, then same kind, then anything; keep the lane count. */
   int lanes = vector_bits / (ptg_elem_bits(elem) ? ptg_elem_bits(elem) : 32);
   if (lanes < 1) lanes = 1;

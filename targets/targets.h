@@ -31,7 +31,9 @@
   X(LOAD, "load", "load from L1")                                       \
   X(STORE, "store", "store to L1")                                      \
   X(GATHER, "gather", "gather from L1")                                 \
-  X(OTHER, "other", "anything else (charged as the cheapest integer op)")
+  X(OTHER, "other", "anything else (charged as the cheapest integer op)") \
+  X(MASKLOAD, "maskload", "masked (predicated) vector load from L1, mask not constant") \
+  X(MASKSTORE, "maskstore", "masked (predicated) vector store to L1, mask not constant")
 
 typedef enum {
 #define PTG_X(e, name, doc) PTG_OP_##e,
@@ -221,6 +223,8 @@ ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vecto
  *  3. same op, another element of the same kind (float/int) and size, then of the same
  *     kind, then any element, widths chosen as in 2;
  *  4. op "other", then scalar i64 "add", then 1 cycle latency and throughput.
+ * maskload / maskstore with no row of their class at all (targets characterized before
+ * the class existed) are looked up as load / store, reported as fallback 3 at least. 
  * The returned latency is the row's; recip_throughput is multiplied by split. */
 typedef struct {
   double latency;

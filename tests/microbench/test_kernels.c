@@ -60,6 +60,24 @@ static int count_in(const char *body, const char *mn, const char *reg, bool whol
   return n;
 }
 
+/* Loop lines "vmov... {%kN}" with a `reg` operand: AVX-512 moves under a mask register. */
+static int count_masked_moves(const char *body, const char *reg) {
+  int n = 0;
+  const char *loop = strstr(body, "\n.LBB");
+  for (const char *line = loop ? loop + 1 : body; line && *line;) {
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "vmov", 4) == 0 && strstr(buf, "{%k") && strstr(buf, reg)) n++;
+    if (buf[0] == '\t' && buf[1] == 'j') break;
+    line = eol ? eol + 1 : NULL;
+  }
+  return n;
+}
+
 int main(void) {
   if (!pmb_supported(PTG_OP_ADD, PTG_ELEM_F32, 128) || !pmb_supported(PTG_OP_GATHER, PTG_ELEM_F32, 256)) {
     fprintf(stderr, "not an x86 host with AVX2: the expectations here are x86 mnemonics\n");
@@ -107,6 +125,28 @@ int main(void) {
     free(body);
     checked++;
   }
+  /* masked loads and stores (llvm.masked.load/store with a mask from memory): a k-masked
+   * vmovups/vmovdqu32 on AVX-512, vmaskmovps/vpmaskmovd on AVX2 only, never a plain move */
+  static const ptg_op masked_ops[2] = {PTG_OP_MASKLOAD, PTG_OP_MASKSTORE};
+  static const ptg_elem masked_elems[2] = {PTG_ELEM_F32, PTG_ELEM_I32};
+  int masked_checked = 0;
+  for (int o = 0; o < 2; o++)
+    for (int e = 0; e < 2; e++)
+      for (int w = 1; w < 4; w++) {
+        if (!pmb_supported(masked_ops[o], masked_elems[e], widths[w])) continue;
+        pt_diag dm = {0};
+        char *body = pmb_kernel_asm(masked_ops[o], masked_elems[e], widths[w], &dm);
+        CHECK_MSG(body != NULL, "%s", dm.msg);
+        if (!body) continue;
+        int n = count(body, "vmaskmov|vpmaskmov", regs[w]) + count_masked_moves(body, regs[w]);
+        CHECK_MSG(n >= pmb_kernel_ops_per_iteration(), "%s %s %d-bit: %d masked moves in the loop, expected >= %d\n%s",
+                  ptg_op_name(masked_ops[o]), ptg_elem_name(masked_elems[e]), widths[w], n,
+                  pmb_kernel_ops_per_iteration(), body);
+        free(body);
+        masked_checked++;
+      }
+  CHECK_MSG(masked_checked >= 4 || !pmb_supported(PTG_OP_MASKLOAD, PTG_ELEM_F32, 256), "%d masked kernels", masked_checked);
+  checked += masked_checked;
   /* an unsupported combination is refused, not faked */
   pt_diag d = {0};
   CHECK(pmb_kernel_asm(PTG_OP_SQRT, PTG_ELEM_I32, 32, &d) == NULL && d.err == PT_ERR_UNSUPPORTED);
