@@ -86,9 +86,14 @@ static void scratch_reserve(pp_predictor *pp, int n, int n_edges, int total) {
 /* Schedules up to `iters` copies in program order; fills finish[k] = last finish of copy k
  * (a running maximum). With settle, stops at the first power of two k >= min(8, iters) where the cycles
  * per iteration over the last half and the quarter before agree within 2%, and returns
- * them; otherwise returns the makespan. */
+ * them; otherwise returns the makespan. Before that, from k = 2 on, a body whose cycles per
+ * iteration over both windows are within 2% of its resource bound `res` (from k = 16, 2% plus
+ * one cycle per window) stops with `res`:
+ * no schedule runs faster than its resources, and a resource-bound body's whole-cycle
+ * timeline steps by whole cycles (e.g. 2,2,1,2,2,1,...: 1.67 per copy), so its windows agree
+ * with each other within 2% only after 32-64 copies, though they agree with `res` early. */
 static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, int iters,
-                  double *iter_finish, bool settle) {
+                  double *iter_finish, bool settle, double res) {
   int total = n * iters;
   scratch_reserve(pp, n, n_edges, total);
   int *pred_start = pp->s_pred_start, *pred = pp->s_pred, *fill = pp->s_fill;
@@ -142,11 +147,19 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     }
     if (k > 0 && iter_finish[k] < iter_finish[k - 1]) iter_finish[k] = iter_finish[k - 1];
     int done = k + 1;
-    if (settle && done >= (iters < 8 ? iters : 8) && (done & (done - 1)) == 0) {
+    if (settle && done >= 2 && (done & (done - 1)) == 0) {
       double half = (iter_finish[done - 1] - iter_finish[done / 2 - 1]) / (done / 2);
-      double quarter = (iter_finish[done / 2 - 1] - iter_finish[done / 4 - 1]) / (done / 4);
-      if (fabs(half - quarter) <= 0.02 * half || done == iters) {
+      double quarter = done >= 4 ? (iter_finish[done / 2 - 1] - iter_finish[done / 4 - 1]) / (done / 4) : half;
+      if (done >= (iters < 8 ? iters : 8) && (fabs(half - quarter) <= 0.02 * half || done == iters)) {
         makespan = half;
+        break;
+      }
+      /* from 16 copies, a window may also miss res x copies by one cycle: the granularity of
+       * the timeline, within which the 32-copy window of the agreement test is read too */
+      double slack = done >= 16 ? 1 : 0, qn = done >= 4 ? done / 4 : 1;
+      if (res > 0 && fabs(half - res) * (done / 2) <= slack + 0.02 * res * (done / 2) &&
+          fabs(quarter - res) * qn <= slack + 0.02 * res * qn) {
+        makespan = res;
         break;
       }
     }
@@ -164,14 +177,17 @@ double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges
   while (iters > 4 && iters * n > 2048) iters /= 2;
   if (executions >= 1 && executions < 8) { /* too few executions for a steady state: all of them */
     int k = (int)executions;
-    return run(pp, n, ops, n_edges, edges, k, finish, false) / k;
+    return run(pp, n, ops, n_edges, edges, k, finish, false, 0) / k;
   }
-  return run(pp, n, ops, n_edges, edges, iters, finish, true);
+  bool issue;
+  int unit;
+  double res = pp_resource_bound(pp, n, ops, &issue, &unit);
+  return run(pp, n, ops, n_edges, edges, iters, finish, true, res);
 }
 
 double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, bool repeat) {
   double finish[1];
-  if (!repeat) return n > 0 ? run(pp, n, ops, n_edges, edges, 1, finish, false) : 0;
+  if (!repeat) return n > 0 ? run(pp, n, ops, n_edges, edges, 1, finish, false, 0) : 0;
   return pp_schedule_copies(pp, n, ops, n_edges, edges, 1e18);
 }
 

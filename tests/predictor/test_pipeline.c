@@ -39,6 +39,15 @@ int main(void) {
   double open = pp_schedule(pp, N, ops, 3, rec, true);
   CHECK_MSG(fabs(open - 8) < 0.5, "open loop %g, want 8", open);
 
+  /* a body 7% above its resource bound (15 adds: 7.5 cycles; a 2-add recurrence: 8) keeps the
+   * recurrence: the early stop at the resource bound must not take it */
+  pa_edge rec2[2] = {{0, 1, PA_EDGE_DATA}, {1, 0, PA_EDGE_LOOP_CARRIED}};
+  double tight = pp_schedule(pp, N - 1, ops, 2, rec2, true);
+  CHECK_MSG(fabs(tight - 8) < 0.2, "recurrence just above the resource bound %g, want 8", tight);
+  /* 13 independent adds: 6.5 cycles per iteration, in a whole-cycle timeline (6, 7, 6, ...) */
+  double half_cycles = pp_schedule(pp, 13, ops, 0, edges, true);
+  CHECK_MSG(fabs(half_cycles - 6.5) < 0.1, "13 adds %g, want 6.5", half_cycles);
+
   /* the issue width bounds cheap ops: 16 integer adds at width 4 -> 4 cycles per iteration */
   pa_node in = {.op = PA_OP_ADD, .opcode = "add", .elem = "i64", .lanes = 1, .bits = 64};
   for (int i = 0; i < N; i++) ops[i] = pp_legalize_node(pp, &in);
