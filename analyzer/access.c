@@ -154,18 +154,6 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
   }
 }
 
-static bool starts(const char *s, const char *prefix) { return s && strncmp(s, prefix, strlen(prefix)) == 0; }
-
-/* The address operand of a load, store, masked load or masked store; NULL otherwise. */
-static LLVMValueRef address(LLVMValueRef in, const pa_node *n) {
-  LLVMOpcode op = LLVMGetInstructionOpcode(in);
-  if (op == LLVMLoad) return LLVMGetOperand(in, 0);
-  if (op == LLVMStore) return LLVMGetOperand(in, 1);
-  if (op == LLVMCall && starts(n->opcode, "llvm.masked.load.")) return LLVMGetOperand(in, 0);
-  if (op == LLVMCall && starts(n->opcode, "llvm.masked.store.")) return LLVMGetOperand(in, 1);
-  return NULL;
-}
-
 void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   if (f->n_loops == 0) return;
   pa_ptrmap bbmap;
@@ -187,7 +175,7 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
     int i = 0;
     for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && i < b->n_nodes; in = LLVMGetNextInstruction(in), i++) {
       pa_node *n = &b->nodes[i];
-      LLVMValueRef addr = n->is_memory ? address(in, n) : NULL;
+      LLVMValueRef addr = n->is_memory ? pa_node_address(in, n) : NULL;
       if (!addr) continue;
       memset(w.coef, 0, sizeof(int64_t) * (size_t)f->n_loops);
       memset(w.bad, 0, sizeof(bool) * (size_t)f->n_loops);

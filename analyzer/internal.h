@@ -46,6 +46,10 @@ LLVMIntPredicate pa_pred_swap(LLVMIntPredicate p);   /* a p b == b swap(p) a */
 /* If v is `add phi, C` / `add C, phi` / `sub phi, C`: the phi, and the signed step in *step. */
 LLVMValueRef pa_as_increment(LLVMValueRef v, int64_t *step);
 
+/* taskgraph.c: the address operand of a load, store, masked load or masked store node's
+ * instruction; NULL for any other. */
+LLVMValueRef pa_node_address(LLVMValueRef in, const pa_node *n);
+
 /* counts.c: block executions of one call, by interpreting the function's control flow on
  * the integer values its branches depend on (loop indices, arguments, constants), with
  * loops whose iterations all take the same path executed once and multiplied. */

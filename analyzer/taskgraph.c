@@ -176,8 +176,7 @@ static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   if (n->is_memory && op == LLVMCall && n->op != PA_OP_OTHER) n->bytes = (n->bits + 7) / 8;
 }
 
-/* The address operand of a load, store, masked load or masked store; NULL otherwise. */
-static LLVMValueRef address_of(LLVMValueRef in, const pa_node *n) {
+LLVMValueRef pa_node_address(LLVMValueRef in, const pa_node *n) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   if (op == LLVMLoad) return LLVMGetOperand(in, 0);
   if (op == LLVMStore) return LLVMGetOperand(in, 1);
@@ -237,7 +236,7 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
       LLVMValueRef m = LLVMGetOperand(in, mop);
       if (LLVMIsAInstruction(m) && LLVMGetInstructionParent(m) == bb) b->nodes[i].mask = pa_ptrmap_get(&idx, m);
     }
-    LLVMValueRef addr = address_of(in, &b->nodes[i]);
+    LLVMValueRef addr = pa_node_address(in, &b->nodes[i]);
     if (addr) {
       int s = -1;
       for (int k = n_stores - 1; k >= 0 && s < 0; k--)

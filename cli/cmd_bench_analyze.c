@@ -14,6 +14,7 @@
 #include "bench_valgrind.h"
 #include "commands.h"
 #include "compiler.h"
+#include "predictor.h"
 
 #ifndef PORTENT_BENCH_KERNELS
 #define PORTENT_BENCH_KERNELS "bench/kernels"
@@ -78,35 +79,14 @@ static double misses(const pa_reuse_hist *h, int64_t lines) {
   return m;
 }
 
-/* A set-associative LRU cache of S sets x A ways whose lines fall in sets at random (Hill &
- * Smith, IEEE ToC 1989, as predictor/memory.c models it): an access at distance d misses when
- * at least A of the d lines since fell in its set, P(Poisson(d / S) >= A). Each bin is
- * evaluated at eight points spread geometrically over it. */
-static double poisson_tail(double lambda, int ways) {
-  if (lambda > ways + 12 * sqrt(ways) + 30) return 1;
-  double term = exp(-lambda), below = 0;
-  for (int i = 0; i < ways; i++) below += term, term *= lambda / (i + 1);
-  return below >= 1 ? 0 : 1 - below;
-}
-
-static double misses_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
-  double sets = (double)lines / ways, m = h->cold;
-  for (int k = 1; k < PA_REUSE_BINS; k++) {
-    if (!(h->bins[k] > 0)) continue;
-    double p = 0;
-    for (int q = 0; q < 8; q++) p += poisson_tail(exp2(k - 1 + (q + 0.5) / 8) / sets, ways);
-    m += h->bins[k] * p / 8;
-  }
-  return m;
-}
-
+/* Set-associative columns: the predictor's own model of a level (pp_misses_set_assoc). */
 static void predict(const pa_profile *p, double out[N_CACHES][2], double assoc[N_CACHES][2]) {
   for (int c = 0; c < N_CACHES; c++) {
     out[c][0] = misses(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES);
     out[c][1] = misses(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES);
     if (assoc) {
-      assoc[c][0] = misses_assoc(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES, (int)caches[c].d1_assoc);
-      assoc[c][1] = misses_assoc(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES, (int)caches[c].ll_assoc);
+      assoc[c][0] = pp_misses_set_assoc(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES, (int)caches[c].d1_assoc);
+      assoc[c][1] = pp_misses_set_assoc(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES, (int)caches[c].ll_assoc);
     }
   }
 }

@@ -50,7 +50,7 @@ static double set_miss(double d, double sets, int ways) {
 
 /* Misses of a set-associative level: each log2 bin of distances evaluated at four points
  * spread over it (geometrically), cold accesses always. */
-static double misses_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
+double pp_misses_set_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
   double sets = (double)lines / ways, m = h->cold;
   for (int k = 1; k < PA_REUSE_BINS; k++) {
     if (h->bins[k] <= 0) continue;
@@ -79,7 +79,7 @@ static double model(const ptg_target *t, const pa_reuse_hist *h, double footprin
     if (share < 1) share = 1;
     int64_t lines = c->size_bytes / (c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES) / share;
     int ways = fully_assoc ? 0 : c->associativity;
-    double misses = ways > 0 && lines >= 2 * ways ? misses_assoc(h, lines, ways) : misses_at(h, lines > 0 ? lines : 1);
+    double misses = ways > 0 && lines >= 2 * ways ? pp_misses_set_assoc(h, lines, ways) : misses_at(h, lines > 0 ? lines : 1);
     if (footprint_lines <= (double)lines) misses -= h->cold; /* warm from the previous run */
     if (misses < 0) misses = 0;
     if (misses > prev) misses = prev;

@@ -137,6 +137,11 @@ double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const
  * and the expected access latency in cycles. sharers = threads sharing shared levels. */
 double pp_memory_model(const ptg_target *t, const pa_reuse_hist *h, int sharers, double *hit_fraction);
 
+/* Misses of a set-associative LRU level of `lines` lines and `ways` ways whose lines fall in
+ * sets at random (Hill & Smith, IEEE ToC 1989), cold accesses included: what the memory model
+ * charges a level. */
+double pp_misses_set_assoc(const pa_reuse_hist *h, int64_t lines, int ways);
+
 /* ------------------------------------------------------------- the analytic cost model */
 
 typedef struct pp_analytic_opts {
