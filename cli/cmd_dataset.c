@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "compiler.h"
+#include "dataset_keys.h"
 
 static void collect_usage(FILE *f) {
   fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
@@ -129,7 +130,6 @@ static int collect_one(const char *spec, int per_workload, int skip, pt_rng *rng
   return rc;
 }
 
-static uint64_t fnv_str(uint64_t h, const char *s);
 
 static int cmp_task_flops(const void *a, const void *b) {
   const pc_network_task *x = a, *y = b;
@@ -232,7 +232,7 @@ static int cmd_collect(int argc, char **argv) {
   for (int w = 0; w < n; w++) {
     /* One stream per workload: (seed, index) for a list, (seed, key hash) for networks, so a
      * shard draws what the full run would and a task draws the same whichever networks ask. */
-    uint64_t stream = networks ? fnv_str(1469598103934665603ull, specs[w]) : (uint64_t)w;
+    uint64_t stream = networks ? ds_fnv(1469598103934665603ull, specs[w]) : (uint64_t)w;
     pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + stream};
     if (w % n_shards == shard) {
       if (rc_ctx.count[w] >= per) done++;
@@ -259,9 +259,7 @@ typedef struct {
 } merge_entry;
 
 typedef struct {
-  uint64_t *h;
-  int *entry; /* per slot: index into e (--combine) */
-  size_t cap, n;
+  ds_hashset seen; /* per program: index into e (--combine) */
   char *text; /* the merged log, written at once (atomically) at the end */
   size_t len, text_cap;
   int written, dup;
@@ -269,41 +267,6 @@ typedef struct {
   merge_entry *e;
   int n_e, e_cap;
 } merge_ctx;
-
-static uint64_t fnv_str(uint64_t h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return (h ^ 0xff) * 1099511628211ull; /* a separator, so ("ab","c") != ("a","bc") */
-}
-
-/* Inserts h; false when it was already there. 0 marks an empty slot, so hashes are made odd.
- * *slot: where h is now. */
-static bool set_insert(merge_ctx *m, uint64_t h, size_t *slot) {
-  h |= 1;
-  if (2 * (m->n + 1) > m->cap) {
-    size_t cap = m->cap ? 2 * m->cap : 4096;
-    uint64_t *t = calloc(cap, sizeof(uint64_t));
-    int *te = calloc(cap, sizeof(int));
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->h[i]) {
-        size_t j = m->h[i] & (cap - 1);
-        while (t[j]) j = (j + 1) & (cap - 1);
-        t[j] = m->h[i];
-        te[j] = m->entry[i];
-      }
-    free(m->h);
-    free(m->entry);
-    m->h = t, m->entry = te, m->cap = cap;
-  }
-  size_t i = h & (m->cap - 1);
-  for (; m->h[i]; i = (i + 1) & (m->cap - 1))
-    if (m->h[i] == h) {
-      *slot = i;
-      return false;
-    }
-  m->h[i] = h, m->n++;
-  *slot = i;
-  return true;
-}
 
 static void text_append(merge_ctx *m, const char *line) {
   size_t n = strlen(line);
@@ -347,12 +310,12 @@ static int merge_record(const pc_record *r, int line, void *ctx) {
   (void)line;
   merge_ctx *m = ctx;
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
-  uint64_t h = fnv_str(fnv_str(fnv_str(1469598103934665603ull, r->workload_key), r->target), steps ? steps : "");
+  uint64_t h = ds_program_hash(r->workload_key, r->target, steps);
   free(steps);
-  size_t slot;
-  if (!set_insert(m, h, &slot)) {
+  int *entry;
+  if (!ds_hashset_insert(&m->seen, h, &entry)) {
     m->dup++;
-    if (m->combine) entry_add(&m->e[m->entry[slot]], r);
+    if (m->combine) entry_add(&m->e[*entry], r);
     return 0;
   }
   char *text = pc_record_format(r);
@@ -368,7 +331,7 @@ static int merge_record(const pc_record *r, int line, void *ctx) {
   }
   m->e[m->n_e] = (merge_entry){text, 0, {0}, 0};
   entry_add(&m->e[m->n_e], r);
-  m->entry[slot] = m->n_e++;
+  *entry = m->n_e++;
   return 0;
 }
 
@@ -409,8 +372,7 @@ static int cmd_merge(int argc, char **argv) {
     fprintf(stderr, "portent dataset merge: %s\n", d.msg);
     rc = EXIT_FAILED;
   }
-  free(m.h);
-  free(m.entry);
+  ds_hashset_free(&m.seen);
   free(m.e);
   free(m.text);
   if (rc != EXIT_OK) return rc;

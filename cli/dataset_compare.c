@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "compiler.h"
+#include "dataset_keys.h"
 #include "predictor.h"
 
 typedef struct {
@@ -19,22 +20,10 @@ typedef struct {
 typedef struct {
   joined *v;
   int n, cap;
-  int *slot; /* open addressing on h -> index + 1 */
-  int slot_cap;
+  ds_hashset index; /* program -> index into v + 1 */
   bool second;
   int n_a, n_b, n_failed;
 } compare_set;
-
-static uint64_t fnv(uint64_t h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static int *find_slot(compare_set *c, uint64_t h) {
-  int j = (int)(h & (uint64_t)(c->slot_cap - 1));
-  while (c->slot[j] && c->v[c->slot[j] - 1].h != h) j = (j + 1) & (c->slot_cap - 1);
-  return &c->slot[j];
-}
 
 static double record_seconds(const pc_record *r) {
   double s = 0;
@@ -52,26 +41,20 @@ static int on_record(const pc_record *r, int line, void *ctx) {
   }
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
   if (!steps) return -1;
-  uint64_t h = fnv(fnv(fnv(1469598103934665603ull, r->workload_key), "\n"), steps);
+  uint64_t h = ds_program_hash(r->workload_key, NULL, steps);
   free(steps);
-  if (2 * (c->n + 1) > c->slot_cap) { /* grow and rehash */
-    free(c->slot);
-    c->slot_cap = c->slot_cap ? 2 * c->slot_cap : 1024;
-    c->slot = calloc((size_t)c->slot_cap, sizeof *c->slot);
-    for (int i = 0; i < c->n; i++) *find_slot(c, c->v[i].h) = i + 1;
-  }
-  int *s = find_slot(c, h);
+  int *at;
   if (!c->second) {
-    if (*s) return 0; /* a program measured twice in A: the first counts */
+    if (!ds_hashset_insert(&c->index, h, &at)) return 0; /* a program measured twice in A: the first counts */
     if (c->n == c->cap) {
       c->cap = c->cap ? 2 * c->cap : 256;
       c->v = realloc(c->v, sizeof *c->v * (size_t)c->cap);
     }
     c->v[c->n] = (joined){h, strdup(r->workload_key), t, -1};
-    *s = ++c->n;
+    *at = ++c->n;
     c->n_a++;
-  } else if (*s && c->v[*s - 1].b < 0) {
-    c->v[*s - 1].b = t;
+  } else if (!ds_hashset_insert(&c->index, h, &at) && *at > 0 && c->v[*at - 1].b < 0) {
+    c->v[*at - 1].b = t;
     c->n_b++;
   }
   return 0;
@@ -161,7 +144,7 @@ int cmd_dataset_compare(int argc, char **argv) {
   }
   for (int i = 0; i < n; i++) free(c.v[i].key);
   free(c.v);
-  free(c.slot);
+  ds_hashset_free(&c.index);
   free(a);
   free(b);
   free(ratio);

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "compiler.h"
+#include "dataset_keys.h"
 
 static void remeasure_usage(FILE *f) {
   fprintf(f, "usage: portent dataset remeasure --from in.jsonl [--from ...] --log out.jsonl [--shard i/N]\n"
@@ -31,47 +32,10 @@ typedef struct {
   int n, cap;
   char **groups; /* workload keys in order of first appearance */
   int n_groups, groups_cap;
-  uint64_t *seen; /* open addressing on h; 0 = empty */
-  size_t seen_cap, n_seen;
+  ds_hashset seen; /* programs measured here already or listed */
   bool with_failed;
   const char *target; /* when reading --log: only this target's records count */
 } remeasure_set;
-
-static uint64_t fnv(uint64_t h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static uint64_t program_hash(const char *key, const char *steps) {
-  uint64_t h = fnv(fnv(1469598103934665603ull, key), "\n");
-  h = fnv(h, steps);
-  return h ? h : 1;
-}
-
-/* Inserts h; false when it was already there. */
-static bool seen_insert(remeasure_set *m, uint64_t h) {
-  if (2 * (m->n_seen + 1) > m->seen_cap) {
-    size_t cap = m->seen_cap ? 2 * m->seen_cap : 1024;
-    uint64_t *t = calloc(cap, sizeof *t);
-    for (size_t i = 0; i < m->seen_cap; i++)
-      if (m->seen[i]) {
-        size_t j = m->seen[i] & (cap - 1);
-        while (t[j]) j = (j + 1) & (cap - 1);
-        t[j] = m->seen[i];
-      }
-    free(m->seen);
-    m->seen = t;
-    m->seen_cap = cap;
-  }
-  size_t j = h & (m->seen_cap - 1);
-  while (m->seen[j]) {
-    if (m->seen[j] == h) return false;
-    j = (j + 1) & (m->seen_cap - 1);
-  }
-  m->seen[j] = h;
-  m->n_seen++;
-  return true;
-}
 
 static int group_of(remeasure_set *m, const char *key) {
   for (int g = m->n_groups - 1; g >= 0; g--)
@@ -91,7 +55,7 @@ static int mark_done(const pc_record *r, int line, void *ctx) {
   if (strcmp(r->target, m->target) != 0) return 0;
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
   if (!steps) return -1;
-  seen_insert(m, program_hash(r->workload_key, steps));
+  ds_hashset_insert(&m->seen, ds_program_hash(r->workload_key, NULL, steps), NULL);
   free(steps);
   return 0;
 }
@@ -102,8 +66,8 @@ static int add_program(const pc_record *r, int line, void *ctx) {
   if (r->error_code != PC_MEASURE_OK && !m->with_failed) return 0;
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
   if (!steps) return -1;
-  uint64_t h = program_hash(r->workload_key, steps);
-  if (!seen_insert(m, h)) {
+  uint64_t h = ds_program_hash(r->workload_key, NULL, steps);
+  if (!ds_hashset_insert(&m->seen, h, NULL)) {
     free(steps);
     return 0;
   }
@@ -218,7 +182,7 @@ int cmd_dataset_remeasure(int argc, char **argv) {
       fprintf(stderr, "portent dataset remeasure: %s\n", d.msg);
       return EXIT_FAILED;
     }
-    n_done = (int)m.n_seen;
+    n_done = (int)m.seen.n;
   }
   for (int f = 0; f < n_from; f++) {
     int bad = 0;
@@ -250,6 +214,6 @@ int cmd_dataset_remeasure(int argc, char **argv) {
   for (int g = 0; g < m.n_groups; g++) free(m.groups[g]);
   free(m.v);
   free(m.groups);
-  free(m.seen);
+  ds_hashset_free(&m.seen);
   return rc;
 }
