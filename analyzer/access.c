@@ -154,6 +154,37 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
   }
 }
 
+/* The object an address is based on: through getelementptrs (their pointer operand), casts
+ * and loop header phis (their value entering the loop), to an argument, a global or another
+ * pointer (a load, a call) whose offsets from it are unknown; NULL when a phi merges
+ * different objects or the chain is too long. */
+static LLVMValueRef underlying_object(walker *w, LLVMValueRef v) {
+  for (int depth = 0; v && depth < MAX_DEPTH; depth++) {
+    if (LLVMIsAGetElementPtrInst(v) || LLVMIsABitCastInst(v) || LLVMIsAAddrSpaceCastInst(v)) {
+      v = LLVMGetOperand(v, 0);
+    } else if (LLVMIsAPHINode(v) && header_loop(w, v) >= 0) {
+      const pa_loop *L = &w->f->loops[header_loop(w, v)];
+      LLVMValueRef start = NULL;
+      int n_in = (int)LLVMCountIncoming(v);
+      for (int j = 0; j < n_in; j++) {
+        int from = pa_ptrmap_get(w->bbmap, LLVMGetIncomingBlock(v, (unsigned)j));
+        bool latch = false;
+        for (int q = 0; q < L->n_latches; q++) latch |= L->latches[q] == from;
+        LLVMValueRef x = LLVMGetIncomingValue(v, (unsigned)j);
+        if (latch) continue;
+        if (start && start != x) return NULL;
+        start = x;
+      }
+      v = start;
+    } else if (LLVMIsAConstantExpr(v) && (LLVMGetConstOpcode(v) == LLVMGetElementPtr || LLVMGetConstOpcode(v) == LLVMBitCast)) {
+      v = LLVMGetOperand(v, 0);
+    } else {
+      return LLVMIsAPHINode(v) || LLVMIsASelectInst(v) ? NULL : v;
+    }
+  }
+  return NULL;
+}
+
 void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   if (f->n_loops == 0) return;
   pa_ptrmap bbmap;
@@ -166,6 +197,8 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   w.td = LLVMCreateTargetData(LLVMGetDataLayoutStr(mod));
   w.coef = malloc(sizeof(int64_t) * (size_t)f->n_loops);
   w.bad = malloc(sizeof(bool) * (size_t)f->n_loops);
+  int n_objects = 0, cap_objects = 0;
+  LLVMValueRef *objects = NULL; /* distinct underlying objects, in order of first use */
   bi = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb), bi++) {
     pa_block *b = &f->blocks[bi];
@@ -186,10 +219,20 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
       int k = 0;
       for (int l = b->loop; l >= 0; l = f->loops[l].parent, k++)
         n->strides[k] = w.bad[l] ? PA_STRIDE_UNKNOWN : w.coef[l];
+      LLVMValueRef obj = underlying_object(&w, addr);
+      if (!obj) continue;
+      int o = 0;
+      while (o < n_objects && objects[o] != obj) o++;
+      if (o == n_objects) {
+        if (n_objects == cap_objects) cap_objects = 2 * cap_objects + 8, objects = realloc(objects, sizeof *objects * (size_t)cap_objects);
+        objects[n_objects++] = obj;
+      }
+      n->array = o + 1;
     }
   }
   LLVMDisposeTargetData(w.td);
   free(w.coef);
   free(w.bad);
+  free(objects);
   pa_ptrmap_free(&bbmap);
 }

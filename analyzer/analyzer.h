@@ -55,6 +55,11 @@ typedef struct {
    * Static (analyzer/access.c); n_strides 0 elsewhere and in profiles written before it. */
   int n_strides;
   int64_t *strides;
+  /* Memory nodes with strides: 1 + the index, in its function, of the object the address is
+   * based on (a function argument, a global, or a pointer computed outside every loop, reached
+   * through getelementptrs, casts and induction phis); 0 when unknown (and in older profiles).
+   * Two accesses of different objects sit at unrelated addresses (separate allocations). */
+  int array;
 } pa_node;
 #define PA_STRIDE_UNKNOWN INT64_MIN
 

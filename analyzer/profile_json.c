@@ -76,6 +76,7 @@ static cJSON *block_json(const pa_block *b) {
         cJSON_AddItemToArray(st, n->strides[k] == PA_STRIDE_UNKNOWN ? cJSON_CreateNull()
                                                                    : cJSON_CreateNumber((double)n->strides[k]));
     }
+    if (n->array > 0) cJSON_AddNumberToObject(x, "array", n->array);
     cJSON_AddItemToArray(nodes, x);
   }
   cJSON *edges = cJSON_AddArrayToObject(o, "edges");
@@ -346,6 +347,11 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
           }
         }
       }
+    }
+    const cJSON *ar = cJSON_GetObjectItemCaseSensitive(x, "array"); /* absent before arrays were recorded */
+    if (ar) {
+      n->array = inum(r, x, "array", c);
+      if (n->array < 0 || !n->is_memory) bad(r, "array: a non-negative object index on a memory node");
     }
   }
   edges = field(r, o, "edges", ctx);

@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 10
-#define BP_HEADLINE 8 /* steady+bw+strides: portent's default model */
+#define BP_PRESETS 11
+#define BP_HEADLINE 10 /* steady+bw+overlap+strides: portent's default model */
 const char *bp_preset_name(int k);
 
 typedef struct {
@@ -66,6 +66,7 @@ typedef struct {
   bool json;
   const char *svg;
   int worst;               /* print the K candidates with the largest |log(pred/meas)| */
+  const char *tsv;         /* per-candidate measured and predicted seconds of every preset (NULL: none) */
   double prof_seconds;     /* profiling figures of the collecting run (0: none) */
   int n_profiled;
   double counts_seconds;

@@ -112,6 +112,29 @@ static void print_worst(const ptg_target *t, const bp_set *s, int k) {
   free(m);
 }
 
+/* --tsv: one row per candidate (workload, candidate, measured, then every preset), so that
+ * splits and per-candidate comparisons need no second run. */
+static int write_tsv(const char *path, const bp_set *s) {
+  size_t rows = 1;
+  for (int i = 0; i < s->nw; i++) rows += (size_t)s->w[i].n;
+  pt_sbuf b = {.cap = rows * (96 + 16 * BP_PRESETS) + 1024}; /* names < 64, numbers %.6g < 14 */
+  b.buf = malloc(b.cap);
+  pt_sbuf_printf(&b, "workload\tcandidate\tmeasured_s");
+  for (int k = 0; k < BP_PRESETS; k++) pt_sbuf_printf(&b, "\t%s", bp_preset_name(k));
+  pt_sbuf_printf(&b, "\n");
+  for (int i = 0; i < s->nw; i++)
+    for (int j = 0; j < s->w[i].n; j++) {
+      pt_sbuf_printf(&b, "%s\t%d\t%.6g", s->w[i].name, s->w[i].candidate[j], s->w[i].meas[j]);
+      for (int k = 0; k < BP_PRESETS; k++) pt_sbuf_printf(&b, "\t%.6g", s->w[i].pred[k][j]);
+      pt_sbuf_printf(&b, "\n");
+    }
+  pt_diag d = {0};
+  int rc = pt_write_file_atomic(path, b.buf, b.len, &d);
+  if (rc < 0) fprintf(stderr, "portent bench predict: %s\n", d.msg);
+  free(b.buf);
+  return rc;
+}
+
 /* Predictions per second given profiles, on this one core: the set's profiles in turn for
  * half a second, in whole passes (so each profile weighs the same). Its own function so that `valgrind --tool=callgrind
  * --toggle-collect=prediction_rate` counts the instructions of exactly these predictions. */
@@ -215,6 +238,7 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
       printf("%-12s %7.1f%% %9.3f %9.3f %7.3f %7.3f\n", bp_preset_name(k), 100 * avg[k].mape, avg[k].spearman,
              avg[k].pairwise, avg[k].top1, avg[k].top5);
     if (o->worst > 0) print_worst(t, s, o->worst);
+    if (o->tsv && write_tsv(o->tsv, s) < 0) return EXIT_FAILED;
     printf("\npredictions per second given profiles (one core, %s): %.0f\n", bp_preset_name(BP_HEADLINE), rate);
     if (o->n_profiled > 0)
       printf("profiling (sampled reuse) + prediction per second from scratch: %.3f (%d profiled in this run, %.2f s)\n",

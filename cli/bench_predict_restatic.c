@@ -32,6 +32,7 @@ static bool graft(pa_profile *to, const pa_profile *from) {
         const pa_node *m = &g->blocks[j].nodes[k];
         n->n_strides = m->n_strides;
         n->strides = m->n_strides ? pt_memdup(to->arena, m->strides, sizeof(int64_t) * (size_t)m->n_strides) : NULL;
+        n->array = m->array;
       }
   }
   return true;

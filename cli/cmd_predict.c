@@ -16,8 +16,9 @@ static void usage(FILE *f) {
           "  PROFILE.json     program profile of `portent analyze` (with block counts)\n"
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
-          "                   + \"+strides\", \"+overlap\", \"-assoc\" (default steady+bw+strides: steady-state\n"
-          "                   loops, the bandwidth bound and the profile's per-access strides on top of the\n"
+          "                   + \"+strides\", \"+overlap\", \"-assoc\" (default steady+bw+overlap+strides:\n"
+          "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
+          "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
@@ -33,7 +34,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+strides";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

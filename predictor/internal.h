@@ -81,7 +81,7 @@ double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, do
 /* Per-access strides (memory.c): miss cycles beyond L1 of set-conflicting walks (*miss, to be
  * overlapped over the target's overlapping misses) and TLB cycles (*tlb) per execution of a
  * loop block of `trip` iterations per entry. */
-void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss,
-                      double *tlb);
+void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss, double *tlb,
+                      double *longest);
 
 #endif

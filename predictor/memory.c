@@ -104,24 +104,27 @@ double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, do
 /* ------------------------------------------------------------------ per-access strides */
 
 /* Data TLB reach by microarchitecture (entries of the first- and second-level data TLBs for
- * 4 KiB pages) and the cycles an L1-DTLB miss that hits the L2 TLB adds. Published figures:
- * Zen 4: 72 / 3072 entries, 7 cycles (AMD Software Optimization Guide for Family 19h, 57647,
- * sec. 2.11.1; Chips and Cheese, "AMD's Zen 4 Part 2"); Zen 5: 96 / 4096 (AMD Software
- * Optimization Guide for Family 1Ah, 58455, sec. 2.11.1), 7 cycles assumed as Zen 4; Zen 2/3:
- * 64 / 2048 (Family 17h/19h guides), 7 cycles; Skylake(-SP): 64 / 1536, 9 cycles (Intel 64
- * and IA-32 Optimization Reference Manual, table 2-x "TLB parameters"); Neoverse N1: 48 / 1280,
- * 5 cycles assumed (Arm Neoverse N1 TRM, sec. 5.2). Unknown: 64 / 2048 / 7, the middle. */
-static void tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entries, double *l2_hit) {
+ * 4 KiB pages), the cycles an L1-DTLB miss that hits the L2 TLB adds, and how many page-table
+ * walks run at once. Published figures: Zen 4: 72 / 3072 entries, 7 cycles (AMD Software
+ * Optimization Guide for Family 19h, 57647, sec. 2.11.1; Chips and Cheese, "AMD's Zen 4 Part
+ * 2"); Zen 5: 96 / 4096 (AMD Software Optimization Guide for Family 1Ah, 58455, sec. 2.11.1),
+ * 7 cycles assumed as Zen 4; Zen 2/3: 64 / 2048 (Family 17h/19h guides), 7 cycles; walkers:
+ * 2 on Zen 2, 6 from Zen 3 on (AMD, "Zen 3", Hot Chips 33, 2021); Skylake(-SP): 64 / 1536, 9
+ * cycles, 2 walkers (Intel 64 and IA-32 Optimization Reference Manual, table 2-x "TLB
+ * parameters"; two page walkers since Broadwell); Neoverse N1: 48 / 1280, 5 cycles assumed, 2
+ * walkers assumed (Arm Neoverse N1 TRM, sec. 5.2). Unknown: 64 / 2048 / 7 / 2, the middle. */
+static void tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entries, double *l2_hit, double *walkers) {
   static const struct {
     const char *uarch;
-    double l1, l2, hit;
-  } tlb[] = {{"zen2", 64, 2048, 7},         {"zen3", 64, 2048, 7},    {"zen4", 72, 3072, 7},
-             {"zen5", 96, 4096, 7},         {"skylake-sp", 64, 1536, 9}, {"skylake", 64, 1536, 9},
-             {"cascadelake", 64, 1536, 9},  {"neoverse-n1", 48, 1280, 5}};
-  *l1_entries = 64, *l2_entries = 2048, *l2_hit = 7;
+    double l1, l2, hit, walkers;
+  } tlb[] = {{"zen2", 64, 2048, 7, 2},           {"zen3", 64, 2048, 7, 6},        {"zen4", 72, 3072, 7, 6},
+             {"zen5", 96, 4096, 7, 6},           {"skylake-sp", 64, 1536, 9, 2}, {"skylake", 64, 1536, 9, 2},
+             {"cascadelake", 64, 1536, 9, 2},    {"neoverse-n1", 48, 1280, 5, 2}};
+  *l1_entries = 64, *l2_entries = 2048, *l2_hit = 7, *walkers = 2;
   const char *u = t->microarchitecture ? t->microarchitecture : "";
   for (size_t i = 0; i < PT_ARRAY_LEN(tlb); i++)
-    if (strcmp(u, tlb[i].uarch) == 0) *l1_entries = tlb[i].l1, *l2_entries = tlb[i].l2, *l2_hit = tlb[i].hit;
+    if (strcmp(u, tlb[i].uarch) == 0)
+      *l1_entries = tlb[i].l1, *l2_entries = tlb[i].l2, *l2_hit = tlb[i].hit, *walkers = tlb[i].walkers;
 }
 
 static int64_t gcd64(int64_t a, int64_t b) {
@@ -132,25 +135,38 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
-/* A strided walk of `trip` lines, `step` lines apart, in a level of `sets` sets of `ways`
- * ways: it lands in sets / gcd(step, sets) distinct sets (the set index is the line number
- * modulo sets); when more of its lines share a set than the set has ways, the walk cannot
- * stay in that level until it comes back. */
-static bool walk_conflicts(double trip, int64_t step, int64_t sets, int ways, double streams) {
-  if (sets < 1 || ways < 1) return false;
-  int64_t g = gcd64(step % sets, sets);
-  double distinct = (double)(sets / (g > 0 ? g : sets));
-  if (distinct > trip) distinct = trip;
-  return streams * trip / distinct > ways;
+/* Fraction of a strided walk's lines (`trip` lines, `step` lines apart, `streams` walks
+ * alike) that a level of `sets` sets of `ways` ways cannot keep until the walk comes back.
+ * The set index is the line number modulo sets. Within a 4 KiB page the index follows the
+ * virtual address, so the walk lands on page_sets / gcd(step, page_sets) positions of a page
+ * (page_sets = the sets a page spans); the index bits above the page come from the physical
+ * frame, which the OS picks with no relation to the virtual one (no huge pages: transparent
+ * huge pages are madvise-only on the measuring machine and portent does not madvise), so the
+ * lines of one position spread at random over the level's sets / page_sets page colours:
+ * a line is lost when at least `ways` others share its set, P(Poisson >= ways) as in
+ * pp_misses_set_assoc. A level no larger than a page (L1 here) is deterministic: all lost
+ * when a position holds more lines than ways. */
+#define PAGE_BYTES 4096 /* x86-64 and AArch64 base page */
+static double walk_lost(double trip, int64_t step, int64_t sets, int ways, double streams) {
+  if (sets < 1 || ways < 1) return 0;
+  int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
+  int64_t g = gcd64(step % page_sets, page_sets);
+  double positions = (double)(page_sets / (g > 0 ? g : page_sets));
+  if (positions > trip) positions = trip;
+  double per_position = streams * trip / positions, colours = (double)(sets / page_sets);
+  if (colours <= 1) return per_position > ways ? 1 : 0;
+  return set_miss(per_position - 1, colours, ways);
 }
 
 /* The distinct walks of a block: memory nodes with a known, non-zero innermost stride, one
- * per stride vector. A load and a store of the same element (read-modify-write) walk one
- * stream, whose second access hits the line the first brought; arrays walked alike are taken
- * as one stream too (their bases are unknown). Linear: a hash of each stride vector. Returns
- * how many, in walks[] (b->n_nodes entries). */
+ * per object (pa_node array) and stride vector. A load and a store of the same element
+ * (read-modify-write) walk one stream, whose second access hits the line the first brought;
+ * accesses of one object walked alike (neighbouring elements) are taken as one stream too.
+ * Nodes whose object is unknown (array 0, older profiles) count as one object. Linear: a hash
+ * of each (object, stride vector). Returns how many, in walks[] (b->n_nodes entries). */
 static uint64_t strides_hash(const pa_node *n) {
-  uint64_t h = 1469598103934665603ull ^ (uint64_t)n->n_strides;
+  uint64_t h = (1469598103934665603ull ^ (uint64_t)n->n_strides) * 1099511628211ull;
+  h = (h ^ (uint64_t)n->array) * 1099511628211ull;
   for (int k = 0; k < n->n_strides; k++) h = (h ^ (uint64_t)n->strides[k]) * 1099511628211ull;
   return h;
 }
@@ -168,7 +184,7 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
     bool seen = false;
     for (size_t k = h & (size_t)(cap - 1); table[k] >= 0; k = (k + 1) & (size_t)(cap - 1)) {
       const pa_node *o = &b->nodes[table[k]];
-      if (o->n_strides == n->n_strides && memcmp(o->strides, n->strides, sizeof(int64_t) * (size_t)n->n_strides) == 0) {
+      if (o->n_strides == n->n_strides && o->array == n->array && memcmp(o->strides, n->strides, sizeof(int64_t) * (size_t)n->n_strides) == 0) {
         seen = true;
         break;
       }
@@ -188,12 +204,13 @@ static int64_t abs_stride(const pa_node *n) { return n->strides[0] < 0 ? -n->str
  * whose stride (pa_node strides) maps a loop's sweep onto too few cache sets to survive until
  * the enclosing loop comes back to the same lines (set conflicts: those accesses are served
  * by the first level whose sets hold the sweep), and walks that touch more pages per sweep
- * than the data TLB holds (a TLB miss per page). `trip` is the block's iterations per entry
- * into its loop. Returns the miss cycles beyond an L1 hit (to be overlapped by the caller)
- * in *miss and the TLB cycles in *tlb. */
+ * than the first-level data TLB holds (a TLB miss per page). `trip` is the block's iterations
+ * per entry into its loop. Returns, per iteration, the latency beyond an L1 hit that
+ * independent loads overlap (misses and L2-TLB hits; the caller divides it by the target's
+ * overlapping misses) in *miss, and page-walk cycles already divided among the walkers in *tlb. */
 void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss,
-                      double *tlb) {
-  *miss = *tlb = 0;
+                      double *tlb, double *longest) {
+  *miss = *tlb = *longest = 0;
   if (!(trip >= 2)) return;
   const ptg_target *t = pp->t;
   int levels = ptg_target_cache_levels(t);
@@ -209,10 +226,12 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
   for (int w = 0; w < m; w++) {
     const pa_node *n = &b->nodes[walks[w]];
     int64_t s = abs_stride(n);
-    /* walks of the same stride (other arrays walked alike) compete for the same sets; few
-     * walks per block in practice, so the count is a scan */
+    /* walks of the same object with the same stride compete for the same sets (their offsets
+     * differ by a constant); walks of different objects (separate allocations, placed at
+     * unrelated physical pages) do not; few walks per block in practice, so the count is a scan */
     double same_stride = 0;
-    for (int v = 0; v < m && s >= PA_LINE_BYTES; v++) same_stride += abs_stride(&b->nodes[walks[v]]) == s;
+    for (int v = 0; v < m && s >= PA_LINE_BYTES; v++)
+      same_stride += abs_stride(&b->nodes[walks[v]]) == s && b->nodes[walks[v]].array == n->array;
     /* pages one sweep of this walk touches, and how many of its accesses open a new page */
     double span = s >= 4096 ? trip : trip * (double)s / 4096.0;
     pages += span > 1 ? span : 1;
@@ -222,32 +241,37 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
     bool reused = n->n_strides >= 2 && n->strides[1] != PA_STRIDE_UNKNOWN && n->strides[1] > -PA_LINE_BYTES &&
                   n->strides[1] < PA_LINE_BYTES;
     if (!reused) continue;
-    int served = levels + 1;
-    for (int L = 1; L <= levels; L++) {
+    /* the expected latency beyond L1 of one access: the fraction each level loses goes on
+     * to the next (a level loses at least what the one above it lost) */
+    double reach = 1, extra = 0, worst = 0;
+    for (int L = 1; L <= levels && reach > 0; L++) {
       const ptg_cache *c = ptg_target_cache(t, L);
       int ways = c->associativity;
       int64_t lines = c->size_bytes / (c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES);
-      if (ways <= 0 || lines < ways) continue; /* no associativity figure: the reuse model decides */
-      if (!walk_conflicts(trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, lines / ways, ways, same_stride)) {
-        served = L;
-        break;
-      }
+      double lost = ways > 0 && lines >= ways ? walk_lost(trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, lines / ways, ways, same_stride)
+                                              : 0; /* no associativity figure: the reuse model decides */
+      if (lost > reach) lost = reach;
+      double next = L < levels ? pp_level_latency(t, L + 1) : pp_level_latency(t, 0);
+      if (lost > 0) extra += lost * (next - pp_level_latency(t, L)), worst = next - pp->l1_latency;
+      reach = lost;
     }
-    if (served == 1) continue;
-    double lat = pp_level_latency(t, served <= levels ? served : 0) - pp->l1_latency;
-    if (lat > 0) *miss += lat * (n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1);
+    double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
+    if (extra > 0) *miss += extra * parts;
+    if (worst > *longest) *longest = worst;
   }
-  double l1e, l2e, hit;
-  tlb_figures(t, &l1e, &l2e, &hit);
+  double l1e, l2e, hit, walkers;
+  tlb_figures(t, &l1e, &l2e, &hit, &walkers);
   if (pages > l1e) {
-    /* beyond the L2 TLB each miss walks the page table; its entries (8 bytes a page) are
-     * read like data: at the level that holds pages x 8 bytes */
-    double walk = hit;
+    /* an L1-DTLB miss that hits the L2 TLB adds its cycles to that load's latency: independent
+     * loads overlap it like a cache miss (*miss, divided by the caller); beyond the L2 TLB each
+     * miss walks the page table, whose entries (8 bytes a page) are read like data, at the
+     * level that holds pages x 8 bytes, with at most `walkers` walks at once (*tlb) */
+    *miss += page_accesses / trip * hit; /* per iteration of the block */
+    if (hit > *longest) *longest = hit;
     if (pages > l2e) {
       int L = 1;
       while (L < levels && ptg_target_cache(t, L)->size_bytes < pages * 8) L++;
-      walk += pp_level_latency(t, L);
+      *tlb = page_accesses / trip * pp_level_latency(t, L) / walkers;
     }
-    *tlb = page_accesses / trip * walk; /* per iteration of the block */
   }
 }

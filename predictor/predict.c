@@ -15,8 +15,9 @@ const char *pp_bound_name(pp_bound b) { return b >= 0 && b < PP_BOUND_COUNT ? bo
 
 void pp_options_default(pp_options *o) {
   memset(o, 0, sizeof *o);
-  /* "steady+bw+strides": the most accurate in docs/validation.md */
-  o->steady_state = o->bandwidth = o->strides = true;
+  /* "steady+bw+overlap+strides": the best MAPE and Spearman on the Zen 5 set (docs/validation.md,
+   * session 4) among the models that predict a set-conflicting column walk slower */
+  o->steady_state = o->bandwidth = o->overlap = o->strides = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -321,13 +322,22 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
       }
       if (pp->o.strides && b->loop >= 0 && b->loop < f->n_loops) {
-        /* what the reuse histograms cannot show: set-conflicting and page-crossing walks; their
-         * misses overlap up to the target's overlapping misses (Little's law) */
+        /* what the reuse histograms cannot show: set-conflicting and page-crossing walks. Their
+         * misses and data-TLB misses (latency added to independent loads) overlap, up to the
+         * target's overlapping misses, as far as the reorder window reaches: an iteration
+         * waiting on a miss of latency `longest` holds the window, which spans window / uops
+         * iterations, so p x window / uops misses are in flight when p of the iterations miss
+         * (Karkhanis & Smith, "A first-order superscalar processor model", ISCA 2004) */
         double trip = loop_trip(p, f, b, execs);
         if (memo->stride_trip != trip) {
-          double miss, tlb;
-          pp_stride_stalls(pp, b, trip, &miss, &tlb);
-          memo->stride_trip = trip, memo->stride_stall = miss / pp->mlp + tlb;
+          double miss, tlb, longest;
+          pp_stride_stalls(pp, b, trip, &miss, &tlb, &longest);
+          double inflight = pp->mlp;
+          if (longest > 0 && memo->uops > 0) {
+            double window = miss / longest * pp->window / memo->uops;
+            if (window < inflight) inflight = window > 1 ? window : 1;
+          }
+          memo->stride_trip = trip, memo->stride_stall = miss / inflight + tlb;
         }
         double stall = memo->stride_stall;
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
