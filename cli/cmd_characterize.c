@@ -10,11 +10,14 @@
 #include "microbench.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: portent characterize [-o FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--skip LIST] [--small-pages] [--gpu]\n\n"
+  fprintf(f, "usage: portent characterize [-o FILE.json] [--update FILE.json] [--name NAME] [--quick] [--threads N] [--only LIST] [--skip LIST] [--small-pages] [--gpu]\n\n"
              "Measures this machine (topology, instruction latency/throughput, caches, memory, thread\n"
              "pool) and writes a target description (docs/formats.md, \"Target description\"), to FILE\n"
              "or to stdout. Progress goes to stderr.\n\n"
              "  -o FILE        write here (atomically: no partial file on failure)\n"
+             "  --update FILE  measure only what --only/--skip/--gpu select and merge it into FILE (a\n"
+             "                 description of this kind of machine): those rows and sections are\n"
+             "                 replaced, the rest kept; written back to FILE, or to -o\n"
              "  --name NAME    target name (default: microarchitecture-vendor-Nc, e.g. zen5-epyc-2c)\n"
              "  --quick        fewer widths, sizes and repetitions (seconds instead of a minute)\n"
              "  --threads N    most threads for bandwidth and thread-pool figures (default: all cores)\n"
@@ -57,9 +60,51 @@ static int parse_skip(const char *list, pmb_options *o) {
   return 0;
 }
 
+/* The description --update refreshes: loaded and checked against this machine before minutes
+ * of measuring. A subset of instruction rows cannot group execution units (the grouping needs
+ * every class), so with --only the file's units are kept. */
+static ptg_target *load_for_update(const char *path, pmb_options *o, pt_diag *d) {
+  ptg_target *base = ptg_target_load(path, d);
+  if (!base) {
+    fprintf(stderr, "portent characterize: --update: %s\n", d->msg);
+    return NULL;
+  }
+  ptg_target *host = ptg_target_new("host");
+  int rc = pmb_topology(host, d);
+  if (rc == 0 && (!base->vendor || !host->vendor || strcmp(base->vendor, host->vendor) != 0 ||
+                  base->family != host->family || base->model != host->model))
+    rc = pt_fail(d, PT_ERR_INVALID, "%s describes a %s CPU of family %d model %d (%s); this machine is %s family %d model %d (%s)",
+                 path, base->vendor ? base->vendor : "?", base->family, base->model,
+                 base->microarchitecture ? base->microarchitecture : "?", host->vendor ? host->vendor : "?", host->family,
+                 host->model, host->microarchitecture ? host->microarchitecture : "?");
+  ptg_target_free(host);
+  if (rc < 0) {
+    fprintf(stderr, "portent characterize: --update: %s\n", d->msg);
+    ptg_target_free(base);
+    return NULL;
+  }
+  if (o->only && !o->skip_units) {
+    o->skip_units = true;
+    fprintf(stderr, "characterize: --only with --update: execution units kept from %s\n", path);
+  }
+  if (!o->name) o->name = base->name;
+  return base;
+}
+
+static ptg_target *merge_update(const ptg_target *base, ptg_target *fresh, const pmb_options *o, const char *path,
+                                pt_diag *d) {
+  ptg_update_summary s = {.units = !o->skip_units, .memory = !o->skip_memory, .runtime = !o->skip_runtime, .gpu = o->gpu};
+  ptg_target *t = ptg_target_update(base, fresh, &s, d);
+  ptg_target_free(fresh);
+  if (t)
+    fprintf(stderr, "characterize: %s: %d instruction rows measured again, %d added%s%s%s\n", path, s.replaced, s.added,
+            s.units ? ", units" : "", s.memory ? ", caches and memory" : "", s.runtime ? ", thread pool" : "");
+  return t;
+}
+
 int cmd_characterize(int argc, char **argv) {
   pmb_options o = {.progress = stderr};
-  const char *out = NULL;
+  const char *out = NULL, *update = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -68,6 +113,8 @@ int cmd_characterize(int argc, char **argv) {
       return EXIT_OK;
     } else if (strcmp(a, "-o") == 0 && has_value) {
       out = argv[++i];
+    } else if (strcmp(a, "--update") == 0 && has_value) {
+      update = argv[++i];
     } else if (strcmp(a, "--name") == 0 && has_value) {
       o.name = argv[++i];
     } else if (strcmp(a, "--quick") == 0) {
@@ -95,9 +142,19 @@ int cmd_characterize(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (out && check_writable(out) < 0) return EXIT_FAILED;
   pt_diag d = {0};
+  ptg_target *base = NULL;
+  if (update) {
+    if (!(base = load_for_update(update, &o, &d))) return d.err == PT_ERR_IO ? EXIT_FAILED : EXIT_USAGE;
+    if (!out) out = update;
+  }
+  if (out && check_writable(out) < 0) {
+    ptg_target_free(base);
+    return EXIT_FAILED;
+  }
   ptg_target *t = pmb_characterize(&o, &d);
+  if (t && base) t = merge_update(base, t, &o, update, &d);
+  ptg_target_free(base);
   if (!t) {
     fprintf(stderr, "portent characterize: %s\n", d.msg);
     return EXIT_FAILED;

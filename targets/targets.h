@@ -213,6 +213,18 @@ char *ptg_target_to_json(const ptg_target *t, pt_diag *d);
 int ptg_target_save(const ptg_target *t, const char *path, pt_diag *d);
 void ptg_target_free(ptg_target *t);
 
+/* A partial characterization of the same machine (vendor, family, model) merged into a
+ * description: every instruction row of `fresh` replaces the row of the same op, type and width
+ * (or is added); the sections the caller says `fresh` measured (units with the issue width,
+ * caches + memory + latency curve, runtime, gpu) replace base's; the rest stays. Without units,
+ * a new row takes the unit name of the old table (same row, else same op and type). Provenance
+ * gets the new date, the new sources and a note of what changed. replaced/added are outputs. */
+typedef struct {
+  bool units, memory, runtime, gpu; /* in: which sections fresh measured */
+  int replaced, added;              /* out: instruction rows */
+} ptg_update_summary;
+ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, ptg_update_summary *s, pt_diag *d);
+
 /* Adds an instruction row (strings copied into t->arena); returns it for further fields. */
 ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The target commands end to end: show/diff/validate on shipped files, errors that name the
 # JSON path, characterize --quick writing a valid file, an unwritable path and --gpu without a
-# GPU failing with exit 1 and a clear message (and no partial file).
+# GPU failing with exit 1 and a clear message (and no partial file); --update merging a partial
+# characterization into a file and refusing another machine's file.
 set -u
 portent="$1"; src="$2"; tmp=$(mktemp -d); fails=0
 trap 'rm -rf "$tmp"' EXIT
@@ -36,6 +37,16 @@ check "characterize --quick exits 0" '[ $rc -eq 0 ]'
 check "progress goes to stderr" 'grep -q "core clock" "$tmp/q.txt"'
 check "the written file validates" '"$portent" targets validate "$tmp/q.json" > /dev/null'
 check "no temporary file is left" '[ -z "$(ls "$tmp" | grep tmp)" ]'
+"$portent" characterize --update "$tmp/q.json" --quick --reps 2 --only mul:i64:64 --skip memory,runtime 2> "$tmp/u.txt"; rc=$?
+check "characterize --update exits 0" '[ $rc -eq 0 ]'
+check "--update says what it replaced" 'grep -q "0 instruction rows measured again, 1 added" "$tmp/u.txt"'
+"$portent" targets show "$tmp/q.json" > "$tmp/u_show.txt"
+check "the updated file has the new row" 'grep -q "mul  *i64  *64" "$tmp/u_show.txt"'
+check "the updated file kept the old rows" 'grep -q "fma  *f64" "$tmp/u_show.txt"'
+cp "$src/targets/arm-neoverse-n1.json" "$tmp/arm.json"
+"$portent" characterize --update "$tmp/arm.json" --quick --only add:i64:64 2> "$tmp/arm.txt"; rc=$?
+check "--update of another machine's file exits 2" '[ $rc -eq 2 ] && grep -q "this machine is" "$tmp/arm.txt"'
+check "--update of another machine's file leaves it as it was" 'cmp -s "$tmp/arm.json" "$src/targets/arm-neoverse-n1.json"'
 "$portent" characterize --bogus 2> /dev/null; rc=$?
 check "an unknown option exits 2" '[ $rc -eq 2 ]'
 "$portent" characterize --skip memory,bogus -o "$tmp/skip.json" 2> "$tmp/skip.txt"; rc=$?

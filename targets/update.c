@@ -1,0 +1,150 @@
+/* Refreshes part of a measured target description: the rows and sections a new (partial)
+ * characterization of the same machine measured replace the old ones, everything else stays.
+ * Works on the JSON form, so every string and figure is copied by cJSON, and the result goes
+ * through the same parser and validation as a file read from disk. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static cJSON *to_tree(const ptg_target *t, pt_diag *d) {
+  char *text = ptg_target_to_json(t, d);
+  if (!text) return NULL;
+  cJSON *tree = cJSON_Parse(text);
+  free(text);
+  if (!tree) pt_fail(d, PT_ERR_INVALID, "%s: its own JSON did not parse", t->name);
+  return tree;
+}
+
+static bool same_str(const cJSON *a, const cJSON *b) {
+  return cJSON_IsString(a) && cJSON_IsString(b) && strcmp(a->valuestring, b->valuestring) == 0;
+}
+
+static bool same_row(const cJSON *a, const cJSON *b, bool bits_too) {
+  if (!same_str(cJSON_GetObjectItem(a, "op"), cJSON_GetObjectItem(b, "op"))) return false;
+  if (!same_str(cJSON_GetObjectItem(a, "type"), cJSON_GetObjectItem(b, "type"))) return false;
+  return !bits_too || cJSON_GetObjectItem(a, "bits")->valuedouble == cJSON_GetObjectItem(b, "bits")->valuedouble;
+}
+
+/* The unit name of the old table for a row measured now, when units were not measured again:
+ * the same row's, else the same op and type at another width (same pipes, split or not). */
+static const char *old_unit(const cJSON *rows, const cJSON *row) {
+  const cJSON *r, *other = NULL;
+  cJSON_ArrayForEach(r, rows) {
+    if (!cJSON_GetObjectItem(r, "unit")) continue;
+    if (same_row(r, row, true)) return cJSON_GetObjectItem(r, "unit")->valuestring;
+    if (!other && same_row(r, row, false)) other = r;
+  }
+  return other ? cJSON_GetObjectItem(other, "unit")->valuestring : NULL;
+}
+
+static void take(cJSON *dst, const cJSON *src, const char *key) {
+  cJSON *v = cJSON_GetObjectItem(src, key);
+  cJSON_DeleteItemFromObjectCaseSensitive(dst, key);
+  if (v) cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, true));
+}
+
+static int merge_rows(cJSON *out, const cJSON *fresh, bool units, ptg_update_summary *s) {
+  cJSON *rows = cJSON_GetObjectItem(out, "instructions");
+  if (!rows) rows = cJSON_AddArrayToObject(out, "instructions");
+  cJSON *old = cJSON_Duplicate(rows, true); /* units are looked up in the table as it was */
+  const cJSON *r;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItem(fresh, "instructions")) {
+    cJSON *row = cJSON_Duplicate(r, true);
+    if (!units) {
+      const char *u = old_unit(old, row);
+      cJSON_DeleteItemFromObjectCaseSensitive(row, "unit");
+      if (u) cJSON_AddStringToObject(row, "unit", u);
+    }
+    int i = 0, at = -1;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, rows) {
+      if (same_row(o, row, true)) at = i;
+      i++;
+    }
+    if (at >= 0) {
+      cJSON_ReplaceItemInArray(rows, at, row);
+      s->replaced++;
+    } else {
+      cJSON_AddItemToArray(rows, row);
+      s->added++;
+    }
+  }
+  if (units) { /* old rows not measured again name units of the old grouping: drop those names */
+    cJSON *o;
+    cJSON_ArrayForEach(o, rows) {
+      bool measured = false;
+      cJSON_ArrayForEach(r, cJSON_GetObjectItem(fresh, "instructions")) measured |= same_row(o, r, true);
+      if (!measured) cJSON_DeleteItemFromObjectCaseSensitive(o, "unit");
+    }
+  }
+  cJSON_Delete(old);
+  return PT_OK;
+}
+
+static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_summary *s, pt_arena *a) {
+  cJSON *p = cJSON_GetObjectItem(out, "provenance"), *fp = cJSON_GetObjectItem(fresh, "provenance");
+  if (!p || !fp) return;
+  take(p, fp, "date");
+  take(p, fp, "tool");
+  cJSON *sources = cJSON_GetObjectItem(p, "sources");
+  if (!sources) sources = cJSON_AddArrayToObject(p, "sources");
+  const cJSON *src;
+  cJSON_ArrayForEach(src, cJSON_GetObjectItem(fp, "sources")) {
+    if (!cJSON_IsString(src)) continue;
+    cJSON_AddItemToArray(sources, cJSON_CreateString(pt_sprintf(a, "update: %s", src->valuestring)));
+  }
+  const cJSON *date = cJSON_GetObjectItem(fp, "date"), *notes = cJSON_GetObjectItem(p, "notes");
+  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s",
+                          cJSON_IsString(notes) ? notes->valuestring : "", cJSON_IsString(notes) ? "; " : "",
+                          cJSON_IsString(date) ? date->valuestring : "?", s->replaced, s->added,
+                          s->units ? ", execution units and issue width" : "", s->memory ? ", caches and memory" : "",
+                          s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
+  cJSON_DeleteItemFromObjectCaseSensitive(p, "notes");
+  cJSON_AddStringToObject(p, "notes", note);
+}
+
+ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, ptg_update_summary *s, pt_diag *d) {
+  if (!base->vendor || !fresh->vendor || strcmp(base->vendor, fresh->vendor) != 0 || base->family != fresh->family ||
+      base->model != fresh->model) {
+    pt_fail(d, PT_ERR_INVALID,
+            "%s describes a %s CPU of family %d model %d (%s); this one is %s family %d model %d (%s): an update only "
+            "refreshes a description of the same kind of machine",
+            base->name, base->vendor ? base->vendor : "?", base->family, base->model,
+            base->microarchitecture ? base->microarchitecture : "?", fresh->vendor ? fresh->vendor : "?", fresh->family,
+            fresh->model, fresh->microarchitecture ? fresh->microarchitecture : "?");
+    return NULL;
+  }
+  cJSON *out = to_tree(base, d), *in = out ? to_tree(fresh, d) : NULL;
+  ptg_target *t = NULL;
+  if (!in) goto done;
+  s->replaced = s->added = 0;
+  merge_rows(out, in, s->units, s);
+  cJSON *cpu = cJSON_GetObjectItem(out, "cpu"), *fcpu = cJSON_GetObjectItem(in, "cpu");
+  if (s->units) {
+    take(out, in, "units");
+    if (cpu && fcpu) take(cpu, fcpu, "issue_width");
+  }
+  if (s->memory) {
+    take(out, in, "caches");
+    take(out, in, "memory");
+    take(out, in, "latency_curve");
+  }
+  if (s->runtime) take(out, in, "runtime");
+  if (s->gpu) take(out, in, "gpu");
+  pt_arena *a = pt_arena_new();
+  merge_provenance(out, in, s, a);
+  pt_arena_free(a);
+  char *text = cJSON_PrintUnformatted(out);
+  if (!text) {
+    pt_fail(d, PT_ERR_NOMEM, "%s: out of memory serializing the update", base->name);
+    goto done;
+  }
+  t = ptg_target_parse(text, base->name, d);
+  free(text);
+done:
+  cJSON_Delete(out);
+  cJSON_Delete(in);
+  return t;
+}

@@ -1,0 +1,124 @@
+/* characterize --update's merge: measured rows replace theirs or are added, units are kept
+ * (or replaced with the rows' names dropped), unmeasured sections stay, provenance says what
+ * changed, and a description of another CPU is refused. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "targets/targets.h"
+#include "test.h"
+
+static ptg_target *machine(const char *date, int family) {
+  ptg_target *t = ptg_target_new("box");
+  t->provenance = "measured";
+  t->date = date;
+  t->isa = "x86_64";
+  t->vendor = "AuthenticAMD";
+  t->family = family;
+  t->model = 2;
+  t->microarchitecture = "testarch";
+  t->cores = 2;
+  t->threads_per_core = 1;
+  t->sockets = 1;
+  t->numa_nodes = 1;
+  t->frequency_ghz.value = 3.0;
+  t->native_vector_bits = t->max_vector_bits = 512;
+  t->issue_width.value = 6;
+  return t;
+}
+
+static void row(ptg_target *t, ptg_op op, ptg_elem e, int bits, double lat, double rtp, const char *unit) {
+  ptg_inst *r = ptg_target_add_inst(t, op, e, bits);
+  r->latency.value = lat;
+  r->recip_throughput.value = rtp;
+  r->unit = unit;
+}
+
+static ptg_target *base_target(void) {
+  ptg_target *t = machine("2026-01-01T00:00:00Z", 26);
+  row(t, PTG_OP_ADD, PTG_ELEM_I64, 64, 1, 0.25, "alu");
+  row(t, PTG_OP_LOAD, PTG_ELEM_I64, 64, 4, 0.33, "ls");
+  row(t, PTG_OP_LOAD, PTG_ELEM_F32, 512, 7, 0.5, "ls");
+  t->n_units = 2;
+  t->units = pt_alloc(t->arena, 2 * sizeof(ptg_unit));
+  t->units[0] = (ptg_unit){.name = "alu", .pipes = 4, .classes = "add.i64.64"};
+  t->units[1] = (ptg_unit){.name = "ls", .pipes = 3, .classes = "load.i64.64"};
+  t->n_caches = 1;
+  t->caches = pt_alloc(t->arena, sizeof(ptg_cache));
+  t->caches[0] = (ptg_cache){.level = 1, .size_bytes = 49152, .line_bytes = 64, .associativity = 12, .shared_by = 1,
+                             .latency_cycles = {.value = 4}, .latency_ns = {.value = NAN}};
+  t->memory.latency_ns.value = 90;
+  t->n_runtime = 1;
+  t->runtime = pt_alloc(t->arena, sizeof(ptg_runtime));
+  t->runtime[0] = (ptg_runtime){.threads = 2, .fork_join_ns = {.value = 100}, .barrier_ns = {.value = 50}};
+  return t;
+}
+
+/* What `characterize --only load:i64:64,load:i32:32 --skip memory,runtime,units` measures. */
+static ptg_target *fresh_target(int family) {
+  ptg_target *t = machine("2026-02-02T00:00:00Z", family);
+  row(t, PTG_OP_LOAD, PTG_ELEM_I64, 64, 4, 0.25, NULL);
+  row(t, PTG_OP_LOAD, PTG_ELEM_I32, 32, 4, 0.25, NULL);
+  t->n_caches = 1; /* topology only: no latency measured */
+  t->caches = pt_alloc(t->arena, sizeof(ptg_cache));
+  t->caches[0] = (ptg_cache){.level = 1, .size_bytes = 49152, .line_bytes = 64, .associativity = 12, .shared_by = 1,
+                             .latency_cycles = {.value = NAN}, .latency_ns = {.value = NAN}};
+  return t;
+}
+
+int main(void) {
+  pt_diag d = {0};
+  ptg_target *base = base_target(), *fresh = fresh_target(26);
+  ptg_update_summary s = {0};
+  ptg_target *u = ptg_target_update(base, fresh, &s, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    CHECK(s.replaced == 1 && s.added == 1 && u->n_insts == 4);
+    const ptg_inst *l = ptg_target_find_inst(u, PTG_OP_LOAD, PTG_ELEM_I64, 64);
+    CHECK(l && fabs(l->recip_throughput.value - 0.25) < 1e-9);
+    CHECK_MSG(l && l->unit && strcmp(l->unit, "ls") == 0, "kept unit %s", l && l->unit ? l->unit : "(none)");
+    const ptg_inst *n = ptg_target_find_inst(u, PTG_OP_LOAD, PTG_ELEM_I32, 32);
+    CHECK(n && n->unit == NULL); /* no old row of load i32 at any width */
+    const ptg_inst *v = ptg_target_find_inst(u, PTG_OP_LOAD, PTG_ELEM_F32, 512);
+    CHECK(v && fabs(v->latency.value - 7) < 1e-9 && v->unit && strcmp(v->unit, "ls") == 0);
+    CHECK(u->n_units == 2 && u->n_runtime == 1 && fabs(u->runtime[0].fork_join_ns.value - 100) < 1e-9);
+    CHECK(u->n_caches == 1 && fabs(u->caches[0].latency_cycles.value - 4) < 1e-9); /* memory not measured: kept */
+    CHECK(u->date && strcmp(u->date, "2026-02-02T00:00:00Z") == 0);
+    CHECK_MSG(u->notes && strstr(u->notes, "1 instruction rows measured again, 1 added"), "%s", u->notes ? u->notes : "");
+    CHECK(ptg_target_validate(u, "updated", &d) == 0);
+    ptg_target_free(u);
+  }
+
+  /* units measured again: theirs replace the old, and old rows not measured lose their names */
+  ptg_target *f2 = fresh_target(26);
+  f2->n_units = 1;
+  f2->units = pt_alloc(f2->arena, sizeof(ptg_unit));
+  f2->units[0] = (ptg_unit){.name = "u0", .pipes = 4, .classes = "load.i64.64"};
+  f2->insts[0].unit = f2->insts[1].unit = "u0";
+  f2->issue_width.value = 8;
+  ptg_update_summary s2 = {.units = true};
+  u = ptg_target_update(base, f2, &s2, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    CHECK(u->n_units == 1 && strcmp(u->units[0].name, "u0") == 0 && fabs(u->issue_width.value - 8) < 1e-9);
+    const ptg_inst *a = ptg_target_find_inst(u, PTG_OP_ADD, PTG_ELEM_I64, 64);
+    CHECK(a && a->unit == NULL);
+    const ptg_inst *l = ptg_target_find_inst(u, PTG_OP_LOAD, PTG_ELEM_I64, 64);
+    CHECK(l && l->unit && strcmp(l->unit, "u0") == 0);
+    ptg_target_free(u);
+  }
+
+  /* another CPU family: refused, naming both */
+  ptg_target *other = fresh_target(25);
+  ptg_update_summary s3 = {0};
+  pt_diag d3 = {0};
+  CHECK(ptg_target_update(base, other, &s3, &d3) == NULL);
+  CHECK_MSG(strstr(d3.msg, "family 26") && strstr(d3.msg, "family 25"), "%s", d3.msg);
+
+  ptg_target_free(base);
+  ptg_target_free(fresh);
+  ptg_target_free(f2);
+  ptg_target_free(other);
+  TEST_DONE();
+}
