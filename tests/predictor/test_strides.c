@@ -64,6 +64,8 @@ int main(void) {
   const pa_node *x = load_in(col, "i"), *st = load_in(col, "jl");
   CHECK(x && x->n_strides == 2 && x->strides[0] == 4096 && x->strides[1] == 4);
   CHECK(st && st->n_strides == 1 && st->strides[0] == 4);
+  /* the object of each access: the load walks argument %a, the store %c */
+  CHECK(x && st && x->array > 0 && st->array > 0 && x->array != st->array);
   const pa_node *y = load_in(row, "i");
   CHECK(y && y->n_strides == 2 && y->strides[0] == 4 && y->strides[1] == 4096);
 
