@@ -94,9 +94,31 @@ static bool folded(const char *opcode) {
   return false;
 }
 
+/* A phi of a vector whose lane count is not a power of two and that does not fit one native
+ * register: a value that lives across blocks is assigned registers by LLVM's
+ * TargetLoweringBase::getVectorTypeBreakdown, which only splits power-of-two lane counts and
+ * widens only up to one legal register; any other vector crosses the block edge as scalars,
+ * so each iteration takes every lane out (extract) and puts it back (insert): two 128-bit
+ * shuffles per lane. Seen on Zen 5 with LLVM 19: <20|24|40|48|56 x float> accumulators cost
+ * 2.25 shuffles per lane per iteration, <16|32|64 x float> none, <14 x float> (widened) 8 in
+ * all (docs/validation.md, session 4). */
+static bool crosses_as_scalars(const pp_predictor *pp, const pa_node *n) {
+  return n->lanes > 2 && (n->lanes & (n->lanes - 1)) != 0 && n->bits > pp->native_bits && n->opcode &&
+         n->opcode[0] == 'p' && strcmp(n->opcode, "phi") == 0;
+}
+
 static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_parts) {
   pp_op r = {0};
   r.unit = -1;
+  if (crosses_as_scalars(pp, n)) {
+    int unit;
+    ptg_inst_cost c = pp_inst_cost(pp, PTG_OP_SHUFFLE, pp_elem_of(n->elem), 128, &unit);
+    r.unit = unit;
+    r.parts = 2 * n->lanes;
+    r.latency = c.latency;
+    r.occupancy = c.recip_throughput * pp->unit_pipes[unit];
+    return r;
+  }
   if (folded(n->opcode ? n->opcode : "")) return r;
   ptg_elem elem = pp_elem_of(n->elem);
   int bits = n->bits > 0 ? n->bits : 64;

@@ -2,7 +2,8 @@
  * narrow vector on a wide target stays one; a missing class falls back and is noted; a
  * float mul feeding an add becomes one FMA; a splat of a loaded scalar becomes one load;
  * a masked load or store costs the target's maskload / maskstore row, or the plain row
- * (noted) where the target has none. */
+ * (noted) where the target has none; a phi of a vector that is neither a power of two lanes
+ * nor narrower than a register crosses blocks as scalars (two shuffles per lane). */
 #include "predictor/synthetic.h"
 #include "test.h"
 
@@ -24,6 +25,14 @@ int main(void) {
     CHECK_MSG(fabs(c - 16 * 0.5 * want[w]) < 0.3, "%d bits: %g cycles", widths[w], c);
     pa_node narrow = synthetic_node(PA_OP_ADD, "fadd", 4);
     CHECK(pp_legalize_node(pp, &narrow).parts == 1);
+    /* phis: <56 x float> is rebuilt lane by lane at every width; <64 x float> splits into
+     * registers; <12 x float> widens into one register where 512 bits hold it */
+    pa_node phi56 = synthetic_node(PA_OP_OTHER, "phi", 56), phi64 = synthetic_node(PA_OP_OTHER, "phi", 64),
+            phi12 = synthetic_node(PA_OP_OTHER, "phi", 12);
+    CHECK_MSG(pp_legalize_node(pp, &phi56).parts == 112, "%d bits: <56 x float> phi %d parts", widths[w],
+              pp_legalize_node(pp, &phi56).parts);
+    CHECK(pp_legalize_node(pp, &phi64).parts == 0);
+    CHECK(pp_legalize_node(pp, &phi12).parts == (widths[w] == 512 ? 0 : 24));
     pp_predictor_free(pp);
     ptg_target_free(t);
   }
