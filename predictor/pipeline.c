@@ -80,6 +80,8 @@ static void scratch_reserve(pp_predictor *pp, int n, int n_edges, int total) {
   if (total + 1 > pp->s_cap_total) {
     pp->s_cap_total = 2 * (total + 1);
     pp->s_finish = realloc(pp->s_finish, sizeof(double) * (size_t)pp->s_cap_total);
+    pp->s_retire = realloc(pp->s_retire, sizeof(double) * (size_t)pp->s_cap_total);
+    pp->s_cum = realloc(pp->s_cum, sizeof(double) * (size_t)pp->s_cap_total);
   }
 }
 
@@ -115,16 +117,24 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     int k = pred_start[t] + fill[t]++;
     pred[k] = s, pred_prev[k] = carried;
   }
-  double *finish = pp->s_finish;
+  double *finish = pp->s_finish, *retire = pp->s_retire, *cum = pp->s_cum;
   timeline *tl = pp->timelines; /* reused across calls */
   unsigned gen = ++pp->generation;
-  double uops = 0, w = pp->issue_width > 0 ? pp->issue_width : 4, makespan = 0;
+  double uops = 0, w = pp->issue_width > 0 ? pp->issue_width : 4, makespan = 0, window = pp->window;
+  int oldest = 0; /* the youngest op that must have retired before the current one dispatches */
   for (int k = 0; k < iters; k++) {
     iter_finish[k] = 0;
     for (int j = 0; j < n; j++) {
       int g = k * n + j;
       const pp_op *o = &ops[j];
       double r = uops / w; /* in-order dispatch at the issue width */
+      /* ...into a reorder buffer of `window` uops that retires in order: an op dispatches only
+       * once the ops more than `window` uops older than it have retired */
+      cum[g] = uops;
+      if (window > 0 && uops + o->parts > window) {
+        while (oldest + 1 < g && cum[oldest + 1] + ops[(oldest + 1) % n].parts <= uops + o->parts - window) oldest++;
+        if (cum[oldest] + ops[oldest % n].parts <= uops + o->parts - window && retire[oldest] > r) r = retire[oldest];
+      }
       uops += o->parts;
       for (int q = pred_start[j]; q < pred_start[j + 1]; q++) {
         if (pred_prev[q] && k == 0) continue;
@@ -142,6 +152,7 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
         }
       }
       finish[g] = fin;
+      retire[g] = g > 0 && retire[g - 1] > fin ? retire[g - 1] : fin;
       if (fin > iter_finish[k]) iter_finish[k] = fin;
       if (fin > makespan) makespan = fin;
     }
@@ -197,6 +208,7 @@ void pp_timelines_free(pp_predictor *pp) {
   for (int u = 0; u < PP_MAX_UNITS; u++)
     free(pp->timelines[u].used), free(pp->timelines[u].next), free(pp->timelines[u].gen);
   free(pp->s_pred_start), free(pp->s_pred), free(pp->s_pred_prev), free(pp->s_fill), free(pp->s_finish);
+  free(pp->s_retire), free(pp->s_cum);
   free(pp->s_walks), free(pp->s_table);
 }
 

@@ -39,6 +39,21 @@ int main(void) {
   double open = pp_schedule(pp, N, ops, 3, rec, true);
   CHECK_MSG(fabs(open - 8) < 0.5, "open loop %g, want 8", open);
 
+  /* a body of 512 chained adds and no recurrence: the next copy's first add dispatches only
+   * when the adds more than a reorder window (224 uops on a target of unknown
+   * microarchitecture) older have retired, so copies overlap by at most 224 of the 2048-cycle
+   * chain: >= (512 - 224) x 4 = 1152 cycles per iteration, far above the 128-cycle resources */
+  {
+    enum { L = 512 };
+    static pp_op big[L];
+    static pa_edge bige[L];
+    for (int i = 0; i < L; i++) big[i] = ops[0];
+    for (int i = 0; i + 1 < L; i++) bige[i] = (pa_edge){i, i + 1, PA_EDGE_DATA};
+    double windowed = pp_schedule(pp, L, big, L - 1, bige, true);
+    CHECK_MSG(windowed >= 1152 - 8 && windowed <= 2048 + 8, "512-add chain body %g per iteration, want 1152-2048",
+              windowed);
+  }
+
   /* a body 7% above its resource bound (15 adds: 7.5 cycles; a 2-add recurrence: 8) keeps the
    * recurrence: the early stop at the resource bound must not take it */
   pa_edge rec2[2] = {{0, 1, PA_EDGE_DATA}, {1, 0, PA_EDGE_LOOP_CARRIED}};
