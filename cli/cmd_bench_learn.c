@@ -18,7 +18,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
-          "       [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
+          "       [--lr R] [--clip C] [--task-batches] [--seeds N] [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1).\n"
           "Score top-k = sum_t w_t min_latency_t / sum_t w_t (best latency among the model's k top-ranked of t).\n"
@@ -31,6 +31,13 @@ static void usage(FILE *f) {
           "                           shipped files)\n"
           "  --epochs 100 --batch 128 --width 128  TLP's training (TLP's reference: 50, 1024, 256 over millions\n"
           "                           of records; a few thousand need more passes, see docs/learning.md)\n"
+          "  --lr 7e-4                Adam's learning rate (TLP's reference)\n"
+          "  --clip C                 gradients scaled to global L2 norm C when above (TLP's reference: 0.5;\n"
+          "                           default 0: none)\n"
+          "  --task-batches           batches of whole tasks, LambdaRank within each task (default: a random\n"
+          "                           mix, as TLP's reference, whose ranked lists span tasks)\n"
+          "  --seeds N                TLP trained with seeds S..S+N-1 (1 to 8): a row each (their spread) and one\n"
+          "                           for their ensemble (per-task standardized scores averaged); MTL: ensemble\n"
           "  --quick                  a few tasks, tiny network, for tests\n");
 }
 
@@ -63,6 +70,10 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--epochs") == 0 && v) o.epochs = atoi(argv[++i]);
     else if (strcmp(a, "--batch") == 0 && v) o.batch = atoi(argv[++i]);
     else if (strcmp(a, "--width") == 0 && v) o.width = atoi(argv[++i]);
+    else if (strcmp(a, "--lr") == 0 && v) o.lr = atof(argv[++i]);
+    else if (strcmp(a, "--clip") == 0 && v) o.clip = atof(argv[++i]);
+    else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
+    else if (strcmp(a, "--seeds") == 0 && v) o.n_seeds = atoi(argv[++i]);
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
@@ -74,8 +85,10 @@ int cmd_bench_learn(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0) {
-    fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch positive; --width a multiple of 8\n");
+  if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
+      !(o.lr > 0) || !(o.clip >= 0) || o.n_seeds < 1 || o.n_seeds > 8) {
+    fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr positive; --width a multiple "
+                    "of 8; --clip >= 0; --seeds 1 to 8\n");
     return EXIT_USAGE;
   }
   /* Labels are min_latency / latency within a task: one labelled schedule per task is always 1,

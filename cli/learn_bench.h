@@ -10,7 +10,7 @@
 
 #define LB_MAX_AUX 4
 #define LB_MAX_NETS 8
-#define LB_MAX_MODELS 16
+#define LB_MAX_MODELS 40
 
 enum { LB_TRAIN, LB_VAL, LB_TEST };
 
@@ -19,6 +19,9 @@ typedef struct lb_opts {
   int n_aux;
   const char *aux_paths[LB_MAX_AUX];
   int epochs, batch, width;
+  double lr, clip;     /* Adam's rate; gradient norm clipping (0: none) */
+  bool task_batches;   /* TLP's batches of whole tasks, LambdaRank within each */
+  int n_seeds;         /* TLP models trained with seeds seed..seed+n-1; scored each and as an ensemble */
   int analytic_per_task, aux_per_task;
   int max_test_tasks, max_train_tasks; /* 0: all (--quick limits them) */
   double val_fraction;

@@ -117,7 +117,8 @@ static void held_out_split(const lb_data *data, pp_tlp_split *sp) {
     if (data->t[i].role != LB_TRAIN) sp->test_keys[sp->n_test++] = strdup(data->t[i].key);
 }
 
-static void score_tlp(lb_data *data, int model, pp_tlp_model *m, int head) {
+/* The model's scores of every validation and test candidate into out[task] (n entries each). */
+static void score_tlp_into(lb_data *data, double **out, pp_tlp_model *m, int head) {
   const pp_tlp_config *c = pp_tlp_model_config(m);
   int stride = c->seq_len * c->emb;
   for (int i = 0; i < data->n_tasks; i++) {
@@ -132,8 +133,28 @@ static void score_tlp(lb_data *data, int model, pp_tlp_model *m, int head) {
       xp[k] = x + (size_t)k * stride;
     }
     if (pp_tlp_model_predict(m, t->n, xp, rows, head, sc) == 0)
-      for (int k = 0; k < t->n; k++) t->scores[model][k] = sc[k];
+      for (int k = 0; k < t->n; k++) out[i][k] = sc[k];
     free(x), free(sc), free(xp), free(rows);
+  }
+}
+
+static void score_tlp(lb_data *data, int model, pp_tlp_model *m, int head) {
+  double **out = malloc(sizeof(double *) * (size_t)(data->n_tasks + 1));
+  for (int i = 0; i < data->n_tasks; i++) out[i] = data->t[i].scores[model];
+  score_tlp_into(data, out, m, head);
+  free(out);
+}
+
+/* Adds one model's scores to an ensemble's, standardized within each task (mean 0, deviation 1:
+ * seeds' scores have arbitrary offsets and scales, and only the order within a task counts). */
+static void ensemble_add(const lb_data *data, double **ens, double **one, int n_models) {
+  for (int i = 0; i < data->n_tasks; i++) {
+    const lb_task *t = &data->t[i];
+    if ((t->role != LB_VAL && t->role != LB_TEST) || t->n == 0) continue;
+    double s1 = 0, s2 = 0;
+    for (int k = 0; k < t->n; k++) s1 += one[i][k], s2 += one[i][k] * one[i][k];
+    double mu = s1 / t->n, var = s2 / t->n - mu * mu, sd = var > 1e-24 ? sqrt(var) : 1;
+    for (int k = 0; k < t->n; k++) ens[i][k] += (one[i][k] - mu) / sd / n_models;
   }
 }
 
@@ -256,23 +277,64 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     cfg.dec[0] = w, cfg.dec[1] = w / 2, cfg.dec[2] = w / 4;
     pp_tlp_train_opts to;
     pp_tlp_train_opts_default(&to);
-    to.epochs = o->epochs, to.batch = o->batch, to.seed = o->seed;
+    to.epochs = o->epochs, to.batch = o->batch, to.lr = o->lr, to.clip_norm = o->clip;
+    to.task_batches = o->task_batches;
     char platform[128];
     pp_tlp_platform(data->target, platform, sizeof platform);
     int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1;
     to.target_platform = tp;
     to.target_fraction = v->fraction;
     to.target_only = v->target_only;
-    double t0 = pt_now();
-    m = pp_tlp_train(&ds, &vocab, &cfg, &to, d);
-    if (!m) rc = d->err ? d->err : PT_ERR_RUNTIME;
-    else {
-      int model = lb_add_model(data, v->name);
-      data->train_s[model] = pt_now() - t0;
-      fprintf(stderr, "bench learn: %s trained on %d platform(s) in %.1f s\n", v->name, ds.n_platforms,
-              data->train_s[model]);
-      if (model >= 0) score_tlp(data, model, m, tp < 0 ? 0 : tp), print_row_now(data, o, model);
+    int ns = o->n_seeds;
+    double **ens = calloc((size_t)data->n_tasks + 1, sizeof(double *)), **one = calloc((size_t)data->n_tasks + 1, sizeof(double *));
+    for (int i = 0; i < data->n_tasks; i++) {
+      ens[i] = calloc((size_t)data->t[i].n + 1, sizeof(double));
+      one[i] = calloc((size_t)data->t[i].n + 1, sizeof(double));
     }
+    double t_all = 0;
+    for (int seed = 0; seed < ns && rc == 0; seed++) {
+      to.seed = o->seed + (uint64_t)seed;
+      pt_diag sd = {0};
+      pp_tlp_vocab vcopy = {0}; /* training moves the vocabulary's tokens into the model: each seed its own */
+      for (int i = 0; i < vocab.n; i++) pp_tlp_vocab_id(&vcopy, vocab.tokens[i], true);
+      double t0 = pt_now();
+      pp_tlp_model *mm = pp_tlp_train(&ds, &vcopy, &cfg, &to, &sd);
+      pp_tlp_vocab_clear(&vcopy);
+      if (!mm) {
+        rc = sd.err ? sd.err : PT_ERR_RUNTIME;
+        *d = sd;
+        break;
+      }
+      double ts = pt_now() - t0;
+      t_all += ts;
+      fprintf(stderr, "bench learn: %s (seed %llu) trained on %d platform(s) in %.1f s\n", v->name,
+              (unsigned long long)to.seed, ds.n_platforms, ts);
+      if (ns > 1 && !v->mtl) { /* each seed's own row: the spread between seeds */
+        char nm[96];
+        snprintf(nm, sizeof nm, "%s seed %llu", v->name, (unsigned long long)to.seed);
+        int model = lb_add_model(data, nm);
+        if (model >= 0) data->train_s[model] = ts, score_tlp(data, model, mm, tp < 0 ? 0 : tp), print_row_now(data, o, model);
+      }
+      score_tlp_into(data, one, mm, tp < 0 ? 0 : tp);
+      ensemble_add(data, ens, one, ns);
+      if (!m) m = mm;
+      else pp_tlp_model_free(mm);
+    }
+    if (rc == 0) {
+      char nm[96];
+      if (ns > 1) snprintf(nm, sizeof nm, "%s x%d seeds", v->name, ns);
+      else snprintf(nm, sizeof nm, "%s", v->name);
+      int model = lb_add_model(data, nm);
+      if (model >= 0) {
+        data->train_s[model] = t_all;
+        for (int i = 0; i < data->n_tasks; i++)
+          if (data->t[i].role == LB_VAL || data->t[i].role == LB_TEST)
+            for (int k = 0; k < data->t[i].n; k++) data->t[i].scores[model][k] = ens[i][k];
+        print_row_now(data, o, model);
+      }
+    }
+    for (int i = 0; i < data->n_tasks; i++) free(ens[i]), free(one[i]);
+    free(ens), free(one);
   }
   if (m && keep) *keep = m;
   else pp_tlp_model_free(m);

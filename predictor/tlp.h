@@ -196,6 +196,10 @@ typedef struct pp_tlp_train_opts {
   double target_fraction; /* share of the target platform's labeled samples kept (1: all) */
   bool target_only;    /* train on the target platform's labels alone (the single-task baseline) */
   bool verbose;        /* a line per epoch on stderr */
+  bool task_batches;   /* batches of whole tasks, each task its own LambdaRank list (no pair across
+                          tasks); false: TLP's reference, a random mix whose lists span tasks */
+  double clip_norm;    /* gradients scaled to this global L2 norm when above it (TLP's reference:
+                          0.5); 0: no clipping */
 } pp_tlp_train_opts;
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o);
 

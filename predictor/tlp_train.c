@@ -114,6 +114,34 @@ static bool has_rankable_task(const pp_tlp_dataset *ds, const bool *keep) {
   return found;
 }
 
+/* A task-grouped epoch: tasks in a random order, each task's samples shuffled and contiguous,
+ * packed whole into batches of at most bmax samples (a task larger than bmax is one batch of its
+ * own); cut[0..nb] are the batch boundaries in order[]. */
+static void group_order(const pp_tlp_dataset *ds, const int *train, int n_train, int *order, int bmax, int *cut,
+                        pt_rng *r) {
+  int ng = ds->n_groups;
+  int *perm = malloc(sizeof(int) * (size_t)(ng + 1)), *start = calloc((size_t)ng + 2, sizeof(int));
+  for (int t = 0; t < n_train; t++) start[ds->s[train[t]].group + 1]++;
+  for (int g = 0; g < ng; g++) start[g + 1] += start[g];
+  int *fill = malloc(sizeof(int) * (size_t)(ng + 1)), *by_group = malloc(sizeof(int) * (size_t)(n_train + 1));
+  memcpy(fill, start, sizeof(int) * (size_t)ng);
+  for (int t = 0; t < n_train; t++) by_group[fill[ds->s[train[t]].group]++] = t;
+  for (int g = 0; g < ng; g++) perm[g] = g;
+  shuffle(ng, perm, r);
+  int at = 0, nb = 0;
+  cut[0] = 0;
+  for (int k = 0; k < ng; k++) {
+    int g = perm[k], n = start[g + 1] - start[g];
+    if (!n) continue;
+    shuffle(n, by_group + start[g], r);
+    if (at > cut[nb] && at - cut[nb] + n > bmax) cut[++nb] = at;
+    memcpy(order + at, by_group + start[g], sizeof(int) * (size_t)n);
+    at += n;
+  }
+  if (at > cut[nb]) cut[++nb] = at;
+  free(perm), free(start), free(fill), free(by_group);
+}
+
 pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp_config *cin,
                            const pp_tlp_train_opts *o, pt_diag *d) {
   pp_tlp_config c = *cin;
@@ -177,13 +205,19 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   for (int i = 0; i < vocab->n; i++) pp_tlp_vocab_id(pp_tlp_model_vocab(m), vocab->tokens[i], true);
 
   size_t per = (size_t)c.seq_len * c.emb;
-  int bmax = o->batch < n_train ? o->batch : n_train;
+  int bmax = o->batch < n_train ? o->batch : n_train, balloc = bmax;
+  if (o->task_batches) { /* a task larger than a batch is a batch of its own */
+    int *cnt = calloc((size_t)ds->n_groups + 1, sizeof(int));
+    for (int t = 0; t < n_train; t++)
+      if (++cnt[ds->s[train[t]].group] > balloc) balloc = cnt[ds->s[train[t]].group];
+    free(cnt);
+  }
   x = malloc(sizeof(float) * per * (size_t)n_train);
-  batch_x = malloc(sizeof(float) * per * (size_t)bmax);
-  scores = malloc(sizeof(float) * (size_t)bmax * c.n_out);
-  dscores = malloc(sizeof(float) * (size_t)bmax * c.n_out);
-  lab = malloc(sizeof(float) * (size_t)bmax), grad = malloc(sizeof(float) * (size_t)bmax);
-  has = malloc(sizeof(bool) * (size_t)bmax);
+  batch_x = malloc(sizeof(float) * per * (size_t)balloc);
+  scores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
+  dscores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
+  lab = malloc(sizeof(float) * (size_t)balloc), grad = malloc(sizeof(float) * (size_t)balloc);
+  has = malloc(sizeof(bool) * (size_t)balloc);
   int n_params = pp_tlp_model_n_params(m);
   adam_m = calloc((size_t)n_params, sizeof(float));
   adam_v = calloc((size_t)n_params, sizeof(float));
@@ -192,7 +226,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
     goto fail;
   }
   for (int t = 0; t < n_train; t++) pp_tlp_model_normalize(m, ds->s[train[t]].x, ds->s[train[t]].n_rows, x + per * t);
-  int *order = malloc(sizeof(int) * (size_t)n_train);
+  int *order = malloc(sizeof(int) * (size_t)n_train), *cut = malloc(sizeof(int) * (size_t)(n_train + 2));
   for (int t = 0; t < n_train; t++) order[t] = t;
   pt_rng rng = {o->seed};
   float *w = pp_tlp_model_params(m), *g = pp_tlp_model_grads(m);
@@ -200,12 +234,13 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   long step = 0;
   for (int epoch = 0; epoch < o->epochs; epoch++) {
     double t0 = pt_now(), total = 0;
-    shuffle(n_train, order, &rng);
-    for (int at = 0; at < n_train; at += bmax) {
-      int b = n_train - at < bmax ? n_train - at : bmax;
+    if (o->task_batches) group_order(ds, train, n_train, order, bmax, cut, &rng);
+    else shuffle(n_train, order, &rng);
+    for (int at = 0, nb = 0, b = 0; at < n_train; at += b, nb++) {
+      b = o->task_batches ? cut[nb + 1] - cut[nb] : n_train - at < bmax ? n_train - at : bmax;
       for (int i = 0; i < b; i++) memcpy(batch_x + per * i, x + per * order[at + i], sizeof(float) * per);
       if (pp_tlp_model_forward(m, b, batch_x, scores) < 0) {
-        free(order);
+        free(order), free(cut);
         pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for a batch of %d", b);
         goto fail;
       }
@@ -218,12 +253,26 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
           has[i] = keep[(size_t)si * np + out];
         }
         float *gs = malloc(sizeof(float) * (size_t)b);
-        total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
+        if (o->task_batches) /* one list per task: the batch holds whole tasks, contiguous */
+          for (int i0 = 0, i1; i0 < b; i0 = i1) {
+            int grp = ds->s[train[order[at + i0]]].group;
+            for (i1 = i0 + 1; i1 < b && ds->s[train[order[at + i1]]].group == grp;) i1++;
+            total += pp_tlp_loss_eval(o->loss, i1 - i0, sc + i0, lab + i0, has + i0, gs + i0);
+          }
+        else
+          total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
         for (int i = 0; i < b; i++) dscores[i * c.n_out + out] = gs[i];
         free(gs);
       }
       memset(g, 0, sizeof(float) * (size_t)n_params);
       pp_tlp_model_backward(m, dscores);
+      if (o->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_, as TLP's reference */
+        double sq = 0;
+        for (int k = 0; k < n_params; k++) sq += (double)g[k] * g[k];
+        double norm = sqrt(sq);
+        if (norm > o->clip_norm)
+          for (int k = 0; k < n_params; k++) g[k] = (float)(g[k] * (o->clip_norm / (norm + 1e-6)));
+      }
       step++;
       double c1 = 1 - pow(b1, (double)step), c2 = 1 - pow(b2, (double)step);
       for (int k = 0; k < n_params; k++) {
@@ -233,13 +282,13 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
       }
     }
     if (!isfinite(total)) {
-      free(order);
+      free(order), free(cut);
       pt_fail(d, PT_ERR_RUNTIME, "TLP training diverged at epoch %d (loss not finite); try a lower --lr", epoch + 1);
       goto fail;
     }
     if (o->verbose) fprintf(stderr, "epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
   }
-  free(order);
+  free(order), free(cut);
   free(keep), free(train), free(x), free(adam_m), free(adam_v), free(batch_x), free(scores), free(dscores);
   free(lab), free(grad), free(has);
   return m;

@@ -74,6 +74,11 @@ has bench-learn "$tmp/out" "^xgb  "
 has bench-learn "$tmp/out" "candidates/s"
 has bench-learn "$tmp/out" "bert_tiny"
 case $models in *mtl*) has bench-learn "$tmp/out" "^mtl-tlp 20% +2 aux (3 tasks)" ;; esac
+check bench-learn-seeds 0 "$portent" bench learn --data $sample --quick --models tlp --seeds 2 --task-batches --clip 0.5
+has bench-learn-seeds "$tmp/out" "^tlp seed 1 "
+has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
+has bench-learn-seeds "$tmp/out" "^tlp x2 seeds "
+check bench-learn-seeds0 2 "$portent" bench learn --data $sample --quick --seeds 0
 check bench-learn-aux1 2 "$portent" bench learn --data $sample --quick --aux-per-task 1
 has bench-learn-aux1 "$tmp/err" "at least 2"
 check bench-learn-nodata 2 "$portent" bench learn --quick
