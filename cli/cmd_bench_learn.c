@@ -18,7 +18,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
-          "       [--lr R] [--clip C] [--task-batches] [--seeds N] [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
+          "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N]\n"
+          "       [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1).\n"
           "Score top-k = sum_t w_t min_latency_t / sum_t w_t (best latency among the model's k top-ranked of t).\n"
@@ -36,8 +37,9 @@ static void usage(FILE *f) {
           "                           default 0: none)\n"
           "  --task-batches           batches of whole tasks, LambdaRank within each task (default: a random\n"
           "                           mix, as TLP's reference, whose ranked lists span tasks)\n"
+          "  --aux-weight W           MTL-TLP: the auxiliary platforms' loss scaled by W (default 1: TLP's sum)\n"
           "  --seeds N                TLP trained with seeds S..S+N-1 (1 to 8): a row each (their spread) and one\n"
-          "                           for their ensemble (per-task standardized scores averaged); MTL: ensemble\n"
+          "                           for their ensemble (per-task standardized scores averaged), MTL-TLP too\n"
           "  --quick                  a few tasks, tiny network, for tests\n");
 }
 
@@ -73,6 +75,7 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--lr") == 0 && v) o.lr = atof(argv[++i]);
     else if (strcmp(a, "--clip") == 0 && v) o.clip = atof(argv[++i]);
     else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
+    else if (strcmp(a, "--aux-weight") == 0 && v) o.aux_weight = atof(argv[++i]);
     else if (strcmp(a, "--seeds") == 0 && v) o.n_seeds = atoi(argv[++i]);
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
@@ -86,9 +89,9 @@ int cmd_bench_learn(int argc, char **argv) {
     }
   }
   if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
-      !(o.lr > 0) || !(o.clip >= 0) || o.n_seeds < 1 || o.n_seeds > 8) {
+      !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr positive; --width a multiple "
-                    "of 8; --clip >= 0; --seeds 1 to 8\n");
+                    "of 8; --clip, --aux-weight >= 0; --seeds 1 to 8\n");
     return EXIT_USAGE;
   }
   /* Labels are min_latency / latency within a task: one labelled schedule per task is always 1,

@@ -20,6 +20,7 @@ typedef struct lb_opts {
   const char *aux_paths[LB_MAX_AUX];
   int epochs, batch, width;
   double lr, clip;     /* Adam's rate; gradient norm clipping (0: none) */
+  double aux_weight;   /* MTL-TLP: the auxiliary heads' loss scaled by this */
   bool task_batches;   /* TLP's batches of whole tasks, LambdaRank within each */
   int n_seeds;         /* TLP models trained with seeds seed..seed+n-1; scored each and as an ensemble */
   int analytic_per_task, aux_per_task;

@@ -278,7 +278,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     pp_tlp_train_opts to;
     pp_tlp_train_opts_default(&to);
     to.epochs = o->epochs, to.batch = o->batch, to.lr = o->lr, to.clip_norm = o->clip;
-    to.task_batches = o->task_batches;
+    to.task_batches = o->task_batches, to.aux_weight = o->aux_weight;
     char platform[128];
     pp_tlp_platform(data->target, platform, sizeof platform);
     int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1;
@@ -309,7 +309,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
       t_all += ts;
       fprintf(stderr, "bench learn: %s (seed %llu) trained on %d platform(s) in %.1f s\n", v->name,
               (unsigned long long)to.seed, ds.n_platforms, ts);
-      if (ns > 1 && !v->mtl) { /* each seed's own row: the spread between seeds */
+      if (ns > 1) { /* each seed's own row: the spread between seeds */
         char nm[96];
         snprintf(nm, sizeof nm, "%s seed %llu", v->name, (unsigned long long)to.seed);
         int model = lb_add_model(data, nm);

@@ -198,6 +198,7 @@ typedef struct pp_tlp_train_opts {
   bool verbose;        /* a line per epoch on stderr */
   bool task_batches;   /* batches of whole tasks, each task its own LambdaRank list (no pair across
                           tasks); false: TLP's reference, a random mix whose lists span tasks */
+  double aux_weight;   /* MTL-TLP: the other heads' losses scaled by this (1: TLP's plain sum) */
   double clip_norm;    /* gradients scaled to this global L2 norm when above it (TLP's reference:
                           0.5); 0: no clipping */
 } pp_tlp_train_opts;

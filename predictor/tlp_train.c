@@ -12,7 +12,7 @@
 
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o) {
   *o = (pp_tlp_train_opts){.epochs = 50, .batch = 1024, .lr = 7e-4, .loss = PP_LOSS_LAMBDARANK, .seed = 1,
-                           .target_platform = -1, .target_fraction = 1};
+                           .target_platform = -1, .target_fraction = 1, .aux_weight = 1};
 }
 
 /* ---------------------------------------------------------------- losses */
@@ -148,8 +148,9 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   c.seq_len = ds->seq_len, c.emb = ds->emb;
   c.n_out = ds->n_platforms > 0 ? ds->n_platforms : 1;
   int np = ds->n_platforms;
-  if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0))
-    return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch and learning rate must be positive"), NULL;
+  if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0))
+    return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch and learning rate must be positive, the "
+                                      "auxiliary weight and clipping norm not negative"), NULL;
   /* Which labels train: all of them, except a fraction of the target platform's (MTL-TLP). */
   bool *keep = calloc((size_t)ds->n * np + 1, sizeof(bool));
   pt_rng thin = {o->seed ^ 0x5DEECE66Dull};
@@ -261,7 +262,8 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
           }
         else
           total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
-        for (int i = 0; i < b; i++) dscores[i * c.n_out + out] = gs[i];
+        float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
+        for (int i = 0; i < b; i++) dscores[i * c.n_out + out] = hw * gs[i];
         free(gs);
       }
       memset(g, 0, sizeof(float) * (size_t)n_params);

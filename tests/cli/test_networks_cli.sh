@@ -79,6 +79,7 @@ has bench-learn-seeds "$tmp/out" "^tlp seed 1 "
 has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
 has bench-learn-seeds "$tmp/out" "^tlp x2 seeds "
 check bench-learn-seeds0 2 "$portent" bench learn --data $sample --quick --seeds 0
+check bench-learn-auxw 2 "$portent" bench learn --data $sample --quick --aux-weight -1
 check bench-learn-aux1 2 "$portent" bench learn --data $sample --quick --aux-per-task 1
 has bench-learn-aux1 "$tmp/err" "at least 2"
 check bench-learn-nodata 2 "$portent" bench learn --quick

@@ -224,6 +224,10 @@ static void test_task_batches(void) {
               mt.pairwise, mt.spearman, mt.top5);
     pp_tlp_model_free(m);
   }
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.clip_norm = -1;
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "not negative"));
   pp_tlp_dataset_free(&ds);
   pp_tlp_vocab_clear(&v);
 }
