@@ -67,7 +67,8 @@ static void usage(FILE *f) {
              "  --baselines-only       with --results: time the libraries once more (one more sample for the\n"
              "                         medians on a noisy machine), tune nothing, print the table\n"
              "  --log-dir DIR          as --results\n"
-             "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round).\n"
+             "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round);\n"
+             "until 2 x K are measured, A's --rerank-cold N best (default 128; 0 off).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
              "per round (a learned model trains after each round).\n"
              "A quick run: --checkpoints 8,16,32 --population 256 --generations 2 --measure-per-round 8.\n");
@@ -194,6 +195,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--threads") == 0 && v) o.measure.threads = o.sketch.num_cores = atoi(argv[++i]);
     else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
     else if (strcmp(a, "--svg-dir") == 0 && v) svg_dir = argv[++i];
     else if ((strcmp(a, "--results") == 0 || strcmp(a, "--log-dir") == 0) && v) dir = argv[++i];

@@ -20,6 +20,8 @@ static void usage(FILE *f) {
           "  --target T.json        vector width and cores of the target (default: 16 lanes, this machine's cores)\n"
           "  --model M              cost model ranking candidates: %s (default random)\n"
           "  --rerank-top K         with --model A+B: B re-ranks A's K best each round (default 16)\n"
+          "  --rerank-cold N        with --model A+B: until 2 x --measure-per-round are measured, B re-ranks\n"
+          "                         A's N best (default 128; 0 off)\n"
           "  --trials N             measurements in all, resumed ones included (default 1000)\n"
           "  --measure-per-round K  candidates measured per search round (default 64)\n"
           "  --population P         evolutionary population (default 2048)\n"
@@ -80,6 +82,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--lanes") == 0 && v) lanes = atoi(argv[++i]);
     else if (strcmp(a, "--measure") == 0 && v) measure = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-top") == 0 && v) o.rerank_top = atoi(argv[++i]);
+    else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "-o") == 0 && v) out = argv[++i];
     else if (strcmp(a, "--curve") == 0 && v) curve = argv[++i];
     else if (strcmp(a, "--quiet") == 0) quiet = true;

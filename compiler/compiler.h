@@ -477,6 +477,11 @@ typedef struct pc_tune_opts {
    * search (0: all 2 x measure_per_round) before the top-k are measured. */
   const pc_cost_model *rerank;
   int rerank_top;
+  /* Cold start of a cascade: while fewer than 2 x measure_per_round candidates have been
+   * measured (the first model has learned little or nothing), the search keeps rerank_cold
+   * candidates (not 2 x measure_per_round) and the second model re-ranks all of them, so the
+   * first rounds are picked by the second model. 0: off. */
+  int rerank_cold;
   /* Called after each measurement (may be NULL). */
   void (*on_measured)(void *ctx, const pc_tune_stats *st, const pc_measure_result *r);
   void *ctx;

@@ -37,6 +37,7 @@ void pc_tune_opts_default(pc_tune_opts *o) {
   o->mutation_prob = 0.85;
   o->crossover_prob = 0.05;
   o->eps_greedy = 0.05;
+  o->rerank_cold = 128;
   o->measure_per_round = 64;
   o->trials = 1000;
   o->seed = 1;
@@ -241,12 +242,16 @@ static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
   sk_pop pop = {0}, random = {0}, best = {0};
   double t0 = pt_now();
   init_population(t, &pop, &random);
-  int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, 2 * t->o.measure_per_round, &t->rng, &best,
-                     &t->st.t_model, &t->st.n_scored, d);
+  /* A learned first model scores at random before its first round and little better after
+   * it: then the second model ranks a wider choice (cold start). */
+  bool cold = t->o.rerank && t->o.rerank_cold > 2 * t->o.measure_per_round && t->st.n_measured < 2 * t->o.measure_per_round;
+  int keep = cold ? t->o.rerank_cold : 2 * t->o.measure_per_round;
+  int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, keep, &t->rng, &best, &t->st.t_model,
+                     &t->st.n_scored, d);
   /* Cascade: a slower model re-ranks the cheap model's best (DESIGN: cheap model, then the
    * analytical one on the top few). */
   if (rc == 0 && t->o.rerank && best.n > 1) {
-    int top = t->o.rerank_top > 0 && t->o.rerank_top < best.n ? t->o.rerank_top : best.n;
+    int top = !cold && t->o.rerank_top > 0 && t->o.rerank_top < best.n ? t->o.rerank_top : best.n;
     sk_pop head = {0};
     for (int i = 0; i < top; i++) sk_pop_push(&head, best.c[i].steps, best.c[i].n, best.c[i].hash);
     double t_before = t->st.t_model;
