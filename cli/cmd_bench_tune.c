@@ -52,7 +52,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
              "       [--measure-per-round K] [--threads N] [--min-time SEC] [--seed S] [--target T.json]\n"
-             "       [--svg-dir DIR] [--baselines-only] [--json]\n"
+             "       [--svg-dir DIR] [--rerank-cold N] [--baselines-only] [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
              "measurements; speed against oneDNN (with reorders; native beside) and OpenBLAS measured in the same\n"
