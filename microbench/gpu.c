@@ -1,11 +1,12 @@
 /* GPU probes through the CUDA driver API, opened at run time (dlopen), so portent builds and
- * runs without CUDA and says clearly why --gpu cannot be honoured. Kernels are PTX text the
- * driver compiles for the device: an empty kernel (launch round trip), a grid-stride copy
- * (device memory bandwidth) and independent FMA chains (FP32 throughput); pinned host memory
- * for host<->device copies. Enum values and entry-point names: CUDA 13 cuda.h. */
+ * runs without CUDA and says clearly why --gpu cannot be honoured. Runs the PTX kernels of
+ * gpu_kernels.c (launch, copies, FP32 and tensor-core throughput, pointer chases, shared memory)
+ * and times them on the GPU's clock with CUPTI (gpu_cupti.c), or with the host clock around
+ * cuCtxSynchronize when libcupti is missing. Enum values and entry points: CUDA 13 cuda.h. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -82,109 +83,11 @@ static bool load_api(cuda_api *a) {
   return true;
 }
 
-/* sm_50 PTX runs on every GPU the driver supports (it JIT-compiles for the device). */
-static const char ptx[] =
-    ".version 6.0\n"
-    ".target sm_50\n"
-    ".address_size 64\n"
-    "\n"
-    ".visible .entry pt_empty()\n"
-    "{\n"
-    "  ret;\n"
-    "}\n"
-    "\n"
-    "// dst[i] = src[i] for 16-byte elements i < n, grid-stride loop\n"
-    ".visible .entry pt_copy(.param .u64 dst, .param .u64 src, .param .u64 n)\n"
-    "{\n"
-    "  .reg .pred %p<2>;\n"
-    "  .reg .b32 %r<6>;\n"
-    "  .reg .f32 %f<4>;\n"
-    "  .reg .b64 %rd<10>;\n"
-    "  ld.param.u64 %rd1, [dst];\n"
-    "  ld.param.u64 %rd2, [src];\n"
-    "  ld.param.u64 %rd3, [n];\n"
-    "  cvta.to.global.u64 %rd1, %rd1;\n"
-    "  cvta.to.global.u64 %rd2, %rd2;\n"
-    "  mov.u32 %r1, %ctaid.x;\n"
-    "  mov.u32 %r2, %ntid.x;\n"
-    "  mov.u32 %r3, %tid.x;\n"
-    "  mov.u32 %r4, %nctaid.x;\n"
-    "  mad.lo.s32 %r5, %r1, %r2, %r3;\n"
-    "  cvt.u64.u32 %rd4, %r5;\n"
-    "  mul.wide.u32 %rd5, %r2, %r4;\n"
-    "LOOP:\n"
-    "  setp.ge.u64 %p1, %rd4, %rd3;\n"
-    "  @%p1 bra DONE;\n"
-    "  shl.b64 %rd6, %rd4, 4;\n"
-    "  add.s64 %rd7, %rd2, %rd6;\n"
-    "  ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd7];\n"
-    "  add.s64 %rd8, %rd1, %rd6;\n"
-    "  st.global.v4.f32 [%rd8], {%f0, %f1, %f2, %f3};\n"
-    "  add.s64 %rd4, %rd4, %rd5;\n"
-    "  bra LOOP;\n"
-    "DONE:\n"
-    "  ret;\n"
-    "}\n"
-    "\n"
-    "// 8 independent FMA chains per thread, iters x 8 FMAs per chain; out[thread] keeps them live\n"
-    ".visible .entry pt_fma(.param .u64 out, .param .u32 iters)\n"
-    "{\n"
-    "  .reg .pred %p<2>;\n"
-    "  .reg .b32 %r<8>;\n"
-    "  .reg .f32 %f<12>;\n"
-    "  .reg .b64 %rd<4>;\n"
-    "  ld.param.u64 %rd1, [out];\n"
-    "  ld.param.u32 %r1, [iters];\n"
-    "  cvta.to.global.u64 %rd1, %rd1;\n"
-    "  mov.u32 %r2, %ctaid.x;\n"
-    "  mov.u32 %r3, %ntid.x;\n"
-    "  mov.u32 %r4, %tid.x;\n"
-    "  mad.lo.s32 %r5, %r2, %r3, %r4;\n"
-    "  cvt.rn.f32.u32 %f0, %r5;\n"
-    "  mov.f32 %f1, %f0;\n"
-    "  mov.f32 %f2, %f0;\n"
-    "  mov.f32 %f3, %f0;\n"
-    "  mov.f32 %f4, %f0;\n"
-    "  mov.f32 %f5, %f0;\n"
-    "  mov.f32 %f6, %f0;\n"
-    "  mov.f32 %f7, %f0;\n"
-    "  mov.f32 %f8, 0f3F7FFFEF;\n" /* 0.999999: multiplier that keeps values finite */
-    "  mov.f32 %f9, 0f3A83126F;\n" /* 0.001 */
-    "  mov.u32 %r6, 0;\n"
-    "ITER:\n"
-    "  setp.ge.u32 %p1, %r6, %r1;\n"
-    "  @%p1 bra END;\n"
-#define FMA8                                  \
-  "  fma.rn.f32 %f0, %f0, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f1, %f1, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f2, %f2, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f3, %f3, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f4, %f4, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f5, %f5, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f6, %f6, %f8, %f9;\n"        \
-  "  fma.rn.f32 %f7, %f7, %f8, %f9;\n"
-    FMA8 FMA8 FMA8 FMA8 FMA8 FMA8 FMA8 FMA8
-#undef FMA8
-    "  add.s32 %r6, %r6, 1;\n"
-    "  bra ITER;\n"
-    "END:\n"
-    "  add.f32 %f0, %f0, %f1;\n"
-    "  add.f32 %f2, %f2, %f3;\n"
-    "  add.f32 %f4, %f4, %f5;\n"
-    "  add.f32 %f6, %f6, %f7;\n"
-    "  add.f32 %f0, %f0, %f2;\n"
-    "  add.f32 %f4, %f4, %f6;\n"
-    "  add.f32 %f0, %f0, %f4;\n"
-    "  mul.wide.u32 %rd2, %r5, 4;\n"
-    "  add.s64 %rd3, %rd1, %rd2;\n"
-    "  st.global.f32 [%rd3], %f0;\n"
-    "  ret;\n"
-    "}\n";
-
-const char *pmb_gpu_ptx(void) { return ptx; }
-
-/* FMAs per thread per iteration of pt_fma's loop: 8 chains x 8 unrolled. */
+/* Work per loop iteration of the kernels (gpu_kernels.c): pt_fma 8 chains x 8 FMAs per thread;
+ * pt_mma_* 4 chains x 8 mma per warp, each m16n8k16 = 2 x 16 x 8 x 16 flops. */
 #define FMA_PER_ITER 64
+#define MMA_PER_ITER 32
+#define MMA_FLOPS 4096.0
 
 int pmb_gpu_probe(char *desc, size_t n, pt_diag *d) {
   cuda_api a;
@@ -221,16 +124,19 @@ int pmb_gpu_probe(char *desc, size_t n, pt_diag *d) {
     }                                                                                 \
   } while (0)
 
-/* Best of reps: seconds for fn(ctx) including a final synchronize. */
+
+/* One timed thing: a kernel launch or a pinned copy. */
 typedef struct {
   cuda_api *a;
+  pmb_cupti *cupti; /* NULL: host clock */
   CUfunction f;
   unsigned grid, block;
   void **params;
   CUdeviceptr dst;
   void *host;
   size_t bytes;
-  int what; /* 0 launch, 1 kernel, 2 htod, 3 dtoh */
+  int what;       /* 0 launch round trip (host clock), 1 kernel, 2 htod, 3 dtoh */
+  bool host_used; /* a kernel repetition fell back to the host clock */
 } gpu_job;
 
 static int run_once(gpu_job *j) {
@@ -245,22 +151,75 @@ static int run_once(gpu_job *j) {
   return j->a->sync() ? -1 : 0;
 }
 
+/* reps timings after a warm-up (module JIT, first touch, caches filled). A kernel's time is
+ * its CUPTI record (start to end on the GPU) when there is exactly one, else the host time. */
 static int time_job(gpu_job *j, int reps, pmb_stats *out) {
-  double v[64];
+  double v[64], gpu_s;
   if (reps > 64) reps = 64;
-  if (run_once(j) < 0) return -1; /* warm up: module load, first-touch */
+  if (run_once(j) < 0) return -1;
+  if (j->cupti) pmb_cupti_take(j->cupti, &gpu_s); /* drop the warm-up's record */
   for (int r = 0; r < reps; r++) {
     double t0 = pt_now();
     if (run_once(j) < 0) return -1;
     v[r] = pt_now() - t0;
+    int records = j->cupti ? pmb_cupti_take(j->cupti, &gpu_s) : 0;
+    if (j->what == 1 && records == 1 && gpu_s > 0)
+      v[r] = gpu_s;
+    else if (j->what == 1)
+      j->host_used = true;
   }
   *out = pmb_stats_of(v, reps);
   return 0;
 }
 
-static ptg_figure rate(pmb_stats s, double amount) {
-  /* amount / seconds: the fastest repetition is the best estimate */
-  return (ptg_figure){.value = amount / s.min, .spread = s.spread, .reps = s.reps, .source = NULL};
+/* amount / seconds (the fastest repetition) or seconds / amount (per-load latency) */
+static ptg_figure rate(const gpu_job *j, pmb_stats s, double amount, const char *host_note) {
+  return (ptg_figure){.value = amount / s.min, .spread = s.spread, .reps = s.reps, .source = j->host_used ? host_note : NULL};
+}
+static ptg_figure per_load_ns(const gpu_job *j, pmb_stats s, double loads, const char *host_note) {
+  return (ptg_figure){.value = s.min / loads * 1e9, .spread = s.spread, .reps = s.reps, .source = j->host_used ? host_note : NULL};
+}
+
+/* A random cyclic chain over `bytes` of device memory at `base`, one node per 128-byte line
+ * (Sattolo's shuffle: a single cycle through every line), written into `host` (pinned). */
+static bool build_chain(uint64_t *host, size_t bytes, CUdeviceptr base, uint64_t seed) {
+  size_t lines = bytes / 128;
+  uint32_t *order = lines >= 2 ? malloc(lines * sizeof *order) : NULL;
+  if (!order) return false;
+  for (size_t i = 0; i < lines; i++) order[i] = (uint32_t)i;
+  pt_rng rng = {seed};
+  for (size_t i = lines - 1; i > 0; i--) {
+    size_t k = (size_t)pt_rng_range(&rng, (int64_t)i);
+    uint32_t t = order[i];
+    order[i] = order[k];
+    order[k] = t;
+  }
+  for (size_t i = 0; i < lines; i++) host[order[i] * 16] = base + (uint64_t)order[(i + 1) % lines] * 128;
+  free(order);
+  return true;
+}
+
+typedef struct {
+  cuda_api *a;
+  pmb_cupti *cupti;
+  CUfunction f;
+  CUdeviceptr chain, out;
+  uint64_t *host;
+  int reps;
+  const char *host_note;
+} chase_ctx;
+
+/* ns per dependent load over a chain of `bytes`; NaN (and a progress line) on failure. */
+static ptg_figure chase(pmb_ctx *c, chase_ctx *k, size_t bytes, unsigned iters, const char *what) {
+  uint64_t start = k->chain;
+  void *params[2] = {&k->out, &iters};
+  gpu_job j = {.a = k->a, .cupti = k->cupti, .f = k->f, .grid = 1, .block = 1, .params = params, .what = 1};
+  pmb_stats s;
+  if (!build_chain(k->host, bytes, k->chain, 0x9e3779b97f4a7c15ull ^ bytes) || k->a->htod(k->chain, k->host, bytes) || k->a->htod(k->out, &start, sizeof start) || time_job(&j, k->reps, &s) < 0) {
+    pmb_progress(c, "gpu: the %s pointer chase failed; left null", what);
+    return (ptg_figure){.value = NAN};
+  }
+  return per_load_ns(&j, s, 8.0 * iters, k->host_note);
 }
 
 int pmb_measure_gpu(pmb_ctx *c, pt_diag *d) {
@@ -268,15 +227,19 @@ int pmb_measure_gpu(pmb_ctx *c, pt_diag *d) {
   ptg_gpu *g = &c->t->gpu;
   CUdevice dev = 0;
   CUcontext ctx = NULL;
-  CUmodule mod = NULL;
+  CUmodule mod = NULL, mod_mma = NULL;
   CUdeviceptr src = 0, dst = 0, out = 0;
   void *host = NULL;
+  pmb_cupti *cupti = NULL;
   int err = PT_OK;
   bool retained = false;
   if (!load_api(&a)) {
     if (a.lib) dlclose(a.lib);
     return pt_fail(d, PT_ERR_UNSUPPORTED, "no GPU: the CUDA driver (libcuda.so.1) is not installed on this machine");
   }
+  /* CUPTI first: its samples enable activity tracing before any other CUDA call */
+  char why[160];
+  cupti = pmb_cupti_open(why, sizeof why);
   CU(a.init(0));
   CU(a.device_get(&dev, 0));
   char name[128];
@@ -300,34 +263,55 @@ int pmb_measure_gpu(pmb_ctx *c, pt_diag *d) {
   g->memory_bus_bits = bus;
   g->l2_bytes = l2;
   g->memory_bytes = (int64_t)total;
-  g->source = "CUDA driver API attributes; PTX kernels timed with cuCtxSynchronize";
+  g->source = "CUDA driver API attributes; PTX kernels of microbench/gpu_kernels.c";
   pmb_progress(c, "gpu: %s, %d SMs, compute %d.%d", name, sms, major, minor);
 
   CU(a.ctx_retain(&ctx, dev));
   retained = true;
   CU(a.ctx_set(ctx));
-  CU(a.module_load(&mod, ptx));
-  CUfunction f_empty, f_copy, f_fma;
+  const char *host_note = pt_sprintf(c->t->arena, "host clock around cuCtxSynchronize (CUPTI: %s)", cupti ? "no kernel record" : why);
+  g->timer = cupti ? "CUPTI activity records (GPU clock)" : host_note;
+  pmb_progress(c, "gpu: kernels timed by %s", g->timer);
+  int n_modules;
+  const pmb_gpu_module *modules = pmb_gpu_modules(&n_modules);
+  CU(a.module_load(&mod, modules[0].ptx));
+  CUfunction f_empty, f_copy, f_fma, f_ca, f_cg, f_schase, f_sread;
   CU(a.get_function(&f_empty, mod, "pt_empty"));
   CU(a.get_function(&f_copy, mod, "pt_copy"));
   CU(a.get_function(&f_fma, mod, "pt_fma"));
+  CU(a.get_function(&f_ca, mod, "pt_chase_ca"));
+  CU(a.get_function(&f_cg, mod, "pt_chase_cg"));
+  CU(a.get_function(&f_schase, mod, "pt_smem_chase"));
+  CU(a.get_function(&f_sread, mod, "pt_smem_read"));
   int reps = c->reps;
+  bool quick = c->o->quick;
   pmb_stats s;
 
-  gpu_job launch = {.a = &a, .f = f_empty, .grid = 1, .block = 1, .what = 0};
+  gpu_job launch = {.a = &a, .cupti = cupti, .f = f_empty, .grid = 1, .block = 1, .what = 0};
   if (time_job(&launch, reps * 4, &s) < 0) TIMING_FAILED("empty kernel");
   g->launch_us = (ptg_figure){.value = s.min * 1e6, .spread = s.spread, .reps = s.reps};
 
   /* device copy: a quarter of memory at most, 1 GiB per buffer at most */
   size_t bytes = total / 8 < ((size_t)1 << 30) ? total / 8 : ((size_t)1 << 30);
-  bytes &= ~(size_t)15;
+  bytes &= ~(size_t)127;
   CU(a.mem_alloc(&src, bytes));
   CU(a.mem_alloc(&dst, bytes));
   unsigned long long n16 = bytes / 16;
-  void *copy_params[3] = {&dst, &src, &n16};
-  gpu_job copy = {.a = &a, .f = f_copy, .grid = (unsigned)sms * 8, .block = 256, .params = copy_params, .what = 1};
+  unsigned passes = 1;
+  void *copy_params[4] = {&dst, &src, &n16, &passes};
+  gpu_job copy = {.a = &a, .cupti = cupti, .f = f_copy, .grid = (unsigned)sms * 8, .block = 256, .params = copy_params, .what = 1};
   if (time_job(&copy, reps, &s) < 0) TIMING_FAILED("copy kernel");
-  g->memory_bandwidth_gbs = rate(s, 2.0 * (double)bytes / 1e9);
+  g->memory_bandwidth_gbs = rate(&copy, s, 2.0 * (double)bytes / 1e9, host_note);
+
+  /* L2: the same copy over a quarter of the L2 per buffer, repeated to about 2 GB of traffic */
+  if (l2 > 0) {
+    unsigned long long l2_n16 = (unsigned long long)l2 / 4 / 16;
+    unsigned l2_passes = (unsigned)(((size_t)2 << 30) / (2 * 16 * l2_n16)) + 1;
+    void *l2_params[4] = {&dst, &src, &l2_n16, &l2_passes};
+    gpu_job l2copy = {.a = &a, .cupti = cupti, .f = f_copy, .grid = (unsigned)sms * 8, .block = 256, .params = l2_params, .what = 1};
+    if (time_job(&l2copy, reps, &s) < 0) TIMING_FAILED("L2 copy kernel");
+    g->l2_bandwidth_gbs = rate(&l2copy, s, 2.0 * 16 * (double)l2_n16 * l2_passes / 1e9, host_note);
+  }
 
   /* host <-> device, pinned; 256 MiB or the copy buffer, whichever is smaller */
   size_t hbytes = bytes < ((size_t)256 << 20) ? bytes : ((size_t)256 << 20);
@@ -335,27 +319,86 @@ int pmb_measure_gpu(pmb_ctx *c, pt_diag *d) {
   memset(host, 1, hbytes);
   gpu_job h2d = {.a = &a, .dst = dst, .host = host, .bytes = hbytes, .what = 2};
   if (time_job(&h2d, reps, &s) < 0) TIMING_FAILED("host-to-device copy");
-  g->h2d_gbs = rate(s, (double)hbytes / 1e9);
+  g->h2d_gbs = rate(&h2d, s, (double)hbytes / 1e9, NULL);
   gpu_job d2h = {.a = &a, .dst = dst, .host = host, .bytes = hbytes, .what = 3};
   if (time_job(&d2h, reps, &s) < 0) TIMING_FAILED("device-to-host copy");
-  g->d2h_gbs = rate(s, (double)hbytes / 1e9);
+  g->d2h_gbs = rate(&d2h, s, (double)hbytes / 1e9, NULL);
 
   /* FP32: enough threads to fill every SM (2048 resident threads per SM on recent GPUs) */
   unsigned block = 256, grid = (unsigned)sms * 8;
   CU(a.mem_alloc(&out, (size_t)grid * block * 4));
-  unsigned iters = c->o->quick ? 2000 : 20000;
+  unsigned iters = quick ? 2000 : 20000;
   void *fma_params[2] = {&out, &iters};
-  gpu_job fma = {.a = &a, .f = f_fma, .grid = grid, .block = block, .params = fma_params, .what = 1};
+  gpu_job fma = {.a = &a, .cupti = cupti, .f = f_fma, .grid = grid, .block = block, .params = fma_params, .what = 1};
   if (time_job(&fma, reps, &s) < 0) TIMING_FAILED("FMA kernel");
-  double flops = 2.0 * FMA_PER_ITER * (double)iters * grid * block;
-  g->fp32_tflops = rate(s, flops / 1e12);
-  pmb_progress(c, "gpu: launch %.1f us, device copy %.0f GB/s, h2d %.1f GB/s, d2h %.1f GB/s, fp32 %.1f TFLOP/s",
-               g->launch_us.value, g->memory_bandwidth_gbs.value, g->h2d_gbs.value, g->d2h_gbs.value, g->fp32_tflops.value);
+  g->fp32_tflops = rate(&fma, s, 2.0 * FMA_PER_ITER * (double)iters * grid * block / 1e12, host_note);
+  pmb_progress(c, "gpu: launch %.1f us, device copy %.0f GB/s, L2 copy %.0f GB/s, h2d %.1f GB/s, d2h %.1f GB/s, fp32 %.1f TFLOP/s",
+               g->launch_us.value, g->memory_bandwidth_gbs.value, g->l2_bandwidth_gbs.value, g->h2d_gbs.value,
+               g->d2h_gbs.value, g->fp32_tflops.value);
+
+  /* Tensor cores (sm_80+): 8 warps per block, 4 blocks per SM, 4 mma chains per warp */
+  if (major >= 8 && a.module_load(&mod_mma, modules[1].ptx) == 0) {
+    static const char *const kernels[2] = {"pt_mma_f16", "pt_mma_bf16"};
+    ptg_figure *figs[2] = {&g->fp16_mma_tflops, &g->bf16_mma_tflops};
+    unsigned mma_iters = quick ? 500 : 5000, mma_grid = (unsigned)sms * 4;
+    void *mma_params[2] = {&out, &mma_iters};
+    for (int k = 0; k < 2; k++) {
+      CUfunction f;
+      gpu_job mma = {.a = &a, .cupti = cupti, .grid = mma_grid, .block = 256, .params = mma_params, .what = 1};
+      if (a.get_function(&f, mod_mma, kernels[k]) || (mma.f = f, time_job(&mma, reps, &s) < 0)) {
+        pmb_progress(c, "gpu: %s failed; left null", kernels[k]);
+        continue;
+      }
+      double warps = (double)mma_grid * 256 / 32;
+      *figs[k] = rate(&mma, s, MMA_FLOPS * MMA_PER_ITER * (double)mma_iters * warps / 1e12, host_note);
+    }
+  } else {
+    pmb_progress(c, "gpu: no mma (compute %d.%d < 8.0 or the sm_80 module did not load); left null", major, minor);
+  }
+
+  /* Shared memory: one-thread chase, then 16-byte loads by every thread of 4 blocks per SM */
+  unsigned s_iters = quick ? 1u << 13 : 1u << 16;
+  void *schase_params[2] = {&s_iters, &out};
+  gpu_job schase = {.a = &a, .cupti = cupti, .f = f_schase, .grid = 1, .block = 1, .params = schase_params, .what = 1};
+  if (time_job(&schase, reps, &s) == 0)
+    g->smem_latency_ns = per_load_ns(&schase, s, 8.0 * s_iters, host_note);
+  else
+    pmb_progress(c, "gpu: the shared-memory chase failed; left null");
+  unsigned r_iters = quick ? 500 : 5000, r_grid = (unsigned)sms * 4;
+  void *sread_params[2] = {&out, &r_iters};
+  gpu_job sread = {.a = &a, .cupti = cupti, .f = f_sread, .grid = r_grid, .block = 256, .params = sread_params, .what = 1};
+  if (time_job(&sread, reps, &s) == 0)
+    g->smem_bandwidth_gbs = rate(&sread, s, 16.0 * 8 * (double)r_iters * r_grid * 256 / 1e9, host_note);
+  else
+    pmb_progress(c, "gpu: the shared-memory read kernel failed; left null");
+
+  /* Pointer chases, one thread: 16 KiB through L1 (.ca); through L2 only (.cg) a quarter of
+   * the L2 (4 MiB at most) and four times the L2 (memory, within the pinned buffer) */
+  chase_ctx k = {.a = &a, .cupti = cupti, .f = f_ca, .chain = src, .out = out, .host = host, .reps = reps, .host_note = host_note};
+  unsigned c_iters = quick ? 1u << 11 : 1u << 14;
+  g->l1_latency_ns = chase(c, &k, 16 << 10, c_iters, "L1");
+  k.f = f_cg;
+  size_t l2_set = l2 > 0 ? (size_t)l2 / 4 : ((size_t)1 << 20);
+  if (l2_set > ((size_t)4 << 20)) l2_set = (size_t)4 << 20;
+  g->l2_latency_ns = chase(c, &k, l2_set & ~(size_t)127, c_iters, "L2");
+  size_t mem_set = l2 > 0 ? (size_t)l2 * 4 : ((size_t)64 << 20);
+  if (mem_set > hbytes) mem_set = hbytes;
+  g->memory_latency_ns = chase(c, &k, mem_set & ~(size_t)127, c_iters / 4, "memory");
+  pmb_progress(c, "gpu: mma fp16 %.0f, bf16 %.0f TFLOP/s; shared %.0f GB/s; latency ns: shared %.1f, L1 %.1f, L2 %.1f, memory %.1f",
+               g->fp16_mma_tflops.value, g->bf16_mma_tflops.value, g->smem_bandwidth_gbs.value, g->smem_latency_ns.value,
+               g->l1_latency_ns.value, g->l2_latency_ns.value, g->memory_latency_ns.value);
+  bool any_host = false;
+#define PTG_X(field, key, lo, hi, doc) any_host |= g->field.source == host_note;
+  PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
+  if (cupti && any_host) g->timer = "CUPTI activity records (GPU clock), some kernels on the host clock (see their source)";
 done:
+  pmb_cupti_close(cupti);
   if (out) a.mem_free(out);
   if (dst) a.mem_free(dst);
   if (src) a.mem_free(src);
   if (host) a.host_free(host);
+  if (mod_mma) a.module_unload(mod_mma);
   if (mod) a.module_unload(mod);
   if (retained) a.ctx_release(dev);
   dlclose(a.lib);

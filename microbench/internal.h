@@ -139,5 +139,18 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d);
 int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
 int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
 int pmb_measure_gpu(pmb_ctx *c, pt_diag *d); /* gpu.c: fills t->gpu */
+/* gpu_cupti.c: kernel durations from CUPTI activity records (GPU clock). open: NULL with the
+ * reason when libcupti is missing; take (after a synchronize): the number of kernel records
+ * since the last take and their summed duration in *seconds, -1 when the flush fails. */
+/* The activity-record facts gpu_cupti.c relies on (CUDA 13 cupti_activity.h; checked against
+ * the installed header by tests/microbench/test_gpu_cupti.c). */
+#define PMB_CUPTI_KIND_KERNEL 3
+#define PMB_CUPTI_KIND_CONCURRENT_KERNEL 10
+#define PMB_CUPTI_START_OFFSET 16
+#define PMB_CUPTI_END_OFFSET 24
+typedef struct pmb_cupti pmb_cupti;
+pmb_cupti *pmb_cupti_open(char *why, size_t n);
+int pmb_cupti_take(pmb_cupti *c, double *seconds);
+void pmb_cupti_close(pmb_cupti *c);
 
 #endif

@@ -53,7 +53,11 @@ int pmb_counters_probe(char *why, size_t n);
 /* GPU: 0 and a description when a CUDA device is usable, PT_ERR_UNSUPPORTED with the reason
  * in d otherwise. */
 int pmb_gpu_probe(char *desc, size_t n, pt_diag *d);
-/* The PTX of the GPU kernels (the driver compiles it for the device; tests run ptxas on it). */
-const char *pmb_gpu_ptx(void);
+/* The GPU kernels: PTX modules the driver compiles for the device (tests run ptxas on each).
+ * `arch` is the oldest GPU the module runs on ("sm_50"); the mma module is loaded only there. */
+typedef struct {
+  const char *name, *arch, *ptx;
+} pmb_gpu_module;
+const pmb_gpu_module *pmb_gpu_modules(int *n);
 
 #endif

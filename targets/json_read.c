@@ -303,11 +303,10 @@ static void read_gpu(reader *r, ptg_target *t, const cJSON *root) {
   u->memory_bytes = integer64(r, g, "gpu", "memory_bytes", false);
   u->l2_bytes = integer64(r, g, "gpu", "l2_bytes", false);
   u->memory_bus_bits = integer(r, g, "gpu", "memory_bus_bits", false, 0);
-  u->launch_us = fig(r, g, "gpu", "launch_us", false);
-  u->memory_bandwidth_gbs = fig(r, g, "gpu", "memory_bandwidth_gbs", false);
-  u->h2d_gbs = fig(r, g, "gpu", "h2d_gbs", false);
-  u->d2h_gbs = fig(r, g, "gpu", "d2h_gbs", false);
-  u->fp32_tflops = fig(r, g, "gpu", "fp32_tflops", false);
+#define PTG_X(field, key, lo, hi, doc) u->field = fig(r, g, "gpu", key, false);
+  PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
+  u->timer = str(r, g, "gpu", "timer", false);
   u->source = str(r, g, "gpu", "source", false);
 }
 

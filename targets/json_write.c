@@ -185,11 +185,10 @@ char *ptg_target_to_json(const ptg_target *t, pt_diag *d) {
     if (u->memory_bytes) cJSON_AddNumberToObject(g, "memory_bytes", (double)u->memory_bytes);
     if (u->l2_bytes) cJSON_AddNumberToObject(g, "l2_bytes", (double)u->l2_bytes);
     if (u->memory_bus_bits) cJSON_AddNumberToObject(g, "memory_bus_bits", u->memory_bus_bits);
-    add_fig(g, "launch_us", u->launch_us);
-    add_fig(g, "memory_bandwidth_gbs", u->memory_bandwidth_gbs);
-    add_fig(g, "h2d_gbs", u->h2d_gbs);
-    add_fig(g, "d2h_gbs", u->d2h_gbs);
-    add_fig(g, "fp32_tflops", u->fp32_tflops);
+#define PTG_X(field, key, lo, hi, doc) add_fig(g, key, u->field);
+    PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
+    add_str(g, "timer", u->timer);
     add_str(g, "source", u->source);
   }
   char *text = cJSON_Print(root);

@@ -21,7 +21,7 @@ static const char *fmt_bytes(char *buf, size_t n, int64_t b) {
 }
 
 void ptg_target_print(FILE *f, const ptg_target *t) {
-  char a[32], b[32], c[32];
+  char a[32], b[32], c[32], d[32];
   fprintf(f, "%s (%s%s%s)\n", t->name, t->provenance, t->date ? ", " : "", t->date ? t->date : "");
   fprintf(f, "  cpu        %s %s, %s family %d model %d (%s)\n", t->isa ? t->isa : "?", t->model_name ? t->model_name : "",
           t->vendor ? t->vendor : "?", t->family, t->model, t->microarchitecture);
@@ -83,6 +83,13 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
     fprintf(f, ", host->device %s GB/s", fmt_fig(a, sizeof a, u->h2d_gbs.value));
     fprintf(f, ", device->host %s GB/s", fmt_fig(a, sizeof a, u->d2h_gbs.value));
     fprintf(f, ", fp32 %s TFLOP/s\n", fmt_fig(a, sizeof a, u->fp32_tflops.value));
+    fprintf(f, "  gpu      mma fp16 %s, bf16 %s TFLOP/s; L2 copy %s GB/s, shared memory %s GB/s\n",
+            fmt_fig(a, sizeof a, u->fp16_mma_tflops.value), fmt_fig(b, sizeof b, u->bf16_mma_tflops.value),
+            fmt_fig(c, sizeof c, u->l2_bandwidth_gbs.value), fmt_fig(d, sizeof d, u->smem_bandwidth_gbs.value));
+    fprintf(f, "  gpu      latency ns: shared %s, L1 %s", fmt_fig(a, sizeof a, u->smem_latency_ns.value),
+            fmt_fig(b, sizeof b, u->l1_latency_ns.value));
+    fprintf(f, ", L2 %s, memory %s; kernels timed by %s\n", fmt_fig(a, sizeof a, u->l2_latency_ns.value),
+            fmt_fig(b, sizeof b, u->memory_latency_ns.value), u->timer ? u->timer : "?");
   }
 }
 
@@ -138,5 +145,14 @@ void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, do
     char label[64];
     snprintf(label, sizeof label, "fork/join ns, %d threads", a->runtime[i].threads);
     diff_line(f, label, a->runtime[i].fork_join_ns.value, ptg_target_fork_join_ns(b, a->runtime[i].threads), tol);
+  }
+  if (a->gpu.present || b->gpu.present) {
+    const ptg_gpu *ga = &a->gpu, *gb = &b->gpu;
+    diff_line(f, "gpu sms", ga->present ? ga->sms : NAN, gb->present ? gb->sms : NAN, tol);
+    diff_line(f, "gpu clock_ghz", ga->present ? ga->clock_ghz : NAN, gb->present ? gb->clock_ghz : NAN, tol);
+#define PTG_X(field, key, lo, hi, doc) \
+  diff_line(f, "gpu " key, ga->present ? ga->field.value : NAN, gb->present ? gb->field.value : NAN, tol);
+    PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
   }
 }

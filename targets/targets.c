@@ -54,7 +54,9 @@ ptg_target *ptg_target_new(const char *name) {
   t->issue_width = ptg_fig(NAN);
   t->memory.latency_ns = t->memory.latency_cycles = t->memory.overlapping_misses = ptg_fig(NAN);
   t->gpu.clock_ghz = t->gpu.memory_clock_ghz = NAN;
-  t->gpu.launch_us = t->gpu.memory_bandwidth_gbs = t->gpu.h2d_gbs = t->gpu.d2h_gbs = t->gpu.fp32_tflops = ptg_fig(NAN);
+#define PTG_X(field, key, lo, hi, doc) t->gpu.field = ptg_fig(NAN);
+  PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
   return t;
 }
 

@@ -143,6 +143,24 @@ typedef struct {
   double cycles;
 } ptg_latency_point;
 
+/* The measured figures of a GPU, one row each: X(field, JSON key, lowest and highest value the
+ * validator accepts, meaning). Every row is a ptg_figure, null when not measured, so files written
+ * before a row existed still load. Latencies are per dependent load (pointer chase, one thread). */
+#define PTG_GPU_FIGURES(X)                                                                          \
+  X(launch_us, "launch_us", 0, 1e6, "empty kernel launch + synchronize, round trip (host clock)")  \
+  X(memory_bandwidth_gbs, "memory_bandwidth_gbs", 0, 1e6, "device copy kernel, read + write")     \
+  X(h2d_gbs, "h2d_gbs", 0, 1e5, "pinned host -> device copy")                                      \
+  X(d2h_gbs, "d2h_gbs", 0, 1e5, "device -> pinned host copy")                                      \
+  X(fp32_tflops, "fp32_tflops", 0, 1e4, "FP32 FMA kernel, 2 flops per FMA")                        \
+  X(fp16_mma_tflops, "fp16_mma_tflops", 0, 1e5, "tensor cores: mma m16n8k16 f16 x f16 + f32")     \
+  X(bf16_mma_tflops, "bf16_mma_tflops", 0, 1e5, "tensor cores: mma m16n8k16 bf16 x bf16 + f32")   \
+  X(smem_latency_ns, "smem_latency_ns", 0, 1e4, "shared-memory pointer chase, per load")          \
+  X(smem_bandwidth_gbs, "smem_bandwidth_gbs", 0, 1e7, "shared-memory loads, all SMs")             \
+  X(l1_latency_ns, "l1_latency_ns", 0, 1e4, "global pointer chase within L1 (16 KiB)")            \
+  X(l2_latency_ns, "l2_latency_ns", 0, 1e4, "global pointer chase within L2 (ld.cg, 4 MiB)")      \
+  X(memory_latency_ns, "memory_latency_ns", 0, 1e5, "global pointer chase beyond L2 (ld.cg)")     \
+  X(l2_bandwidth_gbs, "l2_bandwidth_gbs", 0, 1e6, "device copy kernel over a set that fits L2")
+
 /* An accelerator beside the CPU (`portent characterize --gpu`); present = false without one. */
 typedef struct {
   bool present;
@@ -152,10 +170,10 @@ typedef struct {
   double clock_ghz, memory_clock_ghz;
   int64_t memory_bytes, l2_bytes;
   int memory_bus_bits;
-  ptg_figure launch_us;            /* empty kernel launch + synchronize, round trip */
-  ptg_figure memory_bandwidth_gbs; /* device copy kernel, read + write */
-  ptg_figure h2d_gbs, d2h_gbs;     /* pinned host <-> device copies */
-  ptg_figure fp32_tflops;          /* FMA kernel, 2 flops per FMA */
+#define PTG_X(field, key, lo, hi, doc) ptg_figure field;
+  PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
+  const char *timer; /* how kernel durations were taken: CUPTI activity records or the host clock */
   const char *source;
 } ptg_gpu;
 

@@ -111,11 +111,9 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
     if (u->sms < 1) bad(&c, "gpu.sms: must be at least 1");
     if (u->memory_bytes < 0 || u->l2_bytes < 0 || u->memory_bus_bits < 0) bad(&c, "gpu: negative memory size or width");
     range(&c, "gpu", "clock_ghz", ptg_fig(u->clock_ghz), 0.05, 10);
-    range(&c, "gpu", "launch_us", u->launch_us, 0, 1e6);
-    range(&c, "gpu", "memory_bandwidth_gbs", u->memory_bandwidth_gbs, 0, 1e6);
-    range(&c, "gpu", "h2d_gbs", u->h2d_gbs, 0, 1e5);
-    range(&c, "gpu", "d2h_gbs", u->d2h_gbs, 0, 1e5);
-    range(&c, "gpu", "fp32_tflops", u->fp32_tflops, 0, 1e4);
+#define PTG_X(field, key, lo, hi, doc) range(&c, "gpu", key, u->field, lo, hi);
+    PTG_GPU_FIGURES(PTG_X)
+#undef PTG_X
   }
   return c.err;
 }
