@@ -360,9 +360,14 @@ int pmb_measure_gpu(pmb_ctx *c, pt_diag *d) {
   unsigned s_iters = quick ? 1u << 13 : 1u << 16;
   void *schase_params[2] = {&s_iters, &out};
   gpu_job schase = {.a = &a, .cupti = cupti, .f = f_schase, .grid = 1, .block = 1, .params = schase_params, .what = 1};
-  if (time_job(&schase, reps, &s) == 0)
+  uint64_t chase_cycles = 0;
+  if (time_job(&schase, reps, &s) == 0) {
     g->smem_latency_ns = per_load_ns(&schase, s, 8.0 * s_iters, host_note);
-  else
+    /* the last repetition's cycles over the fastest one's time: the clock the SM ran at */
+    if (a.dtoh(&chase_cycles, out + 8, sizeof chase_cycles) == 0 && chase_cycles > 0)
+      g->sm_clock_ghz = (ptg_figure){.value = (double)chase_cycles / s.min * 1e-9, .spread = s.spread, .reps = s.reps,
+                                     .source = schase.host_used ? host_note : NULL};
+  } else
     pmb_progress(c, "gpu: the shared-memory chase failed; left null");
   unsigned r_iters = quick ? 500 : 5000, r_grid = (unsigned)sms * 4;
   void *sread_params[2] = {&out, &r_iters};
@@ -384,6 +389,7 @@ int pmb_measure_gpu(pmb_ctx *c, pt_diag *d) {
   size_t mem_set = l2 > 0 ? (size_t)l2 * 4 : ((size_t)64 << 20);
   if (mem_set > hbytes) mem_set = hbytes;
   g->memory_latency_ns = chase(c, &k, mem_set & ~(size_t)127, c_iters / 4, "memory");
+  pmb_progress(c, "gpu: SM clock %.3f GHz while running (%.3f GHz reported)", g->sm_clock_ghz.value, g->clock_ghz);
   pmb_progress(c, "gpu: mma fp16 %.0f, bf16 %.0f TFLOP/s; shared %.0f GB/s; latency ns: shared %.1f, L1 %.1f, L2 %.1f, memory %.1f",
                g->fp16_mma_tflops.value, g->bf16_mma_tflops.value, g->smem_bandwidth_gbs.value, g->smem_latency_ns.value,
                g->l1_latency_ns.value, g->l2_latency_ns.value, g->memory_latency_ns.value);

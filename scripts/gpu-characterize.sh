@@ -32,6 +32,7 @@ published() {
   cat <<'TABLE'
 sms 132 NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5: 132 SMs)
 clock_ghz 1.98 derived: 67 TFLOPS / (132 SMs x 128 FP32 lanes x 2 flops)
+sm_clock_ghz 1.98 derived: 67 TFLOPS / (132 SMs x 128 FP32 lanes x 2 flops)
 fp32_tflops 67 NVIDIA H100 datasheet, SXM: FP32 67 TFLOPS
 bf16_mma_tflops 989 NVIDIA H100 datasheet, SXM: BF16 Tensor Core 1979 TFLOPS with sparsity, 989 dense
 fp16_mma_tflops 989 NVIDIA H100 datasheet, SXM: FP16 Tensor Core 1979 TFLOPS with sparsity, 989 dense

@@ -90,6 +90,7 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
             fmt_fig(b, sizeof b, u->l1_latency_ns.value));
     fprintf(f, ", L2 %s, memory %s; kernels timed by %s\n", fmt_fig(a, sizeof a, u->l2_latency_ns.value),
             fmt_fig(b, sizeof b, u->memory_latency_ns.value), u->timer ? u->timer : "?");
+    fprintf(f, "  gpu      SM clock while running %s GHz\n", fmt_fig(a, sizeof a, u->sm_clock_ghz.value));
   }
 }
 

@@ -159,7 +159,8 @@ typedef struct {
   X(l1_latency_ns, "l1_latency_ns", 0, 1e4, "global pointer chase within L1 (16 KiB)")            \
   X(l2_latency_ns, "l2_latency_ns", 0, 1e4, "global pointer chase within L2 (ld.cg, 4 MiB)")      \
   X(memory_latency_ns, "memory_latency_ns", 0, 1e5, "global pointer chase beyond L2 (ld.cg)")     \
-  X(l2_bandwidth_gbs, "l2_bandwidth_gbs", 0, 1e6, "device copy kernel over a set that fits L2")
+  X(l2_bandwidth_gbs, "l2_bandwidth_gbs", 0, 1e6, "device copy kernel over a set that fits L2")    \
+  X(sm_clock_ghz, "sm_clock_ghz", 0.05, 10, "SM clock while running: %clock64 cycles / kernel time")
 
 /* An accelerator beside the CPU (`portent characterize --gpu`); present = false without one. */
 typedef struct {

@@ -48,6 +48,7 @@ int main(void) {
     for (int i = 0; i < 4; i++) CHECK_MSG(lat[i] > 1 && lat[i] < 1e4, "latency %d: %g ns", i, lat[i]);
     CHECK_MSG(lat[0] <= lat[1] * 1.5 && lat[1] < lat[2] && lat[2] < lat[3], "latencies out of order: %g %g %g %g ns",
               lat[0], lat[1], lat[2], lat[3]);
+    CHECK_MSG(g->sm_clock_ghz.value > 0.2 && g->sm_clock_ghz.value < 4, "SM clock %g GHz", g->sm_clock_ghz.value);
     CHECK_MSG(ptg_target_validate(t, "measured", &d) == 0, "%s", d.msg);
     ptg_target_free(t);
   }

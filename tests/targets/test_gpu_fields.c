@@ -46,7 +46,8 @@ int main(void) {
   CHECK(g->present && g->sms == 132 && g->launch_us.reps == 20 && g->d2h_gbs.value == 26 && isnan(g->h2d_gbs.value));
   CHECK(isnan(g->fp16_mma_tflops.value) && isnan(g->bf16_mma_tflops.value) && isnan(g->smem_latency_ns.value) &&
         isnan(g->smem_bandwidth_gbs.value) && isnan(g->l1_latency_ns.value) && isnan(g->l2_latency_ns.value) &&
-        isnan(g->memory_latency_ns.value) && isnan(g->l2_bandwidth_gbs.value) && g->timer == NULL);
+        isnan(g->memory_latency_ns.value) && isnan(g->l2_bandwidth_gbs.value) && isnan(g->sm_clock_ghz.value) &&
+        g->timer == NULL);
 
   /* fill the new rows, each with its own value, and round-trip */
   g->fp16_mma_tflops = (ptg_figure){.value = 650, .spread = 0.02, .reps = 5};
@@ -57,6 +58,7 @@ int main(void) {
   g->l2_latency_ns = (ptg_figure){.value = 135, .reps = 5};
   g->memory_latency_ns = (ptg_figure){.value = 480, .reps = 5};
   g->l2_bandwidth_gbs = (ptg_figure){.value = 7000, .reps = 5};
+  g->sm_clock_ghz = (ptg_figure){.value = 1.755, .reps = 5};
   g->timer = "CUPTI activity records (GPU clock)";
   CHECK_MSG(ptg_target_validate(t, "filled", &d) == 0, "%s", d.msg);
   char *first = ptg_target_to_json(t, &d);
@@ -72,6 +74,7 @@ int main(void) {
           strcmp(v->bf16_mma_tflops.source, "host clock around cuCtxSynchronize") == 0);
     CHECK(v->smem_latency_ns.value == 15.5 && v->smem_bandwidth_gbs.value == 30000 && v->l1_latency_ns.value == 19.25 &&
           v->l2_latency_ns.value == 135 && v->memory_latency_ns.value == 480 && v->l2_bandwidth_gbs.value == 7000);
+    CHECK(v->sm_clock_ghz.value == 1.755);
     CHECK(v->timer && strcmp(v->timer, "CUPTI activity records (GPU clock)") == 0);
     char *shown = NULL;
     size_t n = 0;
@@ -80,7 +83,7 @@ int main(void) {
     fclose(f);
     CHECK_MSG(shown && strstr(shown, "mma fp16 650, bf16 651 TFLOP/s") && strstr(shown, "L2 copy 7000 GB/s") &&
                   strstr(shown, "shared 15.50, L1 19.25") && strstr(shown, "L2 135, memory 480") &&
-                  strstr(shown, "timed by CUPTI"),
+                  strstr(shown, "timed by CUPTI") && strstr(shown, "SM clock while running 1.75"),
               "targets show:\n%s", shown ? shown : "");
     free(shown);
     ptg_target_free(u);
@@ -92,6 +95,7 @@ int main(void) {
   } bad[] = {
       {"\"fp32_tflops\": 60, \"bf16_mma_tflops\": -5,", "gpu.bf16_mma_tflops: -5 is out of range"},
       {"\"fp32_tflops\": 60, \"l2_latency_ns\": \"slow\",", "gpu.l2_latency_ns: expected a number"},
+      {"\"fp32_tflops\": 60, \"sm_clock_ghz\": 0.001,", "gpu.sm_clock_ghz: 0.001 is out of range"},
       {"\"fp32_tflops\": 60, \"memory_latency_ns\": {\"value\": 500, \"reps\": -1},", "gpu.memory_latency_ns: negative"},
   };
   for (size_t i = 0; i < PT_ARRAY_LEN(bad); i++) {

@@ -56,7 +56,7 @@ static ptg_target *sample(void) {
                      .clock_ghz = 1.98, .memory_clock_ghz = 2.619, .memory_bytes = 85e9, .l2_bytes = 52428800,
                      .memory_bus_bits = 5120, .launch_us = {.value = 4.5, .spread = 0.1, .reps = 5},
                      .memory_bandwidth_gbs = {.value = 2900}, .h2d_gbs = {.value = 25}, .d2h_gbs = {.value = 26},
-                     .fp32_tflops = {.value = NAN}, .source = "fixture"};
+                     .fp32_tflops = {.value = NAN}, .sm_clock_ghz = {.value = NAN}, .source = "fixture"};
   return t;
 }
 
