@@ -246,6 +246,19 @@ typedef struct {
  * bounds and constants (guards of non-dividing splits included), not on memory. NULL with
  * PT_ERR_UNSUPPORTED naming the function and block otherwise: run it instrumented instead. */
 pa_profile *pa_profile_static_counts(const pa_module *m, const pa_static_opts *o, pt_diag *d);
+/* Reuse without running (analyzer/trace.c): the addresses of every load and store are
+ * interpreted from the integer values they depend on; each pt_parallel_for body runs
+ * `windows` windows of `share` of its iterations in all, each after a warm-up of the iterations
+ * before it long enough to touch about warm_lines lines, scaled to the whole range. */
+typedef struct {
+  double share;       /* 0 -> 0.05; >= 1: every iteration (exact) */
+  int windows;        /* 0 -> 4 */
+  int64_t warm_lines; /* 0 -> 2^17 (8 MiB) */
+} pa_trace_opts;
+/* pa_profile_static_counts plus that reuse profile (one thread; sample_rate 1). NULL with
+ * PT_ERR_UNSUPPORTED naming the instruction when an address depends on memory (other than a
+ * pointer loaded from memory), a gather or a call: run it (sampled) instead. */
+pa_profile *pa_profile_traced(const pa_module *m, const pa_static_opts *so, const pa_trace_opts *o, pt_diag *d);
 /* Static analysis plus one instrumented run of spec->entry in a child process. */
 pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt,
                              pt_diag *d);
@@ -266,5 +279,8 @@ double pa_block_ecount(const pa_function *f, const pa_block *b);
 /* Misses of a fully associative LRU cache of `lines` lines: accesses at distance >= lines
  * plus cold misses (exact when lines is a power of two). */
 double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines);
+/* Largest |difference| of the miss ratios (misses / accesses) of two histograms over fully
+ * associative LRU caches of lo, 2lo, 4lo, ... <= hi lines (the miss-ratio curves' distance). */
+double pa_reuse_mrc_distance(const pa_reuse_hist *a, const pa_reuse_hist *b, int64_t lo, int64_t hi);
 
 #endif

@@ -1,6 +1,7 @@
 /* Assembling a profile: static analysis of every defined function (CFG, dominators, loops,
  * task graphs, features), then the instrumented run's block counts, thread use and reuse
  * histograms, put in a deterministic order (threads sorted by what they did, not OS ids). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,4 +176,14 @@ double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines) {
     if (lower >= lines) m += h->bins[k];
   }
   return m;
+}
+
+double pa_reuse_mrc_distance(const pa_reuse_hist *a, const pa_reuse_hist *b, int64_t lo, int64_t hi) {
+  double worst = 0;
+  for (int64_t s = lo > 0 ? lo : 1; s <= hi; s *= 2) {
+    double ra = a->accesses > 0 ? pa_reuse_misses(a, s) / a->accesses : 0;
+    double rb = b->accesses > 0 ? pa_reuse_misses(b, s) / b->accesses : 0;
+    if (fabs(ra - rb) > worst) worst = fabs(ra - rb);
+  }
+  return worst;
 }

@@ -31,6 +31,12 @@ static void usage(FILE *f) {
           "  --static-counts   block counts without running (counts_source \"static\"): from the loop\n"
           "                    nest, parallel bodies divided over --threads (or the spec's pool) as\n"
           "                    the pool does; no reuse. Exit 1 when a branch depends on memory\n"
+          "  --reuse trace     reuse without running: addresses interpreted from the loop nest, each\n"
+          "                    parallel body in time windows (static counts too; one thread). Falls\n"
+          "                    back to the (--sample) run when an address depends on memory\n"
+          "  --trace-share S   share of each parallel body's iterations measured (default 0.05; 1 = all)\n"
+          "  --trace-windows K windows the share is split into (default 4)\n"
+          "  --trace-warm L    lines each window's warm-up touches before it (default 131072: 8 MiB)\n"
           "  --json            with -o: print the summary as JSON\n"
           "Exit 1 if the kernel crashed or hung, 2 for bad usage or input (malformed IR or spec).\n");
 }
@@ -85,7 +91,8 @@ static int emit(pa_profile *p, const char *out, bool json, int fail_code, pt_dia
 int cmd_analyze(int argc, char **argv) {
   const char *input = NULL, *spec_path = NULL, *out = NULL;
   pa_options opt = {.sample_rate = 1};
-  bool json = false, have_seed = false, static_counts = false;
+  bool json = false, have_seed = false, static_counts = false, trace = false;
+  pa_trace_opts to = {0};
   unsigned long long seed = 0;
   double timeout = 0;
   schedule_args sa = {0};
@@ -102,7 +109,31 @@ int cmd_analyze(int argc, char **argv) {
     } else if (strcmp(arg, "--json") == 0) json = true;
     else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
     else if (strcmp(arg, "--static-counts") == 0) static_counts = true;
-    else if (strcmp(arg, "--spec") == 0 && has_val) spec_path = argv[++i];
+    else if (strcmp(arg, "--reuse") == 0 && has_val) {
+      if (strcmp(argv[++i], "trace") != 0 && strcmp(argv[i], "run") != 0) {
+        fprintf(stderr, "portent analyze: --reuse takes 'trace' or 'run', got '%s'\n", argv[i]);
+        return EXIT_USAGE;
+      }
+      trace = strcmp(argv[i], "trace") == 0;
+    } else if (strcmp(arg, "--trace-share") == 0 && has_val) {
+      to.share = atof(argv[++i]);
+      if (!(to.share > 0 && to.share <= 1)) {
+        fprintf(stderr, "portent analyze: --trace-share must be in (0, 1]\n");
+        return EXIT_USAGE;
+      }
+    } else if (strcmp(arg, "--trace-windows") == 0 && has_val) {
+      to.windows = atoi(argv[++i]);
+      if (to.windows < 1 || to.windows > 1000) {
+        fprintf(stderr, "portent analyze: --trace-windows must be 1..1000\n");
+        return EXIT_USAGE;
+      }
+    } else if (strcmp(arg, "--trace-warm") == 0 && has_val) {
+      to.warm_lines = atoll(argv[++i]);
+      if (to.warm_lines < 1) {
+        fprintf(stderr, "portent analyze: --trace-warm must be >= 1 line\n");
+        return EXIT_USAGE;
+      }
+    } else if (strcmp(arg, "--spec") == 0 && has_val) spec_path = argv[++i];
     else if (strcmp(arg, "-o") == 0 && has_val) out = argv[++i];
     else if (strcmp(arg, "--sample") == 0 && has_val) {
       char *end;
@@ -157,7 +188,18 @@ int cmd_analyze(int argc, char **argv) {
     pc_lower_opts lo = {0};
     pc_kernel *k = pc_lower(s, &lo, &d);
     pa_profile *p = NULL;
-    if (k && static_counts) {
+    bool give_up = false;
+    if (k && trace) {
+      pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
+      pa_static_opts so = {pc_kernel_name(k), 1};
+      p = pa_profile_traced(m, &so, &to, &d);
+      pa_module_free(m);
+      if (!p && d.err == PT_ERR_UNSUPPORTED) fprintf(stderr, "portent analyze: %s; running it instead\n", d.msg);
+      else if (!p) give_up = true; /* a real failure: report it */
+      if (!p) threads = 1;
+    }
+    if (p || !k || give_up) {
+    } else if (k && static_counts) {
       pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
       pa_static_opts so = {pc_kernel_name(k), threads};
       p = pa_profile_static_counts(m, &so, &d);
@@ -190,8 +232,14 @@ int cmd_analyze(int argc, char **argv) {
   }
   if (spec && have_seed) spec->seed = seed;
   if (spec && timeout > 0) spec->timeout_s = timeout;
-  pa_profile *p;
-  if (static_counts) {
+  pa_profile *p = NULL;
+  if (trace) {
+    pa_static_opts so = {spec ? spec->entry : NULL, 1};
+    p = pa_profile_traced(m, &so, &to, &d);
+    if (!p && d.err == PT_ERR_UNSUPPORTED && spec) fprintf(stderr, "portent analyze: %s; running it instead\n", d.msg);
+  }
+  if (p || (trace && !spec)) {
+  } else if (static_counts) {
     /* the spec names the entry and the pool's threads; without one, the first visible function */
     pa_static_opts so = {spec ? spec->entry : NULL, 1};
     for (int i = 0; spec && i < spec->n_args; i++)

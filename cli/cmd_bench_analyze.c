@@ -50,8 +50,13 @@ typedef struct {
   bv_counts measured[N_CACHES];
   double pred_full[N_CACHES][2], pred_sampled[N_CACHES][2]; /* [config][D1, LL] */
   double pred_assoc[N_CACHES][2]; /* exact profile, set-associative LRU with random placement */
+  double pred_trace[N_CACHES][2]; /* traced profile (no run) */
   /* cost (suite workloads only; 0 when not measured) */
   double native_s, compile_s, sampled_run_s, sampled_total_s, full_run_s, full_total_s;
+  /* the traced profile (pa_profile_traced: no run): cost, and its miss-ratio curve's largest
+   * distance from the full run's over 4 KiB..64 MiB (-1: not traced, trace_note says why) */
+  double trace_s, trace_mrc;
+  char trace_note[160];
 } row;
 
 typedef struct {
@@ -106,6 +111,15 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   r->full_run_s = full->run_seconds;
   r->accesses = full->reuse_total.accesses;
   predict(full, r->pred_full, r->pred_assoc);
+  r->trace_mrc = -1;
+  pa_profile *traced = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
+  if (traced) {
+    r->trace_mrc = pa_reuse_mrc_distance(&full->reuse_total, &traced->reuse_total, 4096 / PA_LINE_BYTES,
+                                         (64 << 20) / PA_LINE_BYTES);
+    predict(traced, r->pred_trace, NULL);
+  } else
+    snprintf(r->trace_note, sizeof r->trace_note, "%.150s", d.msg);
+  pa_profile_free(traced);
   pa_profile_free(full);
   if (o->cost_only) {
     snprintf(r->note, sizeof r->note, "not simulated: --cost-only");
@@ -176,6 +190,15 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_r
   }
   r->sampled_run_s = median(run, n);
   r->sampled_total_s = median(total, n);
+  n = 0;
+  for (int i = 0; i < o->repeats && i < 16 && r->trace_mrc >= 0; i++) {
+    double t0 = pt_now();
+    pa_profile *p = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
+    if (!p) break;
+    total[n++] = pt_now() - t0;
+    pa_profile_free(p);
+  }
+  r->trace_s = median(total, n);
 }
 
 /* A suite workload under its default schedule (which 0) or a random one (which 1): the
@@ -315,24 +338,47 @@ static void print_text(const row *rows, int n) {
       printf("  %-9s %-3s median |error| %6.1f%% / %6.1f%% / %6.1f%%, within 10%%: %d/%d / %d/%d / %d/%d\n", caches[c].name,
              l ? "LL" : "D1", 100 * median(e, k), 100 * median(es, k), 100 * median(ea, k), in, k, ins, k, ina, k);
     }
+  for (int c = 0; c < N_CACHES && n_sim; c++)
+    for (int l = 0; l < 2; l++) {
+      double e[256];
+      int k = 0, in = 0;
+      for (int i = 0; i < n && k < 256; i++) {
+        if (!rows[i].simulated || rows[i].trace_mrc < 0) continue;
+        double meas = l ? rows[i].measured[c].ll_misses : rows[i].measured[c].d1_misses;
+        e[k] = fabs(rel_err(rows[i].pred_trace[c][l], meas));
+        in += e[k++] <= 0.10;
+      }
+      printf("  %-9s %-3s traced profile (no run): median |error| %6.1f%%, within 10%%: %d/%d\n", caches[c].name,
+             l ? "LL" : "D1", 100 * median(e, k), in, k);
+    }
+  printf("\nTraced reuse (no run, analyzer/trace.c) against the full run: largest miss-ratio difference over fully\n"
+         "associative caches of 4 KiB..64 MiB\n");
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    if (r->trace_mrc >= 0) printf("%-34s mrc %.4f\n", r->name, r->trace_mrc);
+    else if (r->trace_note[0]) printf("%-34s not traced: %s\n", r->name, r->trace_note);
+  }
   printf("\nCost per candidate, one thread (x = / native kernel time; sampled = static counts + 1%% "
          "SHARDS, median of repeats; JIT and fork included in 'total')\n");
-  printf("%-34s %10s %10s %11s %8s %11s %8s %11s %8s\n", "case", "native ms", "compile ms", "sampled run", "x",
-         "sampled tot", "x", "full run", "x");
-  double xs[256], xt[256], xf[256];
-  int k = 0, kf = 0;
+  printf("%-34s %10s %10s %11s %8s %11s %8s %11s %8s %10s %7s\n", "case", "native ms", "compile ms", "sampled run", "x",
+         "sampled tot", "x", "full run", "x", "traced ms", "x");
+  double xs[256], xt[256], xf[256], xr[256];
+  int k = 0, kf = 0, kr = 0;
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     if (!(r->native_s > 0)) continue;
-    printf("%-34s %10.3f %10.1f %11.3f %8.1f %11.1f %8.1f %11.1f %8.1f\n", r->name, r->native_s * 1e3,
+    printf("%-34s %10.3f %10.1f %11.3f %8.1f %11.1f %8.1f %11.1f %8.1f %10.2f %7.1f\n", r->name, r->native_s * 1e3,
            r->compile_s * 1e3, r->sampled_run_s * 1e3, r->sampled_run_s / r->native_s, r->sampled_total_s * 1e3,
-           r->sampled_total_s / r->native_s, r->full_run_s * 1e3, r->full_run_s / r->native_s);
+           r->sampled_total_s / r->native_s, r->full_run_s * 1e3, r->full_run_s / r->native_s, r->trace_s * 1e3,
+           r->trace_s / r->native_s);
+    if (kr < 256 && r->trace_s > 0) xr[kr++] = r->trace_s / r->native_s;
     if (k < 256 && r->sampled_run_s > 0) xs[k] = r->sampled_run_s / r->native_s, xt[k++] = r->sampled_total_s / r->native_s;
     if (kf < 256 && r->full_run_s > 0) xf[kf++] = r->full_run_s / r->native_s;
   }
   if (k)
     printf("median: sampled run %.1fx native, sampled total %.1fx (%d candidates); full instrumented run %.1fx (%d)\n",
            median(xs, k), median(xt, k), k, median(xf, kf), kf);
+  if (kr) printf("median: traced profile (static counts + traced reuse, no run) %.1fx native (%d candidates)\n", median(xr, kr), kr);
 }
 
 static void print_json(const row *rows, int n) {
@@ -356,8 +402,9 @@ static void print_json(const row *rows, int n) {
                r->pred_assoc[c][l], rel_err(r->pred_assoc[c][l], meas));
       }
     printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
-           "\"full_run_s\": %.6g, \"full_total_s\": %.6g}",
-           r->native_s, r->compile_s, r->sampled_run_s, r->sampled_total_s, r->full_run_s, r->full_total_s);
+           "\"full_run_s\": %.6g, \"full_total_s\": %.6g, \"trace_s\": %.6g, \"trace_mrc\": %.6g}",
+           r->native_s, r->compile_s, r->sampled_run_s, r->sampled_total_s, r->full_run_s, r->full_total_s, r->trace_s,
+           r->trace_mrc);
   }
   printf("\n]}\n");
 }
