@@ -157,6 +157,8 @@ typedef struct pa_profile {
   uint64_t seed;
   double sample_rate;        /* 1 = every line; SHARDS rate otherwise; 0 = not measured */
   int64_t exact_window;      /* lines tracked exactly under sampling; 0 at rate 1 or plain SHARDS */
+  double trace_share;        /* 0: reuse from a run; > 0: traced without running (pa_profile_traced),
+                                this share of each parallel body's iterations (1 = all: exact) */
   int threads;               /* distinct threads seen in the run */
   int n_functions;
   pa_function *functions;

@@ -13,7 +13,8 @@
 
 /* Interpreted operations per profile before giving up (the sampled run is then cheaper). */
 #define BUDGET_OPS 4000000000LL
-#define REGION_SHIFT 40 /* each buffer (pointer argument or loaded pointer) gets 2^40 bytes */
+#define REGION_SHIFT 40
+#define FILTER_LINES 256 /* a power of two */ /* each buffer (pointer argument or loaded pointer) gets 2^40 bytes */
 
 typedef enum {
   T_BIN, T_ICMP, T_SELECT, T_ZEXT, T_SEXT, T_TRUNC, T_COPY, T_GEP, T_MINMAX, T_LOADPTR, T_ACCESS, T_PARFOR, T_CALL
@@ -65,6 +66,11 @@ typedef struct {
   const pa_trace_opts *o;
   double *acc;        /* [function][PA_TRACKER_WORDS]: counts taken so far, scaled */
   uint64_t *base;     /* the tracker's counts already in acc */
+  /* Warm-ups only set the LRU order the windows start from, so repeats of a line still in a
+   * small direct-mapped filter are not fed; a line is fed when it leaves the filter, and the
+   * filter's lines in the order of their last access when the warm-up ends. */
+  struct { uint64_t line, stamp; } filter[FILTER_LINES];
+  uint64_t clock;
   int64_t n_regions;  /* loaded pointers: a region each, by the address they were loaded from */
   uint64_t *region_key;
   int err;
@@ -420,7 +426,34 @@ static int64_t sx(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int6
 static void access(tracer *t, uint64_t a, int64_t bytes) {
   if (bytes <= 0) return;
   uint64_t first = a / PA_LINE_BYTES, last = (a + (uint64_t)bytes - 1) / PA_LINE_BYTES;
-  for (uint64_t line = first; line <= last; line++) pa_tracker_access(t->tracker, line, t->warm ? t->n_fns : t->group);
+  for (uint64_t line = first; line <= last; line++) {
+    if (!t->warm) {
+      pa_tracker_access(t->tracker, line, t->group);
+      continue;
+    }
+    size_t i = (size_t)((line * PA_SHARDS_MUL) >> 56) & (FILTER_LINES - 1);
+    if (t->filter[i].stamp && t->filter[i].line == line) {
+      t->filter[i].stamp = ++t->clock;
+      continue;
+    }
+    if (t->filter[i].stamp) pa_tracker_access(t->tracker, t->filter[i].line, t->n_fns);
+    t->filter[i].line = line, t->filter[i].stamp = ++t->clock;
+  }
+}
+
+static int by_stamp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The end of a warm-up: the filter's lines, least recent first. */
+static void flush_filter(tracer *t) {
+  uint64_t order[FILTER_LINES][2];
+  int n = 0;
+  for (int i = 0; i < FILTER_LINES; i++)
+    if (t->filter[i].stamp) order[n][0] = t->filter[i].stamp, order[n++][1] = t->filter[i].line, t->filter[i].stamp = 0;
+  qsort(order, (size_t)n, sizeof order[0], by_stamp);
+  for (int i = 0; i < n; i++) pa_tracker_access(t->tracker, order[i][1], t->n_fns);
 }
 
 static int run_parallel(tracer *t, int g, uint64_t ctx, int64_t n);
@@ -576,6 +609,7 @@ static int64_t footprint(tracer *t, int g, uint64_t ctx, int64_t lo, int64_t hi)
   t->warm = true;
   uint64_t args[3] = {ctx, (uint64_t)lo, (uint64_t)hi};
   run_fn(t, g, args);
+  flush_filter(t);
   int64_t lines = (int64_t)pa_tracker_counts(t->tracker, t->n_fns)[PA_REUSE_BINS];
   pa_tracker_free(t->tracker);
   t->tracker = keep, t->warm = warm;
@@ -614,6 +648,7 @@ static int run_parallel(tracer *t, int g, uint64_t ctx, int64_t n) {
       uint64_t wa[3] = {ctx, (uint64_t)w0, (uint64_t)s};
       t->warm = true;
       run_fn(t, g, wa);
+      flush_filter(t);
     }
     t->warm = warm;
     uint64_t args[3] = {ctx, (uint64_t)s, (uint64_t)(s + L)};
@@ -672,6 +707,7 @@ pa_profile *pa_profile_traced(const pa_module *m, const pa_static_opts *so, cons
     take(&t, NULL, 1);
     p->sample_rate = 1;
     p->exact_window = 0;
+    p->trace_share = t.o->share > 0 && t.o->share < 1 ? t.o->share : t.o->share >= 1 ? 1 : 0.05;
     p->reuse = pt_alloc(p->arena, sizeof *p->reuse * ((size_t)t.n_fns + 1));
     p->n_reuse = 0;
     memset(&p->reuse_total, 0, sizeof p->reuse_total);

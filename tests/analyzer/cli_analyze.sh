@@ -13,6 +13,15 @@ grep -q '"version":1' "$T/a.json" || fail "no version field"
 grep -q 'gemm .* 3 loops (3 static trip counts)' "$T/out.txt" || fail "summary: $(cat "$T/out.txt")"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" -o "$T/b.json" > /dev/null || fail "second run"
 cmp -s "$T/a.json" "$T/b.json" || fail "two runs with one seed differ"
+# Reuse traced without running (every iteration): the run's histogram, counts static.
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --reuse trace --trace-share 1 -o "$T/tr.json" > "$T/tr.txt" ||
+  fail "--reuse trace exited $?"
+grep -q 'counts static' "$T/tr.txt" || fail "--reuse trace summary: $(cat "$T/tr.txt")"
+grep -q '"trace_share":1' "$T/tr.json" || fail "--reuse trace: no trace_share"
+[ "$(grep -o '"total":{[^}]*}' "$T/tr.json")" = "$(grep -o '"total":{[^}]*}' "$T/a.json")" ] ||
+  fail "--reuse trace: $(grep -o '"total":{[^}]*}' "$T/tr.json") vs the run's $(grep -o '"total":{[^}]*}' "$T/a.json")"
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --reuse bogus > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--reuse bogus: want exit 2"
 # A stack-allocated local buffer: the same bytes in separate processes (stack starts differ).
 for i in 1 2 3; do
   "$P" analyze "$F/local.ll" --spec "$F/local_spec.json" -o "$T/l$i.json" > /dev/null || fail "local.ll run $i"
