@@ -40,14 +40,11 @@ static int header_loop(walker *w, LLVMValueRef v) {
   return -1;
 }
 
-static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth);
-
-/* A header phi: its value entering the loop (the preheader's incoming) plus step per
- * iteration, when the latch's incoming value is the phi plus a constant (integer add or a
- * getelementptr of the phi with constant indices). */
-static void induction(walker *w, LLVMValueRef phi, int l, int64_t scale, int depth) {
-  const pa_loop *L = &w->f->loops[l];
-  LLVMValueRef start = NULL, next = NULL;
+/* A header phi's value entering loop L (from outside it) and around it (from a latch); false
+ * when the entering values differ, *next NULL when the latches' values differ. */
+static bool header_phi_values(walker *w, LLVMValueRef phi, const pa_loop *L, LLVMValueRef *start, LLVMValueRef *next) {
+  *start = *next = NULL;
+  bool next_ok = true;
   int n_in = (int)LLVMCountIncoming(phi);
   for (int j = 0; j < n_in; j++) {
     int from = pa_ptrmap_get(w->bbmap, LLVMGetIncomingBlock(phi, (unsigned)j));
@@ -55,14 +52,25 @@ static void induction(walker *w, LLVMValueRef phi, int l, int64_t scale, int dep
     for (int q = 0; q < L->n_latches; q++) latch |= L->latches[q] == from;
     LLVMValueRef x = LLVMGetIncomingValue(phi, (unsigned)j);
     if (latch) {
-      if (next && next != x) return mark_bad(w, phi);
-      next = x;
+      next_ok &= !*next || *next == x;
+      *next = x;
     } else {
-      if (start && start != x) return mark_bad(w, phi);
-      start = x;
+      if (*start && *start != x) return false;
+      *start = x;
     }
   }
-  if (!next || !start) return mark_bad(w, phi);
+  if (!next_ok) *next = NULL;
+  return true;
+}
+
+static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth);
+
+/* A header phi: its value entering the loop (the preheader's incoming) plus step per
+ * iteration, when the latch's incoming value is the phi plus a constant (integer add or a
+ * getelementptr of the phi with constant indices). */
+static void induction(walker *w, LLVMValueRef phi, int l, int64_t scale, int depth) {
+  LLVMValueRef start, next;
+  if (!header_phi_values(w, phi, &w->f->loops[l], &start, &next) || !next || !start) return mark_bad(w, phi);
   int64_t step = 0;
   if (pa_as_increment(next, &step) == phi) {
   } else if (LLVMIsAGetElementPtrInst(next) && LLVMGetOperand(next, 0) == phi) {
@@ -163,18 +171,8 @@ static LLVMValueRef underlying_object(walker *w, LLVMValueRef v) {
     if (LLVMIsAGetElementPtrInst(v) || LLVMIsABitCastInst(v) || LLVMIsAAddrSpaceCastInst(v)) {
       v = LLVMGetOperand(v, 0);
     } else if (LLVMIsAPHINode(v) && header_loop(w, v) >= 0) {
-      const pa_loop *L = &w->f->loops[header_loop(w, v)];
-      LLVMValueRef start = NULL;
-      int n_in = (int)LLVMCountIncoming(v);
-      for (int j = 0; j < n_in; j++) {
-        int from = pa_ptrmap_get(w->bbmap, LLVMGetIncomingBlock(v, (unsigned)j));
-        bool latch = false;
-        for (int q = 0; q < L->n_latches; q++) latch |= L->latches[q] == from;
-        LLVMValueRef x = LLVMGetIncomingValue(v, (unsigned)j);
-        if (latch) continue;
-        if (start && start != x) return NULL;
-        start = x;
-      }
+      LLVMValueRef start, next;
+      if (!header_phi_values(w, v, &w->f->loops[header_loop(w, v)], &start, &next)) return NULL;
       v = start;
     } else if (LLVMIsAConstantExpr(v) && (LLVMGetConstOpcode(v) == LLVMGetElementPtr || LLVMGetConstOpcode(v) == LLVMBitCast)) {
       v = LLVMGetOperand(v, 0);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "int_ops.h"
 #include "internal.h"
 
 /* Block executions one call may enumerate before we give up (an instrumented run is then
@@ -96,10 +97,6 @@ struct pa_counter {
   int err;
 };
 
-static uint64_t mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
-static int64_t sext(uint64_t v, int bits) {
-  return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
-}
 /* Element width of an integer or integer-vector type of at most MAX_LANES lanes; 0 otherwise. */
 static int int_bits(LLVMTypeRef t) {
   if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
@@ -161,13 +158,13 @@ static opnd operand(slotset *s, LLVMValueRef v) {
   int bits = int_bits(LLVMTypeOf(v)), lanes = lanes_of(LLVMTypeOf(v));
   if (LLVMIsAConstantInt(v)) {
     o.slot = -1, o.cmask = 1;
-    o.c[0] = LLVMConstIntGetZExtValue(v) & mask(bits);
+    o.c[0] = LLVMConstIntGetZExtValue(v) & pa_int_mask(bits);
   } else if (bits && (LLVMIsAConstantDataVector(v) || LLVMIsAConstantVector(v) || LLVMIsAConstantAggregateZero(v) ||
                       LLVMIsAPoisonValue(v) || LLVMIsAUndefValue(v))) {
     o.slot = -1; /* poison and undef lanes stay unknown */
     for (int i = 0; i < lanes && !LLVMIsAUndefValue(v); i++) {
       LLVMValueRef e = LLVMGetAggregateElement(v, (unsigned)i);
-      if (e && LLVMIsAConstantInt(e)) o.cmask |= 1u << i, o.c[i] = LLVMConstIntGetZExtValue(e) & mask(bits);
+      if (e && LLVMIsAConstantInt(e)) o.cmask |= 1u << i, o.c[i] = LLVMConstIntGetZExtValue(e) & pa_int_mask(bits);
     }
   } else {
     int sl = slot_of(s, v);
@@ -467,7 +464,7 @@ pa_counter *pa_counter_new(LLVMValueRef fn, const pa_function *f) {
       /* operands: condition, default, then (value, block) pairs */
       for (int k = 1; k < rb->n_succ; k++) {
         LLVMValueRef cv = LLVMGetOperand(t, (unsigned)(2 * k));
-        rb->case_val[k] = LLVMIsAConstantInt(cv) ? LLVMConstIntGetZExtValue(cv) & mask(int_bits(LLVMTypeOf(cv))) : 0;
+        rb->case_val[k] = LLVMIsAConstantInt(cv) ? LLVMConstIntGetZExtValue(cv) & pa_int_mask(int_bits(LLVMTypeOf(cv))) : 0;
       }
     }
     rb->succ = calloc((size_t)rb->n_succ + 1, sizeof(int));
@@ -529,55 +526,16 @@ static bool get(const pa_counter *c, const opnd *o, int lane, uint64_t *v) {
   return true;
 }
 
-static bool icmp(int pred, uint64_t a, uint64_t b, int bits) {
-  int64_t sa = sext(a, bits), sb = sext(b, bits);
-  switch ((LLVMIntPredicate)pred) {
-  case LLVMIntEQ: return a == b;
-  case LLVMIntNE: return a != b;
-  case LLVMIntUGT: return a > b;
-  case LLVMIntUGE: return a >= b;
-  case LLVMIntULT: return a < b;
-  case LLVMIntULE: return a <= b;
-  case LLVMIntSGT: return sa > sb;
-  case LLVMIntSGE: return sa >= sb;
-  case LLVMIntSLT: return sa < sb;
-  default: return sa <= sb; /* SLE */
-  }
-}
-
-static bool binop(LLVMOpcode op, uint64_t a, uint64_t b, int w, uint64_t *out) {
-  int64_t sa = sext(a, w), sb = sext(b, w), smin = sext(1ULL << (w - 1), w);
-  uint64_t x;
-  switch (op) {
-  case LLVMAdd: x = a + b; break;
-  case LLVMSub: x = a - b; break;
-  case LLVMMul: x = a * b; break;
-  case LLVMAnd: x = a & b; break;
-  case LLVMOr: x = a | b; break;
-  case LLVMXor: x = a ^ b; break;
-  case LLVMUDiv: if (!b) return false; x = a / b; break;
-  case LLVMURem: if (!b) return false; x = a % b; break;
-  case LLVMSDiv: if (!sb || (sb == -1 && sa == smin)) return false; x = (uint64_t)(sa / sb); break;
-  case LLVMSRem: if (!sb || (sb == -1 && sa == smin)) return false; x = (uint64_t)(sa % sb); break;
-  case LLVMShl: if (b >= (uint64_t)w) return false; x = a << b; break;
-  case LLVMLShr: if (b >= (uint64_t)w) return false; x = a >> b; break;
-  case LLVMAShr: if (b >= (uint64_t)w) return false; x = (uint64_t)(sa >> b); break;
-  default: return false;
-  }
-  *out = x & mask(w);
-  return true;
-}
-
 /* One lane of an instruction's result. */
 static bool eval_lane(const pa_counter *c, const rinst *ri, int lane, uint64_t *out) {
   uint64_t a, b, idx;
   int w = ri->bits;
   switch (ri->kind) {
   case K_BINOP:
-    return get(c, &ri->a, lane, &a) && get(c, &ri->b, lane, &b) && binop(ri->op, a, b, w, out);
+    return get(c, &ri->a, lane, &a) && get(c, &ri->b, lane, &b) && pa_int_binop(ri->op, a, b, w, out);
   case K_ICMP:
     if (!get(c, &ri->a, lane, &a) || !get(c, &ri->b, lane, &b)) return false;
-    *out = icmp(ri->pred, a, b, ri->src_bits);
+    *out = pa_int_icmp(ri->pred, a, b, ri->src_bits);
     return true;
   case K_SELECT: {
     uint64_t cond;
@@ -586,14 +544,12 @@ static bool eval_lane(const pa_counter *c, const rinst *ri, int lane, uint64_t *
   }
   case K_CAST:
     if (!get(c, &ri->a, lane, &a)) return false;
-    *out = (ri->op == LLVMSExt ? (uint64_t)sext(a, ri->src_bits) : a) & mask(w);
+    *out = (ri->op == LLVMSExt ? (uint64_t)pa_int_sext(a, ri->src_bits) : a) & pa_int_mask(w);
     return true;
   case K_FREEZE: return get(c, &ri->a, lane, out);
   case K_MINMAX: {
     if (!get(c, &ri->a, lane, &a) || !get(c, &ri->b, lane, &b)) return false;
-    bool a_less = ri->pred < 2 ? sext(a, w) < sext(b, w) : a < b;
-    bool take_a = (ri->pred == 0 || ri->pred == 2) ? a_less : !a_less;
-    *out = take_a ? a : b;
+    *out = pa_int_minmax(ri->pred, a, b, w);
     return true;
   }
   case K_INSERT:
@@ -739,7 +695,7 @@ static bool affine_of(const pa_counter *c, const ffloop *ff, int slot, __int128 
       if (!affine_of(c, ff, o->slot, v0, depth + 1, as[k], bs[k])) return false;
     } else {
       if (!get(c, o, 0, &v)) return false;
-      *bs[k] = sext(v, ri->bits);
+      *bs[k] = pa_int_sext(v, ri->bits);
     }
   }
   if (ri->kind == K_FREEZE) *a = a1, *b = b1;
@@ -779,7 +735,7 @@ static int breakpoints(const pa_counter *c, const ffloop *ff, __int128 v0, int64
     __int128 m_lo = lo / half - 2, m_hi = hi / half + 2;
     if (m_hi - m_lo > 64) return -1;
     for (__int128 m = m_lo; m <= m_hi; m++) {
-      __int128 hs[3] = {m * half, (__int128)cv + m * half * 2, (__int128)sext(cv, w) + m * half * 2};
+      __int128 hs[3] = {m * half, (__int128)cv + m * half * 2, (__int128)pa_int_sext(cv, w) + m * half * 2};
       for (int k = 0; k < 3; k++) {
         if (hs[k] < lo - 2 || hs[k] > hi + 2) continue;
         __int128 t = (hs[k] - b) / a;
@@ -806,7 +762,7 @@ static rstat iteration_at(pa_counter *c, int l, int from, __int128 v0, int w, in
   int to, fr;
   memset(pre, 0, sizeof(int64_t) * 2 * (size_t)c->n);
   c->override_slot = ff->phi_slot;
-  c->override_val = (uint64_t)(v0 + (__int128)ff->step * t) & mask(w);
+  c->override_val = (uint64_t)(v0 + (__int128)ff->step * t) & pa_int_mask(w);
   rstat r = run_region(c, l, lp->header, from, ff->exiting, pre, &to, &fr);
   c->override_slot = -1;
   if (r != R_STOP) return r == R_FAIL ? r : fail(c, lp->header, "the loop left before its exit test");
@@ -842,8 +798,8 @@ static rstat exec_loop(pa_counter *c, int l, int from, int64_t *counts, int *to,
       int w = ff->bits;
       __int128 lo = is_unsigned ? 0 : -((__int128)1 << (w - 1));
       __int128 hi = is_unsigned ? ((__int128)1 << w) - 1 : ((__int128)1 << (w - 1)) - 1;
-      __int128 v0 = is_unsigned ? (__int128)x : (__int128)sext(x, w);
-      __int128 cb = is_unsigned ? (__int128)bound : (__int128)sext(bound, w);
+      __int128 v0 = is_unsigned ? (__int128)x : (__int128)pa_int_sext(x, w);
+      __int128 cb = is_unsigned ? (__int128)bound : (__int128)pa_int_sext(bound, w);
       int64_t k = pa_first_exit(ff->stay, v0, ff->step, cb, lo, hi);
       if (k < 1) return fail(c, ff->exiting, "the loop's trip count cannot be derived (it wraps or never ends)");
       trips = k + 1;
@@ -863,7 +819,7 @@ static rstat exec_loop(pa_counter *c, int l, int from, int64_t *counts, int *to,
     int w = 64;
     for (int i = 0; i < c->blocks[lp->header].n_phis; i++)
       if (c->blocks[lp->header].phis[i].slot == ff->phi_slot) w = c->blocks[lp->header].phis[i].bits;
-    __int128 v0 = sext(phi0, w);
+    __int128 v0 = pa_int_sext(phi0, w);
     int ns = ff->n_guards ? breakpoints(c, ff, v0, trips, starts, 512) : -1;
     if (ns > 0) {
       int64_t *pre_t = post + n, *post_t = pre_t + n;
@@ -896,7 +852,7 @@ static rstat exec_loop(pa_counter *c, int l, int from, int64_t *counts, int *to,
 int pa_counter_run(pa_counter *c, const int64_t *args, const bool *known, int64_t *counts, pt_diag *d) {
   memset(c->known, 0, sizeof *c->known * ((size_t)c->n_slots + 1));
   for (int i = 0; i < c->n_args; i++) /* parameters are slots 0..n_args-1 */
-    if (known && known[i] && c->arg_bits[i]) c->val[(size_t)i * MAX_LANES] = (uint64_t)args[i] & mask(c->arg_bits[i]), c->known[i] = 1;
+    if (known && known[i] && c->arg_bits[i]) c->val[(size_t)i * MAX_LANES] = (uint64_t)args[i] & pa_int_mask(c->arg_bits[i]), c->known[i] = 1;
   c->steps = 0;
   c->d = d;
   c->err = 0;

@@ -9,6 +9,7 @@
 
 #include <llvm-c/Target.h>
 
+#include "int_ops.h"
 #include "internal.h"
 
 /* Interpreted operations per profile before giving up (the sampled run is then cheaper). */
@@ -420,8 +421,6 @@ static int prepare(tracer *t, int fi) {
   return t->err;
 }
 
-static uint64_t maskb(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
-static int64_t sx(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
 
 static void access(tracer *t, uint64_t a, int64_t bytes) {
   if (bytes <= 0) return;
@@ -494,69 +493,28 @@ static int run_fn(tracer *t, int fi, const uint64_t *args) {
     for (int i = 0; i < tb->n_inst; i++) {
       const tinst *x = &tb->inst[i];
       uint64_t a = v[x->a], r = 0;
-      uint64_t m = maskb(x->bits);
+      uint64_t m = pa_int_mask(x->bits);
       switch (x->op) {
-      case T_BIN: {
-        uint64_t c = v[x->b];
-        switch (x->bin) {
-        case LLVMAdd: r = a + c; break;
-        case LLVMSub: r = a - c; break;
-        case LLVMMul: r = a * c; break;
-        case LLVMUDiv: r = (c & m) ? (a & m) / (c & m) : 0; break;
-        case LLVMURem: r = (c & m) ? (a & m) % (c & m) : 0; break;
-        case LLVMSDiv: r = sx(c, x->bits) ? (uint64_t)(sx(a, x->bits) / sx(c, x->bits)) : 0; break;
-        case LLVMSRem: r = sx(c, x->bits) ? (uint64_t)(sx(a, x->bits) % sx(c, x->bits)) : 0; break;
-        case LLVMShl: r = (c & m) < 64 ? a << (c & 63) : 0; break;
-        case LLVMLShr: r = (c & m) < 64 ? (a & m) >> (c & 63) : 0; break;
-        case LLVMAShr: r = (c & m) < 64 ? (uint64_t)(sx(a, x->bits) >> (c & 63)) : 0; break;
-        case LLVMAnd: r = a & c; break;
-        case LLVMOr: r = a | c; break;
-        default: r = a ^ c; break;
-        }
-        v[x->dst] = r & m;
-        break;
-      }
-      case T_ICMP: {
-        uint64_t c = v[x->b], mk = maskb(x->src_bits);
-        int64_t sa = sx(a, x->src_bits), sc = sx(c, x->src_bits);
-        a &= mk, c &= mk;
-        switch ((LLVMIntPredicate)x->pred) {
-        case LLVMIntEQ: r = a == c; break;
-        case LLVMIntNE: r = a != c; break;
-        case LLVMIntUGT: r = a > c; break;
-        case LLVMIntUGE: r = a >= c; break;
-        case LLVMIntULT: r = a < c; break;
-        case LLVMIntULE: r = a <= c; break;
-        case LLVMIntSGT: r = sa > sc; break;
-        case LLVMIntSGE: r = sa >= sc; break;
-        case LLVMIntSLT: r = sa < sc; break;
-        default: r = sa <= sc; break;
-        }
+      case T_BIN: /* poison (division by zero, oversized shift) reads as 0 */
+        if (!pa_int_binop(x->bin, a & m, v[x->b] & m, x->bits, &r)) r = 0;
         v[x->dst] = r;
+        break;
+      case T_ICMP: {
+        uint64_t mk = pa_int_mask(x->src_bits);
+        v[x->dst] = pa_int_icmp(x->pred, a & mk, v[x->b] & mk, x->src_bits);
         break;
       }
       case T_SELECT: v[x->dst] = (a & 1) ? v[x->b] : v[x->c]; break;
-      case T_ZEXT: v[x->dst] = a & maskb(x->src_bits); break;
-      case T_SEXT: v[x->dst] = (uint64_t)sx(a, x->src_bits) & m; break;
+      case T_ZEXT: v[x->dst] = a & pa_int_mask(x->src_bits); break;
+      case T_SEXT: v[x->dst] = (uint64_t)pa_int_sext(a, x->src_bits) & m; break;
       case T_TRUNC: case T_COPY: v[x->dst] = a & m; break;
       case T_GEP: {
         r = a + (uint64_t)x->bytes;
-        for (int k = 0; k < x->n_idx; k++) r += (uint64_t)(sx(v[x->idx[k]], 64) * x->scale[k]);
+        for (int k = 0; k < x->n_idx; k++) r += (uint64_t)(pa_int_sext(v[x->idx[k]], 64) * x->scale[k]);
         v[x->dst] = r;
         break;
       }
-      case T_MINMAX: {
-        uint64_t c = v[x->b];
-        int64_t sa = sx(a, x->bits), sc = sx(c, x->bits);
-        switch (x->pred) {
-        case 0: r = sa < sc ? a : c; break;
-        case 1: r = sa > sc ? a : c; break;
-        case 2: r = (a & m) < (c & m) ? a : c; break;
-        default: r = (a & m) > (c & m) ? a : c; break;
-        }
-        v[x->dst] = r & m;
-        break;
-      }
+      case T_MINMAX: v[x->dst] = pa_int_minmax(x->pred, a & m, v[x->b] & m, x->bits); break;
       case T_LOADPTR: { /* a pointer read from memory: a region per address it was read from */
         int64_t k = 0;
         while (k < t->n_regions && t->region_key[k] != a) k++;
@@ -568,7 +526,7 @@ static int run_fn(tracer *t, int fi, const uint64_t *args) {
         break;
       }
       case T_ACCESS: access(t, a, x->bytes); break;
-      case T_PARFOR: run_parallel(t, x->callee, a, sx(v[x->b], 64)); break;
+      case T_PARFOR: run_parallel(t, x->callee, a, pa_int_sext(v[x->b], 64)); break;
       case T_CALL: {
         uint64_t cargs[16] = {0};
         for (int k = 0; k < x->n_args && k < 16; k++) cargs[k] = v[x->args[k]];
@@ -591,7 +549,7 @@ static int run_fn(tracer *t, int fi, const uint64_t *args) {
     default: {
       int s = 0;
       for (int k = 1; k < tb->n_succ; k++)
-        if ((v[tb->cond] & maskb(64)) == tb->case_val[k]) s = k;
+        if ((v[tb->cond] & pa_int_mask(64)) == tb->case_val[k]) s = k;
       b = tb->succ[s];
     }
     }

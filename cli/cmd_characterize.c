@@ -71,12 +71,7 @@ static ptg_target *load_for_update(const char *path, pmb_options *o, pt_diag *d)
   }
   ptg_target *host = ptg_target_new("host");
   int rc = pmb_topology(host, d);
-  if (rc == 0 && (!base->vendor || !host->vendor || strcmp(base->vendor, host->vendor) != 0 ||
-                  base->family != host->family || base->model != host->model))
-    rc = pt_fail(d, PT_ERR_INVALID, "%s describes a %s CPU of family %d model %d (%s); this machine is %s family %d model %d (%s)",
-                 path, base->vendor ? base->vendor : "?", base->family, base->model,
-                 base->microarchitecture ? base->microarchitecture : "?", host->vendor ? host->vendor : "?", host->family,
-                 host->model, host->microarchitecture ? host->microarchitecture : "?");
+  if (rc == 0) rc = ptg_target_check_same_cpu(base, host, path, d);
   ptg_target_free(host);
   if (rc < 0) {
     fprintf(stderr, "portent characterize: --update: %s\n", d->msg);

@@ -296,7 +296,6 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
      * commits two stores per cycle only when they fall in one line (12 chains each in a line
      * of its own measure 1 per cycle on Zen 5; side by side, 0.5 cycles per store). */
     int bytes = o.bits / 8;
-    (void)region;
     LLVMValueRef s = LLVMBuildStore(g->b, acc, at(g, g->in, 128 + 64 * (k & 1) + (g->chain * bytes) % 64));
     LLVMSetAlignment(s, (unsigned)(bytes < 16 ? bytes : 16));
     LLVMSetVolatile(s, 1);

@@ -243,6 +243,9 @@ typedef struct {
   int replaced, added;              /* out: instruction rows */
 } ptg_update_summary;
 ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, ptg_update_summary *s, pt_diag *d);
+/* PT_OK when host (a topology of this machine) has base's CPU vendor, family and model; an
+ * error naming `what` and both CPUs otherwise (what --update checks before measuring). */
+int ptg_target_check_same_cpu(const ptg_target *base, const ptg_target *host, const char *what, pt_diag *d);
 
 /* Adds an instruction row (strings copied into t->arena); returns it for further fields. */
 ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vector_bits);

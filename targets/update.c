@@ -45,7 +45,7 @@ static void take(cJSON *dst, const cJSON *src, const char *key) {
   if (v) cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, true));
 }
 
-static int merge_rows(cJSON *out, const cJSON *fresh, bool units, ptg_update_summary *s) {
+static void merge_rows(cJSON *out, const cJSON *fresh, bool units, ptg_update_summary *s) {
   cJSON *rows = cJSON_GetObjectItem(out, "instructions");
   if (!rows) rows = cJSON_AddArrayToObject(out, "instructions");
   cJSON *old = cJSON_Duplicate(rows, true); /* units are looked up in the table as it was */
@@ -80,7 +80,6 @@ static int merge_rows(cJSON *out, const cJSON *fresh, bool units, ptg_update_sum
     }
   }
   cJSON_Delete(old);
-  return PT_OK;
 }
 
 static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_summary *s, pt_arena *a) {
@@ -105,17 +104,18 @@ static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_su
   cJSON_AddStringToObject(p, "notes", note);
 }
 
+int ptg_target_check_same_cpu(const ptg_target *base, const ptg_target *host, const char *what, pt_diag *d) {
+  if (base->vendor && host->vendor && strcmp(base->vendor, host->vendor) == 0 && base->family == host->family &&
+      base->model == host->model)
+    return PT_OK;
+  return pt_fail(d, PT_ERR_INVALID, "%s describes a %s CPU of family %d model %d (%s); this machine is %s family %d model %d (%s)",
+                 what, base->vendor ? base->vendor : "?", base->family, base->model,
+                 base->microarchitecture ? base->microarchitecture : "?", host->vendor ? host->vendor : "?", host->family,
+                 host->model, host->microarchitecture ? host->microarchitecture : "?");
+}
+
 ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, ptg_update_summary *s, pt_diag *d) {
-  if (!base->vendor || !fresh->vendor || strcmp(base->vendor, fresh->vendor) != 0 || base->family != fresh->family ||
-      base->model != fresh->model) {
-    pt_fail(d, PT_ERR_INVALID,
-            "%s describes a %s CPU of family %d model %d (%s); this one is %s family %d model %d (%s): an update only "
-            "refreshes a description of the same kind of machine",
-            base->name, base->vendor ? base->vendor : "?", base->family, base->model,
-            base->microarchitecture ? base->microarchitecture : "?", fresh->vendor ? fresh->vendor : "?", fresh->family,
-            fresh->model, fresh->microarchitecture ? fresh->microarchitecture : "?");
-    return NULL;
-  }
+  if (ptg_target_check_same_cpu(base, fresh, base->name, d) < 0) return NULL;
   cJSON *out = to_tree(base, d), *in = out ? to_tree(fresh, d) : NULL;
   ptg_target *t = NULL;
   if (!in) goto done;

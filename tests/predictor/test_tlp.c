@@ -188,6 +188,14 @@ static void write_synthetic(const char *path, int n_tasks, int per_task, const c
   }
 }
 
+/* The file as a training set (one head per platform when multi). */
+static void load_dataset(pp_tlp_dataset *ds, pp_tlp_vocab *v, const char *path, bool multi) {
+  pp_tlp_dataset_init(ds, multi);
+  pt_diag d = {0};
+  CHECK_MSG(pp_tlp_dataset_load(ds, path, NULL, v, true, &d) == 0, "%s", d.msg);
+  pp_tlp_dataset_finish(ds);
+}
+
 static pp_tlp_config small_config(void) {
   pp_tlp_config c;
   pp_tlp_config_default(&c);
@@ -203,11 +211,9 @@ static void test_task_batches(void) {
   const char *data = tmp("synth_tb.jsonl");
   write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", 11, true);
   pp_tlp_dataset ds;
-  pp_tlp_dataset_init(&ds, false);
   pp_tlp_vocab v = {0};
   pt_diag d = {0};
-  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
-  pp_tlp_dataset_finish(&ds);
+  load_dataset(&ds, &v, data, false);
   pp_tlp_config c = small_config();
   for (int batch = 48; batch <= 100; batch += 52) {
     pp_tlp_train_opts o;
@@ -236,11 +242,9 @@ static void test_training(void) {
   const char *data = tmp("synth.jsonl");
   write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", 11, true);
   pp_tlp_dataset ds;
-  pp_tlp_dataset_init(&ds, false);
   pp_tlp_vocab v = {0};
   pt_diag d = {0};
-  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
-  pp_tlp_dataset_finish(&ds);
+  load_dataset(&ds, &v, data, false);
   CHECK(ds.n_groups == 4 && ds.n_platforms == 1);
   CHECK_MSG(ds.n_failed == 1 && ds.n_nonpositive == 1 && ds.n_bad_lines == 2, "failed %d nonpos %d bad %d",
             ds.n_failed, ds.n_nonpositive, ds.n_bad_lines);
@@ -339,11 +343,9 @@ static void test_lstm_backbone(void) {
   const char *data = tmp("synth_lstm.jsonl");
   write_synthetic(data, 3, 48, "llvm", 13, false);
   pp_tlp_dataset ds;
-  pp_tlp_dataset_init(&ds, false);
   pp_tlp_vocab v = {0};
   pt_diag d = {0};
-  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
-  pp_tlp_dataset_finish(&ds);
+  load_dataset(&ds, &v, data, false);
   pp_tlp_config c = small_config();
   c.lstm = true;
   pp_tlp_train_opts o;
@@ -379,11 +381,9 @@ static void test_mtl(void) {
   write_synthetic(data, 3, 48, "llvm -keys=cpu -mcpu=znver4", 21, false);
   write_synthetic(data, 3, 24, "llvm -keys=cpu -mcpu=znver5", 21, false);
   pp_tlp_dataset ds;
-  pp_tlp_dataset_init(&ds, true);
   pp_tlp_vocab v = {0};
   pt_diag d = {0};
-  CHECK(pp_tlp_dataset_load(&ds, data, NULL, &v, true, &d) == 0);
-  pp_tlp_dataset_finish(&ds);
+  load_dataset(&ds, &v, data, true);
   CHECK(ds.n_platforms == 2 && ds.n_groups == 3);
   int p5 = pp_tlp_platform_index(&ds, "znver5"), both = 0;
   for (int i = 0; i < ds.n; i++) both += ds.s[i].latency[0] > 0 && ds.s[i].latency[1] > 0;
