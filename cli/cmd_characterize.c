@@ -21,8 +21,10 @@ static void usage(FILE *f) {
              "  --name NAME    target name (default: microarchitecture-vendor-Nc, e.g. zen5-epyc-2c)\n"
              "  --quick        fewer widths, sizes and repetitions (seconds instead of a minute)\n"
              "  --threads N    most threads for bandwidth and thread-pool figures (default: all cores)\n"
-             "  --only LIST    instruction classes to measure, e.g. add:f32,fma:f32:512 (op[:type[:bits]])\n"
-             "  --skip LIST    parts to leave out: memory, runtime, units (comma-separated)\n"
+             "  --only LIST    instruction classes to measure, e.g. add:f32,fma:f32:512 (op[:type[:bits]]),\n"
+             "                 and/or parts: memory, mlp, runtime, units (naming a part leaves out the\n"
+             "                 parts not named, and the instruction table unless classes are named too)\n"
+             "  --skip LIST    parts to leave out: memory, mlp, runtime, units (comma-separated)\n"
              "  --small-pages  memory buffers in 4 KiB pages (default: 2 MiB where the kernel allows)\n"
              "  --reps N       timed repetitions per figure (default 5, --quick 3)\n"
              "  --gpu          also characterize the GPU (fails when there is none)\n");
@@ -42,22 +44,58 @@ static int check_writable(const char *path) {
   return 0;
 }
 
+/* The parts --skip and --only name, with the option each sets to leave it out. */
+static bool *part_flag(pmb_options *o, const char *p, size_t n) {
+  static const char *names[] = {"memory", "mlp", "runtime", "units"};
+  bool *flags[] = {&o->skip_memory, &o->skip_mlp, &o->skip_runtime, &o->skip_units};
+  for (size_t i = 0; i < PT_ARRAY_LEN(names); i++)
+    if (strlen(names[i]) == n && strncmp(p, names[i], n) == 0) return flags[i];
+  return NULL;
+}
+
 /* "memory,runtime,units": the parts of the characterization to leave out (a partial target
  * is still valid: the loader treats missing sections as absent, not as zero). */
 static int parse_skip(const char *list, pmb_options *o) {
   const char *p = list;
   while (*p) {
     size_t n = strcspn(p, ",");
-    if (n == 6 && strncmp(p, "memory", n) == 0) o->skip_memory = true;
-    else if (n == 7 && strncmp(p, "runtime", n) == 0) o->skip_runtime = true;
-    else if (n == 5 && strncmp(p, "units", n) == 0) o->skip_units = true;
-    else {
-      fprintf(stderr, "portent characterize: --skip: unknown part '%.*s' (memory, runtime, units)\n", (int)n, p);
+    bool *f = part_flag(o, p, n);
+    if (!f) {
+      fprintf(stderr, "portent characterize: --skip: unknown part '%.*s' (memory, mlp, runtime, units)\n", (int)n, p);
       return -1;
     }
+    *f = true;
     p += n + (p[n] == ',');
   }
   return 0;
+}
+
+/* --only: parts named in the list are measured and the others left out; the remaining items
+ * (instruction classes) go to o->only, and with none left no instruction table is measured.
+ * A list of classes only keeps the old meaning (every part, those classes). */
+static void parse_only(char *list, pmb_options *o) {
+  pmb_options named = {0}; /* its skip flags mark the parts the list names */
+  bool any = false;
+  char *w = list;
+  for (const char *p = list; *p;) {
+    size_t n = strcspn(p, ",");
+    bool *f = part_flag(&named, p, n);
+    if (f) {
+      *f = any = true;
+    } else {
+      if (w != list) *w++ = ',';
+      memmove(w, p, n);
+      w += n;
+    }
+    p += n + (p[n] == ',');
+  }
+  *w = 0;
+  if (!any) return;
+  o->skip_memory |= !named.skip_memory;
+  o->skip_mlp |= !named.skip_mlp;
+  o->skip_runtime |= !named.skip_runtime;
+  o->skip_units |= !named.skip_units;
+  if (!*list) o->skip_instructions = true, o->only = NULL;
 }
 
 /* The description --update refreshes: loaded and checked against this machine before minutes
@@ -88,18 +126,20 @@ static ptg_target *load_for_update(const char *path, pmb_options *o, pt_diag *d)
 
 static ptg_target *merge_update(const ptg_target *base, ptg_target *fresh, const pmb_options *o, const char *path,
                                 pt_diag *d) {
-  ptg_update_summary s = {.units = !o->skip_units, .memory = !o->skip_memory, .runtime = !o->skip_runtime, .gpu = o->gpu};
+  ptg_update_summary s = {.units = !o->skip_units, .memory = !o->skip_memory, .mlp = !o->skip_mlp, .runtime = !o->skip_runtime,
+                          .gpu = o->gpu};
   ptg_target *t = ptg_target_update(base, fresh, &s, d);
   ptg_target_free(fresh);
   if (t)
-    fprintf(stderr, "characterize: %s: %d instruction rows measured again, %d added%s%s%s\n", path, s.replaced, s.added,
-            s.units ? ", units" : "", s.memory ? ", caches and memory" : "", s.runtime ? ", thread pool" : "");
+    fprintf(stderr, "characterize: %s: %d instruction rows measured again, %d added%s%s%s%s\n", path, s.replaced, s.added,
+            s.units ? ", units" : "", s.memory ? ", caches and memory" : "", s.mlp ? ", misses in flight" : "",
+            s.runtime ? ", thread pool" : "");
   return t;
 }
 
 int cmd_characterize(int argc, char **argv) {
   pmb_options o = {.progress = stderr};
-  const char *out = NULL, *update = NULL;
+  const char *out = NULL, *update = NULL, *only = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool has_value = i + 1 < argc;
@@ -119,7 +159,7 @@ int cmd_characterize(int argc, char **argv) {
     } else if (strcmp(a, "--gpu") == 0) {
       o.gpu = true;
     } else if (strcmp(a, "--only") == 0 && has_value) {
-      o.only = argv[++i];
+      only = argv[++i];
     } else if (strcmp(a, "--skip") == 0 && has_value) {
       if (parse_skip(argv[++i], &o) < 0) return EXIT_USAGE;
     } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--reps") == 0) && has_value) {
@@ -136,6 +176,16 @@ int cmd_characterize(int argc, char **argv) {
       usage(stderr);
       return EXIT_USAGE;
     }
+  }
+  char only_list[1024]; /* after --skip: --only's parts add to it */
+  if (only) {
+    if (strlen(only) >= sizeof only_list) {
+      fprintf(stderr, "portent characterize: --only: list too long\n");
+      return EXIT_USAGE;
+    }
+    snprintf(only_list, sizeof only_list, "%s", only);
+    o.only = only_list;
+    parse_only(only_list, &o);
   }
   pt_diag d = {0};
   ptg_target *base = NULL;

@@ -17,6 +17,8 @@ static const char *default_name(ptg_target *t) {
 static bool no_units(const pmb_options *o) { return o->skip_units; }
 static bool no_memory(const pmb_options *o) { return o->skip_memory; }
 static bool no_runtime(const pmb_options *o) { return o->skip_runtime; }
+static bool no_mlp(const pmb_options *o) { return o->skip_mlp; }
+static bool no_instructions(const pmb_options *o) { return o->skip_instructions; }
 static bool no_gpu(const pmb_options *o) { return !o->gpu; }
 
 /* The probes in the order they run: each fills its part of the target (the clock first:
@@ -27,9 +29,10 @@ static const struct {
   bool (*skipped)(const pmb_options *o);
 } probes[] = {
     {"the core clock", pmb_calibrate_clock, NULL},
-    {"instruction costs", pmb_measure_instructions, NULL},
+    {"instruction costs", pmb_measure_instructions, no_instructions},
     {"execution units", pmb_measure_units, no_units},
     {"the memory hierarchy", pmb_measure_memory, no_memory},
+    {"misses in flight", pmb_measure_mlp, no_mlp},
     {"the thread pool", pmb_measure_runtime, no_runtime},
     {"the GPU", pmb_measure_gpu, no_gpu},
 };

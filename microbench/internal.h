@@ -65,6 +65,26 @@ typedef void (*pmb_bw_fn)(int64_t vectors, void *a, void *b, void *c);
 int pmb_bandwidth_kernels(pmb_jit *j, int bits, pmb_bw_fn fns[4], pt_diag *d);
 int pmb_bandwidth_unroll(void);
 
+/* --- chase.c: kernels for misses in flight (mlp.c). chase: void f(i64 iters, ptr in, ptr out)
+ * with in[0..chains) the chases' positions (updated), pmb_chase_steps(chains) loads per chain
+ * per iteration; stride: void f(i64 passes, ptr in = {ptr base, i64 bytes, i64 stride}, ptr out),
+ * pmb_stride_accesses(bytes, stride) independent volatile loads per pass. --- */
+#define PMB_MAX_CHASES 128
+int pmb_chase_steps(int chains);
+int pmb_chase_kernel_build(pmb_jit *j, LLVMModuleRef m, int chains, const char *name, pt_diag *d);
+int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, pt_diag *d);
+int64_t pmb_stride_accesses(int64_t bytes, int64_t stride);
+
+/* --- memory.c: buffers and chase cycles shared with mlp.c. --- */
+/* n bytes aligned to 2 MiB, in transparent huge pages where the kernel allows (4 KiB pages
+ * with small_pages); free with munmap(p, n). */
+void *pmb_big_alloc(size_t n, bool small_pages);
+/* The lines of buf linked into one random cycle; its start, and the visiting order if asked
+ * (caller frees). */
+void **pmb_make_cycle(char *buf, size_t bytes, int line, pt_rng *rng, uint32_t **order_out);
+/* The largest working set the memory probes use: 4x the last-level caches, 16 MiB..1 GiB. */
+int64_t pmb_memory_bytes(const ptg_target *t);
+
 /* --- clock.c: statistics and the calibrated cycle clock. --- */
 typedef struct {
   double value, min, max, spread; /* value: the best repetition; spread = (max - min) / value */
@@ -137,6 +157,7 @@ double pmb_wait_alone(pmb_ctx *c, double tol, double max_seconds);
 int pmb_measure_instructions(pmb_ctx *c, pt_diag *d);
 int pmb_measure_units(pmb_ctx *c, pt_diag *d);
 int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
+int pmb_measure_mlp(pmb_ctx *c, pt_diag *d); /* mlp.c: misses in flight per level, strided walks */
 int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
 int pmb_measure_gpu(pmb_ctx *c, pt_diag *d); /* gpu.c: fills t->gpu */
 /* gpu_cupti.c: kernel durations from CUPTI activity records (GPU clock). open: NULL with the

@@ -1,8 +1,8 @@
 /* The memory hierarchy as a program sees it: load-to-use latency by pointer chasing over
  * working sets from 4 KiB to 4x the last-level cache (a random cyclic permutation, one access
  * per line, so neither the prefetchers nor the line size help), level boundaries found on that
- * curve independently of hwloc, bandwidth per level with 1..N threads, and memory-level
- * parallelism from several independent chases. Buffers use transparent huge pages where the
+ * curve independently of hwloc, and bandwidth per level with 1..N threads (misses in flight:
+ * mlp.c). Buffers use transparent huge pages where the
  * kernel allows, as chips-and-cheese's latency tests do, so TLB misses stay out of the curve. */
 #include <math.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
  * page walk, which would be timed as cache or memory latency (--small-pages keeps 4 KiB pages
  * to show that cost). The ends of the over-sized
  * mapping are returned at once, so munmap(p, n) frees it all. */
-static void *big_alloc(size_t n, bool small_pages) {
+void *pmb_big_alloc(size_t n, bool small_pages) {
   size_t len = n + HUGE_PAGE;
   char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return NULL;
@@ -54,7 +54,7 @@ static double huge_fraction(const void *p, size_t n) {
 
 /* Links the lines of buf into one random cycle (Sattolo's algorithm); returns the start and,
  * if asked, the visiting order (caller frees). */
-static void **make_cycle(char *buf, size_t bytes, int line, pt_rng *rng, uint32_t **order_out) {
+void **pmb_make_cycle(char *buf, size_t bytes, int line, pt_rng *rng, uint32_t **order_out) {
   size_t n = bytes / (size_t)line;
   uint32_t *order = malloc(n * sizeof *order);
   for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
@@ -73,36 +73,25 @@ static void **make_cycle(char *buf, size_t bytes, int line, pt_rng *rng, uint32_
   return start;
 }
 
-#define MAX_CHASES 64
-typedef struct {
-  void **p[MAX_CHASES];
-  int k;
-} chase_state;
-
 #define CHASE_STEPS 16
-/* iters x 16 dependent loads on each of k chains. */
+/* iters x 16 dependent loads (the latency curve; mlp.c chases several at once). */
 static void chase(int64_t iters, void *in, void *out) {
-  chase_state *s = in;
-  void **p[MAX_CHASES];
-  memcpy(p, s->p, sizeof p);
+  void **p = *(void ***)in;
   for (int64_t i = 0; i < iters; i++)
-    for (int u = 0; u < CHASE_STEPS; u++)
-      for (int j = 0; j < s->k; j++) p[j] = (void **)*p[j];
-  memcpy(s->p, p, sizeof p);
-  *(void **)out = p[0];
+    for (int u = 0; u < CHASE_STEPS; u++) p = (void **)*p;
+  *(void ***)in = p;
+  *(void **)out = p;
 }
 
-static pmb_stats chase_ns(pmb_ctx *c, void **start, int k, void **starts) {
-  chase_state s = {.k = k};
-  for (int j = 0; j < k; j++) s.p[j] = starts ? starts[j] : start;
-  void *sink;
-  pmb_stats st = pmb_time_kernel(chase, &s, &sink, c->min_seconds, c->reps);
-  return pmb_stats_scale(st, 1e9 / (CHASE_STEPS * k));
+static pmb_stats chase_ns(pmb_ctx *c, void **start) {
+  void **p = start, *sink;
+  pmb_stats st = pmb_time_kernel(chase, (void *)&p, &sink, c->min_seconds, c->reps);
+  return pmb_stats_scale(st, 1e9 / CHASE_STEPS);
 }
 
 static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
   ptg_target *t = c->t;
-  char *buf = big_alloc((size_t)max_bytes, c->o->small_pages);
+  char *buf = pmb_big_alloc((size_t)max_bytes, c->o->small_pages);
   if (!buf) return pt_fail(d, PT_ERR_NOMEM, "cannot map %lld bytes for the latency test", (long long)max_bytes);
   int line = t->n_caches ? t->caches[0].line_bytes : 64;
   int cap = 64;
@@ -113,9 +102,9 @@ static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
   pmb_stats per_size[64];
   for (double s = 4096; s <= (double)max_bytes * 1.0001 && t->n_latency_curve < cap; s *= step) {
     int64_t bytes = ((int64_t)s / line) * line;
-    void **start = make_cycle(buf, (size_t)bytes, line, &rng, NULL);
+    void **start = pmb_make_cycle(buf, (size_t)bytes, line, &rng, NULL);
     pmb_recalibrate(c);
-    pmb_stats st = chase_ns(c, start, 1, NULL);
+    pmb_stats st = chase_ns(c, start);
     per_size[t->n_latency_curve] = st;
     t->latency_curve[t->n_latency_curve++] = (ptg_latency_point){bytes, st.value, st.value * c->ghz};
     if (t->n_latency_curve % 4 == 1 || (double)bytes * step > (double)max_bytes)
@@ -136,9 +125,9 @@ static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
   for (int round = 0; round < (c->o->quick ? 1 : 3); round++)
     for (int i = 0; i < n; i++) {
       if (!timed[i]) continue;
-      void **start = make_cycle(buf, (size_t)t->latency_curve[i].bytes, line, &rng, NULL);
+      void **start = pmb_make_cycle(buf, (size_t)t->latency_curve[i].bytes, line, &rng, NULL);
       double ghz = pmb_recalibrate(c);
-      double ns = chase_ns(c, start, 1, NULL).value;
+      double ns = chase_ns(c, start).value;
       if (ns < best[i]) best[i] = ns, ghz_at[i] = ghz;
     }
   double mem = pmb_curve_memory_ns(t);
@@ -185,26 +174,6 @@ static int latency_curve(pmb_ctx *c, int64_t max_bytes, pt_diag *d) {
   t->memory.latency_ns = (ptg_figure){mem, st.spread, st.reps, mem_how};
   t->memory.latency_cycles = (ptg_figure){mem * c->ghz, st.spread, st.reps, mem_how};
 
-  /* memory-level parallelism: k chases started far apart on the biggest cycle */
-  uint32_t *order;
-  make_cycle(buf, (size_t)max_bytes, line, &rng, &order);
-  void *starts[MAX_CHASES];
-  int64_t lines = max_bytes / line;
-  double mlp = 1, t1 = mem;
-  static const int ks[] = {2, 4, 8, 12, 16, 24, 32, 48, 64};
-  pmb_stats best_st = st;
-  for (size_t i = 0; i < PT_ARRAY_LEN(ks); i++) {
-    if (c->o->quick && ks[i] > 16) break;
-    /* evenly spaced along the cycle: no chase reaches lines another has just brought in */
-    for (int j = 0; j < ks[i]; j++) starts[j] = buf + (size_t)order[(int64_t)j * (lines / ks[i])] * line;
-    pmb_stats m = chase_ns(c, NULL, ks[i], (void **)starts);
-    /* at most k misses can overlap with k chases; more is timing noise */
-    double overlap = fmin(t1 / m.value, ks[i]);
-    if (overlap > mlp) mlp = overlap, best_st = m;
-  }
-  free(order);
-  t->memory.overlapping_misses = (ptg_figure){mlp, best_st.spread, best_st.reps, "latency / time per access with k chases"};
-  pmb_progress(c, "memory latency %.1f ns, %.1f overlapping misses", t1, mlp);
   munmap(buf, (size_t)max_bytes);
   return PT_OK;
 }
@@ -289,7 +258,7 @@ static int bandwidths(pmb_ctx *c, int64_t mem_bytes, pt_diag *d) {
   for (int i = 0; i < max_threads; i++) {
     int64_t need = mem_bytes / (i + 1) > biggest_cache / 2 ? mem_bytes / (i + 1) : biggest_cache / 2;
     per_thread[i] = (size_t)need + 3 * 4096;
-    if (!(bufs[i] = big_alloc(per_thread[i], c->o->small_pages))) {
+    if (!(bufs[i] = pmb_big_alloc(per_thread[i], c->o->small_pages))) {
       for (int k = 0; k < i; k++) munmap(bufs[k], per_thread[k]);
       return pt_fail(d, PT_ERR_NOMEM, "cannot map bandwidth buffers");
     }
@@ -334,12 +303,17 @@ static int bandwidths(pmb_ctx *c, int64_t mem_bytes, pt_diag *d) {
   return PT_OK;
 }
 
-int pmb_measure_memory(pmb_ctx *c, pt_diag *d) {
-  const ptg_cache *llc = ptg_target_llc(c->t);
-  int64_t max_bytes = llc ? 4 * llc->size_bytes * (llc->shared_by < c->t->cores ? c->t->cores / llc->shared_by : 1)
+int64_t pmb_memory_bytes(const ptg_target *t) {
+  const ptg_cache *llc = ptg_target_llc(t);
+  int64_t max_bytes = llc ? 4 * llc->size_bytes * (llc->shared_by < t->cores ? t->cores / llc->shared_by : 1)
                           : (int64_t)64 << 20;
   if (max_bytes < ((int64_t)16 << 20)) max_bytes = (int64_t)16 << 20;
   if (max_bytes > ((int64_t)1 << 30)) max_bytes = (int64_t)1 << 30;
+  return max_bytes;
+}
+
+int pmb_measure_memory(pmb_ctx *c, pt_diag *d) {
+  int64_t max_bytes = pmb_memory_bytes(c->t);
   int err = latency_curve(c, max_bytes, d);
   if (err == 0) err = bandwidths(c, max_bytes, d);
   return err;

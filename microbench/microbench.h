@@ -21,6 +21,8 @@ typedef struct {
   /* Restrict the instruction table, e.g. "add:f32,fma:f32:256" (op[:type[:bits]]); NULL: all. */
   const char *only;
   bool skip_memory, skip_runtime, skip_units;
+  bool skip_mlp;          /* misses in flight per level and the strided walks (mlp.c) */
+  bool skip_instructions; /* no instruction table (a run of other sections only) */
   bool small_pages; /* memory buffers in 4 KiB pages (MADV_NOHUGEPAGE): to see what TLB misses cost */
   bool gpu; /* also characterize a GPU; fails with PT_ERR_UNSUPPORTED when there is none */
 } pmb_options;

@@ -86,7 +86,7 @@ static void caches(ptg_target *t, hwloc_topology_t topo) {
     k->associativity = o->attr->cache.associativity > 0 ? o->attr->cache.associativity : 0;
     int cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, o->cpuset, HWLOC_OBJ_CORE);
     k->shared_by = cores > 0 ? cores : 1;
-    k->latency_cycles = k->latency_ns = (ptg_figure){.value = NAN};
+    k->latency_cycles = k->latency_ns = k->overlapping_misses = (ptg_figure){.value = NAN};
     k->source = "hwloc";
   }
 }

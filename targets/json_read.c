@@ -241,6 +241,7 @@ static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
     c->shared_by = integer(r, e, p, "shared_by", false, 1);
     c->latency_cycles = fig(r, e, p, "latency_cycles", true);
     c->latency_ns = fig(r, e, p, "latency_ns", false);
+    c->overlapping_misses = fig(r, e, p, "overlapping_misses", false);
     c->detected_bytes = integer64(r, e, p, "detected_size", false);
     c->bandwidth = bandwidths(r, e, p, &c->n_bandwidth);
     c->source = str(r, e, p, "source", false);
@@ -254,6 +255,23 @@ static void read_memory(reader *r, ptg_target *t, const cJSON *root) {
   t->memory.latency_cycles = fig(r, m, "memory", "latency_cycles", false);
   t->memory.overlapping_misses = fig(r, m, "memory", "overlapping_misses", false);
   t->memory.bandwidth = bandwidths(r, m, "memory", &t->memory.n_bandwidth);
+  const cJSON *walks = array(r, m, "memory", "strided_walks", false);
+  t->memory.n_strided = walks ? cJSON_GetArraySize(walks) : 0;
+  t->memory.strided = pt_alloc(r->a, sizeof(ptg_strided_walk) * (size_t)(t->memory.n_strided + 1));
+  for (int i = 0; i < t->memory.n_strided && !r->err; i++) {
+    char p[PATH_MAX_LEN];
+    snprintf(p, sizeof p, "memory.strided_walks[%d]", i);
+    const cJSON *e = cJSON_GetArrayItem(walks, i);
+    if (!cJSON_IsObject(e)) {
+      bad(r, p, NULL, "expected an object");
+      return;
+    }
+    ptg_strided_walk *w = &t->memory.strided[i];
+    w->stride_bytes = integer64(r, e, p, "stride", true);
+    w->page_bytes = integer64(r, e, p, "page", true);
+    w->ns_per_access = fig(r, e, p, "ns_per_access", true);
+    w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
+  }
   t->memory.source = str(r, m, "memory", "source", false);
 }
 

@@ -112,6 +112,7 @@ static cJSON *cache_json(const ptg_cache *k) {
   else
     add_fig(e, "latency_cycles", k->latency_cycles);
   add_fig(e, "latency_ns", k->latency_ns);
+  if (!isnan(k->overlapping_misses.value) || k->overlapping_misses.source) add_fig(e, "overlapping_misses", k->overlapping_misses);
   if (k->detected_bytes) cJSON_AddNumberToObject(e, "detected_size", (double)k->detected_bytes);
   add_bandwidth(e, k->bandwidth, k->n_bandwidth);
   add_str(e, "source", k->source);
@@ -155,6 +156,18 @@ char *ptg_target_to_json(const ptg_target *t, pt_diag *d) {
   add_fig(m, "latency_cycles", t->memory.latency_cycles);
   add_fig(m, "overlapping_misses", t->memory.overlapping_misses);
   add_bandwidth(m, t->memory.bandwidth, t->memory.n_bandwidth);
+  if (t->memory.n_strided) {
+    cJSON *walks = cJSON_AddArrayToObject(m, "strided_walks");
+    for (int i = 0; i < t->memory.n_strided; i++) {
+      const ptg_strided_walk *w = &t->memory.strided[i];
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddNumberToObject(e, "stride", (double)w->stride_bytes);
+      cJSON_AddNumberToObject(e, "page", (double)w->page_bytes);
+      add_fig(e, "ns_per_access", w->ns_per_access);
+      add_fig(e, "overlapping_misses", w->overlapping_misses);
+      cJSON_AddItemToArray(walks, e);
+    }
+  }
   add_str(m, "source", t->memory.source);
   if (t->n_runtime) {
     cJSON *rt = cJSON_AddArrayToObject(root, "runtime");

@@ -48,8 +48,8 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
   }
   for (int i = 0; i < t->n_units; i++)
     fprintf(f, "  unit %-4s %d pipe(s): %s\n", t->units[i].name, t->units[i].pipes, t->units[i].classes ? t->units[i].classes : "");
-  fprintf(f, "\n  %-6s %9s %5s %5s %7s %9s %8s %10s %10s\n", "cache", "size", "line", "ways", "shared", "latency", "ns",
-          "detected", "read GB/s");
+  fprintf(f, "\n  %-6s %9s %5s %5s %7s %9s %8s %9s %10s %10s\n", "cache", "size", "line", "ways", "shared", "latency", "ns",
+          "in flight", "detected", "read GB/s");
   for (int i = 0; i < t->n_caches; i++) {
     const ptg_cache *k = &t->caches[i];
     char det[32] = "-", bw[64] = "-";
@@ -59,12 +59,18 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
       snprintf(bw, sizeof bw, "%.0f (%d thr)", k->bandwidth[0].read.value, k->bandwidth[0].threads);
       if (k->n_bandwidth > 1) snprintf(bw + strlen(bw), sizeof bw - strlen(bw), ", %.0f (%d)", last->read.value, last->threads);
     }
-    fprintf(f, "  L%-5d %9s %5d %5d %7d %9s %8s %10s  %s\n", k->level, fmt_bytes(a, sizeof a, k->size_bytes), k->line_bytes,
+    fprintf(f, "  L%-5d %9s %5d %5d %7d %9s %8s %9s %10s  %s\n", k->level, fmt_bytes(a, sizeof a, k->size_bytes), k->line_bytes,
             k->associativity, k->shared_by, fmt_fig(b, sizeof b, k->latency_cycles.value), fmt_fig(c, sizeof c, k->latency_ns.value),
-            det, bw);
+            fmt_fig(d, sizeof d, k->overlapping_misses.value), det, bw);
   }
   fprintf(f, "  memory   latency %s ns (%s cycles), %s overlapping misses\n", fmt_fig(a, sizeof a, t->memory.latency_ns.value),
           fmt_fig(b, sizeof b, t->memory.latency_cycles.value), fmt_fig(c, sizeof c, t->memory.overlapping_misses.value));
+  for (int i = 0; i < t->memory.n_strided; i++) {
+    const ptg_strided_walk *w = &t->memory.strided[i];
+    fprintf(f, "  memory   strided walk, stride %lld B, %s pages: %s ns per access, %s misses in flight\n",
+            (long long)w->stride_bytes, fmt_bytes(a, sizeof a, w->page_bytes), fmt_fig(b, sizeof b, w->ns_per_access.value),
+            fmt_fig(c, sizeof c, w->overlapping_misses.value));
+  }
   for (int i = 0; i < t->memory.n_bandwidth; i++) {
     const ptg_bandwidth *bw = &t->memory.bandwidth[i];
     fprintf(f, "  memory   %d thread(s): read %.1f, write %.1f, copy %.1f, triad %.1f GB/s\n", bw->threads, bw->read.value,
@@ -136,12 +142,26 @@ void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, do
     diff_line(f, label, ka ? (double)ka->size_bytes / 1024 : NAN, kb ? (double)kb->size_bytes / 1024 : NAN, tol);
     snprintf(label, sizeof label, "L%d latency cycles", l);
     diff_line(f, label, ka ? ka->latency_cycles.value : NAN, kb ? kb->latency_cycles.value : NAN, tol);
+    snprintf(label, sizeof label, "L%d misses in flight", l);
+    if (l > 1) diff_line(f, label, ka ? ka->overlapping_misses.value : NAN, kb ? kb->overlapping_misses.value : NAN, tol);
     snprintf(label, sizeof label, "L%d read GB/s, 1 thread", l);
     diff_line(f, label, ptg_target_bandwidth(a, l, 1, PTG_BW_READ), ptg_target_bandwidth(b, l, 1, PTG_BW_READ), tol);
   }
   diff_line(f, "memory latency ns", a->memory.latency_ns.value, b->memory.latency_ns.value, tol);
   diff_line(f, "memory read GB/s, 1 thread", ptg_target_bandwidth(a, 0, 1, PTG_BW_READ), ptg_target_bandwidth(b, 0, 1, PTG_BW_READ), tol);
   diff_line(f, "overlapping misses", a->memory.overlapping_misses.value, b->memory.overlapping_misses.value, tol);
+  /* strided walks of a, then those only b has */
+  for (int pass = 0; pass < 2; pass++) {
+    const ptg_target *x = pass ? b : a, *y = pass ? a : b;
+    for (int i = 0; i < x->memory.n_strided; i++) {
+      const ptg_strided_walk *w = &x->memory.strided[i], *v = ptg_target_strided_walk(y, w->stride_bytes, w->page_bytes);
+      if (pass && v) continue;
+      const ptg_strided_walk *wa = pass ? v : w, *wb = pass ? w : v;
+      char label[64];
+      snprintf(label, sizeof label, "stride %lld/%lldK in flight", (long long)w->stride_bytes, (long long)(w->page_bytes >> 10));
+      diff_line(f, label, wa ? wa->overlapping_misses.value : NAN, wb ? wb->overlapping_misses.value : NAN, tol);
+    }
+  }
   for (int i = 0; i < a->n_runtime; i++) {
     char label[64];
     snprintf(label, sizeof label, "fork/join ns, %d threads", a->runtime[i].threads);

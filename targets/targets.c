@@ -199,3 +199,10 @@ double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_
 }
 
 const char *ptg_shipped_dir(void) { return PTG_SHIPPED_DIR; }
+
+const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t stride_bytes, int64_t page_bytes) {
+  for (int i = 0; i < t->memory.n_strided; i++)
+    if (t->memory.strided[i].stride_bytes == stride_bytes && t->memory.strided[i].page_bytes == page_bytes)
+      return &t->memory.strided[i];
+  return NULL;
+}

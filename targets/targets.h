@@ -114,16 +114,34 @@ typedef struct {
   int shared_by;             /* cores sharing one instance */
   ptg_figure latency_cycles; /* load-to-use, pointer chase */
   ptg_figure latency_ns;
+  /* Misses to this level that overlap (levels below L1): its latency / the time per access
+   * of k independent random chases over a working set of this level, the best k (Little's
+   * law). Random order, so the prefetchers cannot help; NaN when not measured. */
+  ptg_figure overlapping_misses;
   int64_t detected_bytes;    /* boundary found from the latency curve, 0 if not */
   int n_bandwidth;
   ptg_bandwidth *bandwidth;
   const char *source;
 } ptg_cache;
 
+/* A walk of independent loads with a fixed stride over a buffer much larger than the last
+ * level and the TLB's reach (a column walk): each access on a new line and, for strides of a
+ * page or more, a new page. overlapping_misses = the memory latency of a random chase (huge
+ * pages, no TLB misses) / ns_per_access: the misses in flight such a walk behaves as, TLB
+ * misses and page walks included. */
+typedef struct {
+  int64_t stride_bytes;
+  int64_t page_bytes; /* pages of the walked buffer: 4096, or 2 MiB (TLB misses out of it) */
+  ptg_figure ns_per_access;
+  ptg_figure overlapping_misses;
+} ptg_strided_walk;
+
 typedef struct {
   ptg_figure latency_ns;
   ptg_figure latency_cycles;
-  ptg_figure overlapping_misses; /* memory-level parallelism */
+  ptg_figure overlapping_misses; /* memory-level parallelism: random chases over memory */
+  int n_strided;
+  ptg_strided_walk *strided; /* "strided_walks" */
   int n_bandwidth;
   ptg_bandwidth *bandwidth;
   const char *source;
@@ -240,6 +258,8 @@ void ptg_target_free(ptg_target *t);
  * gets the new date, the new sources and a note of what changed. replaced/added are outputs. */
 typedef struct {
   bool units, memory, runtime, gpu; /* in: which sections fresh measured */
+  bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
+             * memory.strided_walks): without it base's are kept even when memory is replaced */
   int replaced, added;              /* out: instruction rows */
 } ptg_update_summary;
 ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, ptg_update_summary *s, pt_diag *d);
@@ -281,6 +301,8 @@ const ptg_cache *ptg_target_llc(const ptg_target *t);
  * (scaled linearly beyond the largest); NaN if no runtime entries. */
 double ptg_target_fork_join_ns(const ptg_target *t, int threads);
 double ptg_target_barrier_ns(const ptg_target *t, int threads);
+/* The strided walk measured with this stride and page size; NULL when there is none. */
+const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t stride_bytes, int64_t page_bytes);
 /* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
 typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
 double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);

@@ -45,6 +45,26 @@ static void take(cJSON *dst, const cJSON *src, const char *key) {
   if (v) cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, true));
 }
 
+/* The misses-in-flight figures of src (per cache level, by level number, and memory's) into
+ * dst: measured by their own probe, so they survive or replace the memory section apart. */
+static void take_mlp(cJSON *dst, const cJSON *src) {
+  const cJSON *sc;
+  cJSON *dc;
+  cJSON_ArrayForEach(dc, cJSON_GetObjectItem(dst, "caches")) {
+    cJSON_DeleteItemFromObjectCaseSensitive(dc, "overlapping_misses");
+    cJSON_ArrayForEach(sc, cJSON_GetObjectItem(src, "caches")) {
+      const cJSON *la = cJSON_GetObjectItem(dc, "level"), *lb = cJSON_GetObjectItem(sc, "level");
+      if (cJSON_IsNumber(la) && cJSON_IsNumber(lb) && la->valuedouble == lb->valuedouble) take(dc, sc, "overlapping_misses");
+    }
+  }
+  cJSON *dm = cJSON_GetObjectItem(dst, "memory");
+  const cJSON *sm = cJSON_GetObjectItem(src, "memory");
+  if (dm && sm) {
+    take(dm, sm, "overlapping_misses");
+    take(dm, sm, "strided_walks");
+  }
+}
+
 static void merge_rows(cJSON *out, const cJSON *fresh, bool units, ptg_update_summary *s) {
   cJSON *rows = cJSON_GetObjectItem(out, "instructions");
   if (!rows) rows = cJSON_AddArrayToObject(out, "instructions");
@@ -95,10 +115,11 @@ static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_su
     cJSON_AddItemToArray(sources, cJSON_CreateString(pt_sprintf(a, "update: %s", src->valuestring)));
   }
   const cJSON *date = cJSON_GetObjectItem(fp, "date"), *notes = cJSON_GetObjectItem(p, "notes");
-  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s",
+  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s",
                           cJSON_IsString(notes) ? notes->valuestring : "", cJSON_IsString(notes) ? "; " : "",
                           cJSON_IsString(date) ? date->valuestring : "?", s->replaced, s->added,
                           s->units ? ", execution units and issue width" : "", s->memory ? ", caches and memory" : "",
+                          s->mlp ? ", misses in flight" : "",
                           s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
   cJSON_DeleteItemFromObjectCaseSensitive(p, "notes");
   cJSON_AddStringToObject(p, "notes", note);
@@ -126,11 +147,14 @@ ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, p
     take(out, in, "units");
     if (cpu && fcpu) take(cpu, fcpu, "issue_width");
   }
+  cJSON *old = cJSON_Duplicate(out, true);
   if (s->memory) {
     take(out, in, "caches");
     take(out, in, "memory");
     take(out, in, "latency_curve");
   }
+  take_mlp(out, s->mlp ? in : old);
+  cJSON_Delete(old);
   if (s->runtime) take(out, in, "runtime");
   if (s->gpu) take(out, in, "gpu");
   pt_arena *a = pt_arena_new();

@@ -91,6 +91,7 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
     if (k->shared_by < 1) bad(&c, "%s.shared_by: must be at least 1", p);
     range(&c, p, "latency_cycles", k->latency_cycles, 0, 10000);
     range(&c, p, "latency_ns", k->latency_ns, 0, 10000);
+    range(&c, p, "overlapping_misses", k->overlapping_misses, 0, 1000);
     if (k->detected_bytes < 0) bad(&c, "%s.detected_size: negative", p);
     bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
   }
@@ -98,6 +99,18 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
   range(&c, "memory", "latency_cycles", t->memory.latency_cycles, 0, 1e6);
   range(&c, "memory", "overlapping_misses", t->memory.overlapping_misses, 0, 1000);
   bandwidth(&c, "memory", t->memory.bandwidth, t->memory.n_bandwidth);
+  for (int i = 0; i < t->memory.n_strided && !c.err; i++) {
+    const ptg_strided_walk *w = &t->memory.strided[i];
+    char p[64];
+    snprintf(p, sizeof p, "memory.strided_walks[%d]", i);
+    if (w->stride_bytes < 1 || w->stride_bytes > ((int64_t)1 << 30)) bad(&c, "%s.stride: must be 1..2^30 bytes", p);
+    if (w->page_bytes < 4096 || (w->page_bytes & (w->page_bytes - 1))) bad(&c, "%s.page: must be a power of two of at least 4096", p);
+    range(&c, p, "ns_per_access", w->ns_per_access, 0, 1e5);
+    range(&c, p, "overlapping_misses", w->overlapping_misses, 0, 1000);
+    for (int j = 0; j < i && !c.err; j++)
+      if (t->memory.strided[j].stride_bytes == w->stride_bytes && t->memory.strided[j].page_bytes == w->page_bytes)
+        bad(&c, "%s: duplicate of memory.strided_walks[%d]", p, j);
+  }
   for (int i = 0; i < t->n_runtime && !c.err; i++) {
     char p[64];
     snprintf(p, sizeof p, "runtime[%d]", i);

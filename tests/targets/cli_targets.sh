@@ -32,15 +32,22 @@ if [ -e /dev/nvidiactl ]; then echo "(a GPU is present: the no-GPU error is not 
   check "--gpu says there is no GPU" 'grep -q "no GPU" "$tmp/gpu.txt"'
   check "--gpu leaves no file" '[ ! -e "$tmp/gpu.json" ]'
 fi
-"$portent" characterize --quick --reps 2 --only add:f32,fma:f64 -o "$tmp/q.json" 2> "$tmp/q.txt"; rc=$?
+"$portent" characterize --quick --reps 2 --only add:f32,fma:f64 --skip mlp -o "$tmp/q.json" 2> "$tmp/q.txt"; rc=$?
 check "characterize --quick exits 0" '[ $rc -eq 0 ]'
 check "progress goes to stderr" 'grep -q "core clock" "$tmp/q.txt"'
 check "the written file validates" '"$portent" targets validate "$tmp/q.json" > /dev/null'
 check "no temporary file is left" '[ -z "$(ls "$tmp" | grep tmp)" ]'
-"$portent" characterize --update "$tmp/q.json" --quick --reps 2 --only mul:i64:64 --skip memory,runtime 2> "$tmp/u.txt"; rc=$?
+check "--skip mlp: no strided walks" '! grep -q strided_walks "$tmp/q.json"'
+"$portent" targets show "$tmp/q.json" > "$tmp/q_show.txt"
+# --only with a part (mlp) and a class: that part, that row, nothing else
+"$portent" characterize --update "$tmp/q.json" --quick --reps 2 --only mul:i64:64,mlp 2> "$tmp/u.txt"; rc=$?
 check "characterize --update exits 0" '[ $rc -eq 0 ]'
-check "--update says what it replaced" 'grep -q "0 instruction rows measured again, 1 added" "$tmp/u.txt"'
+check "--update says what it replaced" 'grep -q "0 instruction rows measured again, 1 added, misses in flight$" "$tmp/u.txt"'
+check "--only mlp measured no memory bandwidth" '! grep -q "bandwidth L1" "$tmp/u.txt" && grep -q "misses in flight, L2" "$tmp/u.txt"'
 "$portent" targets show "$tmp/q.json" > "$tmp/u_show.txt"
+check "the updated file has the strided walks" 'grep -q "strided walk, stride 4096 B, 4 KiB pages" "$tmp/u_show.txt"'
+check "the updated file has L2's misses in flight" 'awk "\$1 == \"L2\" {print \$9}" "$tmp/u_show.txt" | grep -E -q "^[0-9]+\.[0-9]+$"'
+check "the caches' latencies were kept" '[ "$(awk "/^  L[12] / {print \$7, \$8}" "$tmp/q_show.txt")" = "$(awk "/^  L[12] / {print \$7, \$8}" "$tmp/u_show.txt")" ]'
 check "the updated file has the new row" 'grep -q "mul  *i64  *64" "$tmp/u_show.txt"'
 check "the updated file kept the old rows" 'grep -q "fma  *f64" "$tmp/u_show.txt"'
 cp "$src/targets/arm-neoverse-n1.json" "$tmp/arm.json"

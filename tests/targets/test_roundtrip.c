@@ -1,5 +1,6 @@
-/* Target descriptions: a small description survives save -> load unchanged, the lookup's
- * nearest-class fallback picks the documented row, and accessors answer per level. */
+/* Target descriptions: a small description survives save -> load unchanged (misses in flight
+ * and strided walks included), the lookup's nearest-class fallback picks the documented row,
+ * accessors answer per level, and bad strided walks are refused naming their JSON path. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,14 @@ static ptg_target *sample(void) {
   t->caches = pt_alloc(t->arena, 2 * sizeof(ptg_cache));
   for (int i = 0; i < 2; i++) {
     t->caches[i] = (ptg_cache){.level = i + 1, .size_bytes = 32768 << (4 * i), .line_bytes = 64, .associativity = 8,
-                               .shared_by = 1, .latency_cycles = {.value = 4 + 10 * i}, .latency_ns = {.value = NAN}};
+                               .shared_by = 1, .latency_cycles = {.value = 4 + 10 * i}, .latency_ns = {.value = NAN},
+                               .overlapping_misses = {.value = NAN}};
   }
+  t->caches[1].overlapping_misses = (ptg_figure){.value = 17.2, .spread = 0.03, .reps = 5, .source = "32 random chases"};
+  t->memory.n_strided = 2;
+  t->memory.strided = pt_alloc(t->arena, 2 * sizeof(ptg_strided_walk));
+  t->memory.strided[0] = (ptg_strided_walk){4096, 4096, {.value = 9.85, .spread = 0.1, .reps = 5}, {.value = 16.9, .spread = 0.1, .reps = 5}};
+  t->memory.strided[1] = (ptg_strided_walk){4160, 2 << 20, {.value = 2.5}, {.value = 66.3}};
   t->caches[0].n_bandwidth = 1;
   t->caches[0].bandwidth = pt_alloc(t->arena, sizeof(ptg_bandwidth));
   t->caches[0].bandwidth[0] = (ptg_bandwidth){.threads = 1, .read = {.value = 200}, .write = {.value = 100},
@@ -81,6 +88,12 @@ int main(void) {
     CHECK(fma && fma->counter_cycles == 4.02 && fma->counter_instructions == 1.04);
     CHECK(isnan(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->counter_cycles));
     CHECK(u->caches[1].size_bytes == 32768 << 4);
+    CHECK(isnan(u->caches[0].overlapping_misses.value) && u->caches[1].overlapping_misses.value == 17.2 &&
+          u->caches[1].overlapping_misses.reps == 5 && strcmp(u->caches[1].overlapping_misses.source, "32 random chases") == 0);
+    const ptg_strided_walk *w = ptg_target_strided_walk(u, 4096, 4096);
+    CHECK(u->memory.n_strided == 2 && w && w->ns_per_access.value == 9.85 && w->overlapping_misses.value == 16.9 &&
+          w->overlapping_misses.reps == 5);
+    CHECK(ptg_target_strided_walk(u, 4160, 2 << 20) && !ptg_target_strided_walk(u, 4160, 4096));
     CHECK(u->gpu.present && u->gpu.sms == 132 && strcmp(u->gpu.name, "NVIDIA H100 80GB HBM3") == 0 &&
           u->gpu.launch_us.reps == 5 && u->gpu.memory_bandwidth_gbs.value == 2900 && isnan(u->gpu.fp32_tflops.value));
     CHECK(strcmp(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->source, "Agner Fog, instruction tables") == 0);
@@ -104,6 +117,30 @@ int main(void) {
     CHECK(ptg_target_fork_join_ns(u, 2) == 2000 && ptg_target_fork_join_ns(u, 4) == 4000);
     CHECK(ptg_target_bandwidth(u, 1, 8, PTG_BW_READ) == 200);
     CHECK(isnan(ptg_target_bandwidth(u, 1, 1, PTG_BW_COPY)));
+  }
+  /* a strided walk on pages smaller than 4 KiB, a negative figure, a repeated walk: refused */
+  static const struct {
+    const char *walk, *path;
+  } bad[] = {
+      {"{\"stride\": 4096, \"page\": 1024, \"ns_per_access\": 9, \"overlapping_misses\": 17}", "strided_walks[0].page"},
+      {"{\"stride\": 4096, \"page\": 4096, \"ns_per_access\": 9, \"overlapping_misses\": -1}", "strided_walks[0].overlapping_misses"},
+      {"{\"stride\": 4096, \"page\": 4096, \"ns_per_access\": 9, \"overlapping_misses\": 17}", "duplicate of memory.strided_walks[0]"},
+      {"{\"stride\": 4096, \"page\": 4096, \"overlapping_misses\": 17}", "strided_walks[0].ns_per_access"},
+  };
+  for (size_t i = 0; i < PT_ARRAY_LEN(bad) && first; i++) {
+    char *at = strstr(first, "\"strided_walks\":");
+    if (at) at = strchr(at, '[');
+    CHECK(at != NULL);
+    if (!at) break;
+    at++;
+    size_t n = strlen(first) + strlen(bad[i].walk) + 8;
+    char *text = malloc(n);
+    snprintf(text, n, "%.*s%s, %s", (int)(at - first), first, bad[i].walk, at);
+    pt_diag e = {0};
+    ptg_target *x = ptg_target_parse(text, "bad.json", &e);
+    CHECK_MSG(x == NULL && strstr(e.msg, bad[i].path), "walk %zu: %s", i, e.msg);
+    ptg_target_free(x);
+    free(text);
   }
   /* names round-trip through the X-macro tables */
   for (int op = 0; op < PTG_OP_COUNT; op++) CHECK(ptg_op_from_name(ptg_op_name(op)) == op);

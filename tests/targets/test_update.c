@@ -116,6 +116,44 @@ int main(void) {
   CHECK(ptg_target_update(base, other, &s3, &d3) == NULL);
   CHECK_MSG(strstr(d3.msg, "family 26") && strstr(d3.msg, "family 25"), "%s", d3.msg);
 
+  /* misses in flight measured alone (--only mlp): the per-level and memory figures and the
+   * strided walks replace base's, every other cache and memory figure stays */
+  base->caches[0].overlapping_misses = (ptg_figure){.value = NAN};
+  base->memory.overlapping_misses.value = 40;
+  ptg_target *f4 = fresh_target(26);
+  f4->n_insts = 0;
+  f4->caches[0].overlapping_misses = (ptg_figure){.value = 12, .reps = 5, .spread = 0.1};
+  f4->memory.overlapping_misses.value = 42;
+  f4->memory.n_strided = 1;
+  f4->memory.strided = pt_alloc(f4->arena, sizeof(ptg_strided_walk));
+  f4->memory.strided[0] = (ptg_strided_walk){4096, 4096, {.value = 10}, {.value = 17}};
+  ptg_update_summary s4 = {.mlp = true};
+  u = ptg_target_update(base, f4, &s4, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    CHECK(fabs(u->caches[0].latency_cycles.value - 4) < 1e-9 && fabs(u->caches[0].overlapping_misses.value - 12) < 1e-9);
+    CHECK(fabs(u->memory.latency_ns.value - 90) < 1e-9 && fabs(u->memory.overlapping_misses.value - 42) < 1e-9);
+    CHECK(u->memory.n_strided == 1 && ptg_target_strided_walk(u, 4096, 4096));
+    CHECK(u->n_insts == 3 && strstr(u->notes, "misses in flight"));
+    /* then the memory section alone: its latencies replace base's, the misses in flight stay */
+    ptg_target *f5 = fresh_target(26);
+    f5->n_insts = 0;
+    f5->caches[0].latency_cycles.value = 5;
+    f5->memory.latency_ns.value = 100;
+    ptg_update_summary s5 = {.memory = true};
+    ptg_target *v = ptg_target_update(u, f5, &s5, &d);
+    CHECK_MSG(v != NULL, "%s", d.msg);
+    if (v) {
+      CHECK(fabs(v->caches[0].latency_cycles.value - 5) < 1e-9 && fabs(v->memory.latency_ns.value - 100) < 1e-9);
+      CHECK(fabs(v->caches[0].overlapping_misses.value - 12) < 1e-9 && fabs(v->memory.overlapping_misses.value - 42) < 1e-9);
+      CHECK(v->memory.n_strided == 1);
+      ptg_target_free(v);
+    }
+    ptg_target_free(f5);
+    ptg_target_free(u);
+  }
+  ptg_target_free(f4);
+
   ptg_target_free(base);
   ptg_target_free(fresh);
   ptg_target_free(f2);

@@ -1,0 +1,121 @@
+/* Kernels for misses in flight (mlp.c), generated with the LLVM C API so that every chase
+ * pointer lives in a register (up to what the register file holds: the allocator spills the
+ * rest, which the L1 floor of mlp.c measures) and no compiler flag changes what runs:
+ *   chase:  void f(i64 iters, ptr in, ptr out), `chains` independent pointer chases started at
+ *           in[0..chains), `steps` dependent loads each per iteration, positions written back;
+ *   stride: void f(i64 passes, ptr in, ptr out), in = {ptr base, i64 bytes, i64 stride}: volatile
+ *           8-byte loads at base + i x stride for i x stride < bytes, once per pass. */
+#include "internal.h"
+
+int pmb_chase_steps(int chains) {
+  int s = 64 / chains; /* about 64 loads per iteration: loop overhead stays off the figure */
+  return s < 1 ? 1 : s;
+}
+
+int pmb_chase_kernel_build(pmb_jit *j, LLVMModuleRef m, int chains, const char *name, pt_diag *d) {
+  if (chains < 1 || chains > PMB_MAX_CHASES)
+    return pt_fail(d, PT_ERR_INVALID, "chase kernel: %d chains (1..%d)", chains, PMB_MAX_CHASES);
+  LLVMContextRef c = pmb_jit_context(j);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
+  LLVMTypeRef params[3] = {i64, ptr, ptr};
+  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 3, 0));
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), loop = LLVMAppendBasicBlockInContext(c, fn, "loop"),
+                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+  LLVMValueRef iters = LLVMGetParam(fn, 0), in = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2);
+  LLVMValueRef start[PMB_MAX_CHASES], phi[PMB_MAX_CHASES], cur[PMB_MAX_CHASES], slot[PMB_MAX_CHASES];
+  LLVMPositionBuilderAtEnd(b, entry);
+  for (int k = 0; k < chains; k++) {
+    LLVMValueRef idx = LLVMConstInt(i64, (unsigned long long)k, 0);
+    slot[k] = LLVMBuildGEP2(b, ptr, in, &idx, 1, "");
+    start[k] = LLVMBuildLoad2(b, ptr, slot[k], "");
+  }
+  LLVMBuildBr(b, loop);
+  LLVMPositionBuilderAtEnd(b, loop);
+  LLVMValueRef i = LLVMBuildPhi(b, i64, "i");
+  for (int k = 0; k < chains; k++) cur[k] = phi[k] = LLVMBuildPhi(b, ptr, "");
+  /* round-robin over the chains: each chain's next load waits only for its own last one */
+  for (int s = 0; s < pmb_chase_steps(chains); s++)
+    for (int k = 0; k < chains; k++) cur[k] = LLVMBuildLoad2(b, ptr, cur[k], "");
+  LLVMValueRef next = LLVMBuildAdd(b, i, LLVMConstInt(i64, 1, 0), "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, iters, ""), loop, done);
+  LLVMValueRef zero = LLVMConstInt(i64, 0, 0);
+  LLVMAddIncoming(i, &zero, &entry, 1);
+  LLVMAddIncoming(i, &next, &loop, 1);
+  for (int k = 0; k < chains; k++) {
+    LLVMAddIncoming(phi[k], &start[k], &entry, 1);
+    LLVMAddIncoming(phi[k], &cur[k], &loop, 1);
+  }
+  LLVMPositionBuilderAtEnd(b, done);
+  for (int k = 0; k < chains; k++) LLVMBuildStore(b, cur[k], slot[k]); /* the next call goes on from here */
+  LLVMBuildStore(b, cur[0], out);
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  return PT_OK;
+}
+
+#define STRIDE_UNROLL 4
+int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, pt_diag *d) {
+  (void)d;
+  LLVMContextRef c = pmb_jit_context(j);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(c), i8 = LLVMInt8TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
+  LLVMTypeRef params[3] = {i64, ptr, ptr};
+  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 3, 0));
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), pass = LLVMAppendBasicBlockInContext(c, fn, "pass"),
+                    walk = LLVMAppendBasicBlockInContext(c, fn, "walk"), pass_end = LLVMAppendBasicBlockInContext(c, fn, "pass_end"),
+                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+  LLVMValueRef passes = LLVMGetParam(fn, 0), in = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2);
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef one = LLVMConstInt(i64, 1, 0), two = LLVMConstInt(i64, 2, 0), zero = LLVMConstInt(i64, 0, 0);
+  LLVMValueRef base = LLVMBuildLoad2(b, ptr, in, "base");
+  LLVMValueRef bytes = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, in, &one, 1, ""), "bytes");
+  LLVMValueRef stride = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, in, &two, 1, ""), "stride");
+  /* the walk stops before an unrolled group would pass the end */
+  LLVMValueRef group = LLVMBuildMul(b, stride, LLVMConstInt(i64, STRIDE_UNROLL, 0), "");
+  LLVMValueRef limit = LLVMBuildSub(b, bytes, LLVMBuildSub(b, group, LLVMConstInt(i64, 8, 0), ""), "");
+  LLVMBuildBr(b, pass);
+
+  LLVMPositionBuilderAtEnd(b, pass);
+  LLVMValueRef p = LLVMBuildPhi(b, i64, "p"), acc_in = LLVMBuildPhi(b, i64, "acc");
+  LLVMBuildBr(b, walk);
+
+  LLVMPositionBuilderAtEnd(b, walk);
+  LLVMValueRef off = LLVMBuildPhi(b, i64, "off"), acc = LLVMBuildPhi(b, i64, "");
+  LLVMValueRef a = acc, o = off;
+  for (int u = 0; u < STRIDE_UNROLL; u++) { /* independent loads: only the offset chains them */
+    LLVMValueRef v = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i8, base, &o, 1, ""), "");
+    LLVMSetVolatile(v, 1);
+    a = LLVMBuildXor(b, a, v, "");
+    o = LLVMBuildAdd(b, o, stride, "");
+  }
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o, limit, ""), walk, pass_end);
+  LLVMAddIncoming(off, &zero, &pass, 1);
+  LLVMAddIncoming(off, &o, &walk, 1);
+  LLVMAddIncoming(acc, &acc_in, &pass, 1);
+  LLVMAddIncoming(acc, &a, &walk, 1);
+
+  LLVMPositionBuilderAtEnd(b, pass_end);
+  LLVMValueRef p_next = LLVMBuildAdd(b, p, one, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p_next, passes, ""), pass, done);
+  LLVMAddIncoming(p, &zero, &entry, 1);
+  LLVMAddIncoming(p, &p_next, &pass_end, 1);
+  LLVMAddIncoming(acc_in, &zero, &entry, 1);
+  LLVMAddIncoming(acc_in, &a, &pass_end, 1);
+
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMBuildStore(b, a, out);
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  return PT_OK;
+}
+
+/* Accesses one pass of the stride kernel makes over `bytes` (what mlp.c divides by). */
+int64_t pmb_stride_accesses(int64_t bytes, int64_t stride) {
+  int64_t limit = bytes - (STRIDE_UNROLL * stride - 8), n = 0;
+  for (int64_t off = 0;; off += STRIDE_UNROLL * stride) {
+    n += STRIDE_UNROLL;
+    if (off + STRIDE_UNROLL * stride >= limit) break;
+  }
+  return n;
+}

@@ -1,0 +1,117 @@
+/* The misses-in-flight kernels (microbench/chase.c) do what mlp.c claims: a chase kernel with k
+ * chains makes k x steps dependent pointer loads per iteration and leaves each chain where a
+ * plain C walk of the same cycle would be; the stride kernel loads every stride-th word once per
+ * pass (the xor of what it loaded equals the xor of those words) and nothing else. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "microbench/internal.h"
+#include "test.h"
+
+/* Loop-body lines of the function that load a 64-bit word through a register. */
+static int loads_in_loop(const char *body) {
+  int n = 0;
+  const char *loop = strstr(body, "\n.LBB");
+  for (const char *line = loop ? loop + 1 : body; line && *line;) {
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
+    const char *p = buf;
+    while (*p == ' ' || *p == '\t') p++;
+    /* movq (%reg), %reg or movq 8(%reg), %reg: a load into a register (spill reloads come
+     * from (%rsp) and are not counted) */
+    if ((strncmp(p, "movq\t", 5) == 0 || strncmp(p, "movq ", 5) == 0) && strstr(p, "(%r") && !strstr(p, "%rsp") &&
+        strrchr(p, ',') > strchr(p, '('))
+      n++;
+    if (buf[0] == '\t' && buf[1] == 'j') break;
+    line = eol ? eol + 1 : NULL;
+  }
+  return n;
+}
+
+static void check_chase(pmb_jit *j, int chains) {
+  pt_diag d = {0};
+  char name[32];
+  snprintf(name, sizeof name, "chase_%d", chains);
+  LLVMModuleRef m = pmb_jit_module(j, name);
+  CHECK(pmb_chase_kernel_build(j, m, chains, name, &d) == 0);
+  char *text = pmb_jit_asm(j, m, &d), *body = text ? pmb_asm_function(text, name) : NULL;
+  CHECK_MSG(body && loads_in_loop(body) == chains * pmb_chase_steps(chains), "%d chains: %d loads in the loop, expected %d",
+            chains, body ? loads_in_loop(body) : -1, chains * pmb_chase_steps(chains));
+  free(body);
+  free(text);
+  CHECK(pmb_jit_add(j, m, &d) == 0);
+  pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(j, name, &d);
+  CHECK(fn != NULL);
+  if (!fn) return;
+  /* a random cycle over 64 KiB, chains started 3 lines apart along it */
+  const int line = 64;
+  const size_t bytes = 64 << 10;
+  char *buf = aligned_alloc(64, bytes);
+  pt_rng rng = {7};
+  uint32_t *order;
+  pmb_make_cycle(buf, bytes, line, &rng, &order);
+  void *pos[PMB_MAX_CHASES], *want[PMB_MAX_CHASES], *sink = NULL;
+  for (int k = 0; k < chains; k++) pos[k] = want[k] = buf + (size_t)order[3 * k] * line;
+  const int64_t iters = 5;
+  fn(iters, pos, &sink);
+  for (int k = 0; k < chains; k++)
+    for (int64_t s = 0; s < iters * pmb_chase_steps(chains); s++) want[k] = *(void **)want[k];
+  int wrong = 0;
+  for (int k = 0; k < chains; k++) wrong += pos[k] != want[k];
+  CHECK_MSG(wrong == 0, "%d chains: %d chains ended elsewhere than a C walk", chains, wrong);
+  CHECK(sink == want[0]);
+  free(order);
+  free(buf);
+}
+
+static void check_stride(pmb_jit *j) {
+  pt_diag d = {0};
+  LLVMModuleRef m = pmb_jit_module(j, "stride");
+  CHECK(pmb_stride_kernel_build(j, m, "stride_walk", &d) == 0);
+  char *text = pmb_jit_asm(j, m, &d), *body = text ? pmb_asm_function(text, "stride_walk") : NULL;
+  /* volatile: 4 loads per unrolled group, none merged or vectorized away */
+  CHECK_MSG(body && strstr(body, "xorq") && !strstr(body, "gather"), "stride kernel: %s", body ? body : "(none)");
+  free(body);
+  free(text);
+  CHECK(pmb_jit_add(j, m, &d) == 0);
+  pmb_kernel_fn fn = (pmb_kernel_fn)pmb_jit_lookup(j, "stride_walk", &d);
+  CHECK(fn != NULL);
+  if (!fn) return;
+  const int64_t strides[] = {64, 4096 + 64, 4096, 2048};
+  const int64_t bytes = 1 << 20;
+  uint64_t *buf = aligned_alloc(4096, (size_t)bytes);
+  for (int64_t i = 0; i < bytes / 8; i++) buf[i] = (uint64_t)1 << (i % 61) ^ (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+  for (size_t s = 0; s < PT_ARRAY_LEN(strides); s++) {
+    struct {
+      void *base;
+      int64_t bytes, stride;
+    } in = {buf, bytes, strides[s]};
+    int64_t n = pmb_stride_accesses(bytes, strides[s]);
+    uint64_t want = 0, got = 0;
+    for (int64_t i = 0; i < n; i++) want ^= buf[i * strides[s] / 8];
+    CHECK_MSG((n - 1) * strides[s] + 8 <= bytes && n * strides[s] + 8 > bytes - 4 * strides[s],
+              "stride %lld: %lld accesses do not cover the buffer", (long long)strides[s], (long long)n);
+    fn(3, &in, &got); /* three passes: x ^ x ^ x = x */
+    CHECK_MSG(got == want, "stride %lld: the walk loaded other words than every %lld bytes", (long long)strides[s],
+              (long long)strides[s]);
+  }
+  free(buf);
+}
+
+int main(void) {
+  pt_diag d = {0};
+  pmb_jit *j = pmb_jit_new(&d);
+  CHECK(j != NULL);
+  if (!j) TEST_DONE();
+  static const int chains[] = {1, 2, 8, 12, 16, 24, 48, 128};
+  for (size_t i = 0; i < PT_ARRAY_LEN(chains); i++) check_chase(j, chains[i]);
+  pt_diag bad = {0};
+  LLVMModuleRef m = pmb_jit_module(j, "bad");
+  CHECK(pmb_chase_kernel_build(j, m, PMB_MAX_CHASES + 1, "bad", &bad) < 0);
+  LLVMDisposeModule(m);
+  check_stride(j);
+  pmb_jit_free(j);
+  TEST_DONE();
+}
