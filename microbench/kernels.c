@@ -124,6 +124,12 @@ static LLVMValueRef load(gen *g, LLVMTypeRef t, LLVMValueRef p, bool is_volatile
   return v;
 }
 
+/* Where chain g->chain stores in unrolled step k: the chains side by side from byte 128 of `in`,
+ * step k in the first or second of two lines (plain and masked stores alike). */
+static LLVMValueRef store_slot(gen *g, pmb_op o, int k) {
+  return at(g, g->in, 128 + 64 * (k & 1) + (g->chain * (o.bits / 8)) % 64);
+}
+
 /* Integer view of a value (same bits): gather indices and load-chain offsets. */
 static LLVMValueRef as_int(gen *g, pmb_op o, LLVMValueRef v) {
   LLVMTypeRef it = int_shape(g->c, o);
@@ -284,9 +290,10 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
     return r;
   }
   case PTG_OP_MASKSTORE: {
+    /* side by side into two lines, as plain stores (below) and a loop's masked edge do */
     LLVMTypeRef pt = LLVMPointerTypeInContext(g->c, 0);
     LLVMTypeRef over[2] = {t, pt};
-    LLVMValueRef args[4] = {acc, at(g, region, 128 + 64 * (k & 1)), LLVMConstInt(g->i32, 16, 0), y};
+    LLVMValueRef args[4] = {acc, store_slot(g, o, k), LLVMConstInt(g->i32, 16, 0), y};
     call_intrinsic(g, "llvm.masked.store", over, 2, args, 4);
     sink(g, NULL);
     return acc;
@@ -296,7 +303,7 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
      * commits two stores per cycle only when they fall in one line (12 chains each in a line
      * of its own measure 1 per cycle on Zen 5; side by side, 0.5 cycles per store). */
     int bytes = o.bits / 8;
-    LLVMValueRef s = LLVMBuildStore(g->b, acc, at(g, g->in, 128 + 64 * (k & 1) + (g->chain * bytes) % 64));
+    LLVMValueRef s = LLVMBuildStore(g->b, acc, store_slot(g, o, k));
     LLVMSetAlignment(s, (unsigned)(bytes < 16 ? bytes : 16));
     LLVMSetVolatile(s, 1);
     return acc;
