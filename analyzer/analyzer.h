@@ -159,6 +159,9 @@ typedef struct pa_profile {
   int64_t exact_window;      /* lines tracked exactly under sampling; 0 at rate 1 or plain SHARDS */
   double trace_share;        /* 0: reuse from a run; > 0: traced without running (pa_profile_traced),
                                 this share of each parallel body's iterations (1 = all: exact) */
+  double window_share;       /* > 0: a windowed run (pa_options.windowed) measured this share of
+                                the gated block executions (the requested share; runs too
+                                short for windows measure all of them) */
   int threads;               /* distinct threads seen in the run */
   int n_functions;
   pa_function *functions;
@@ -221,6 +224,12 @@ pa_run_spec *pa_run_spec_portent(const char *entry, int n_buffers, const int64_t
 void pa_run_spec_free(pa_run_spec *s);
 
 /* ------------------------------------------------------------------ profiles */
+/* Time sampling of the reuse: pa_profile_traced's parallel bodies and windowed runs. */
+typedef struct {
+  double share;       /* 0 -> 0.05; >= 1: every iteration (exact) */
+  int windows;        /* 0 -> 4 */
+  int64_t warm_lines; /* 0 -> 2^17 (8 MiB) */
+} pa_trace_opts;
 typedef struct {
   double sample_rate; /* 0 -> 1 (every line); SHARDS spatial sampling when < 1 */
   bool no_reuse;      /* block counts only (faster) */
@@ -231,6 +240,13 @@ typedef struct {
   /* Functions whose every block has a static count (static_count_per_call >= 0) get no block
    * counters: their counts are the calls, counted at the entry block, times the static ones. */
   bool static_counts;
+  /* Time windows (rate 1, one thread, functions with static counts): the compiled kernel runs
+   * natively except in `windows.windows` windows of `windows.share` of its gated block
+   * executions (blocks with memory accesses), each after a warm-up touching about
+   * `windows.warm_lines` lines, whose exact histograms are scaled to the whole run as
+   * pa_profile_traced scales a parallel body's windows. */
+  bool windowed;
+  pa_trace_opts windows;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */
@@ -252,11 +268,6 @@ pa_profile *pa_profile_static_counts(const pa_module *m, const pa_static_opts *o
  * interpreted from the integer values they depend on; each pt_parallel_for body runs
  * `windows` windows of `share` of its iterations in all, each after a warm-up of the iterations
  * before it long enough to touch about warm_lines lines, scaled to the whole range. */
-typedef struct {
-  double share;       /* 0 -> 0.05; >= 1: every iteration (exact) */
-  int windows;        /* 0 -> 4 */
-  int64_t warm_lines; /* 0 -> 2^17 (8 MiB) */
-} pa_trace_opts;
 /* pa_profile_static_counts plus that reuse profile (one thread; sample_rate 1). NULL with
  * PT_ERR_UNSUPPORTED naming the instruction when an address depends on memory (other than a
  * pointer loaded from memory), a gather or a call: run it (sampled) instead. */

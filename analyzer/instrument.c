@@ -16,7 +16,7 @@ typedef struct {
   LLVMBuilderRef b;
   LLVMTargetDataRef td;
   LLVMTypeRef i1, i32, i64, ptr, access_ty, flush_ty;
-  LLVMValueRef access, flush;
+  LLVMValueRef access, flush, phase;
   LLVMValueRef state; /* this function's pa_thread_state, from the entry hook */
   int fid;
 } hooks;
@@ -248,6 +248,76 @@ static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
   LLVMBuildBr(h->b, bb);
 }
 
+static int count_items(LLVMValueRef *mem, int n_mem);
+
+/* The state word at byte offset `off` of this function's pa_thread_state. */
+static LLVMValueRef state_word(hooks *h, unsigned off) {
+  LLVMValueRef o = LLVMConstInt(h->i64, off, 0);
+  return LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), h->state, &o, 1, "");
+}
+
+/* Windowed: the body moves into H (as in instrument_filtered), untouched. H then counts the
+ * thread's gate down by the block's accesses, so time is counted in accesses (calling
+ * __pa_phase when it passes zero: a window starts or ends) and,
+ * only while `recording` is set, branches to a block that appends the block's accesses to the
+ * buffer as instrument_buffered does (addresses are SSA values, so they are all available at
+ * the end of H, and their order in the buffer is the program order). Outside windows a block
+ * costs a load, a store and two branches. */
+static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
+  LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(h->ctx, bb, "pa.body");
+  redirect_preds(fn, bb, head);
+  LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+  LLVMPositionBuilderAtEnd(h->b, head);
+  for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in && in != term; in = next) {
+    next = LLVMGetNextInstruction(in);
+    LLVMInstructionRemoveFromParent(in);
+    LLVMInsertIntoBuilder(h->b, in);
+  }
+  LLVMValueRef gate_ptr = state_word(h, PA_GATE_OFFSET);
+  LLVMValueRef weight = LLVMConstInt(h->i64, (unsigned long long)count_items(mem, n_mem), 0);
+  LLVMValueRef g = LLVMBuildSub(h->b, LLVMBuildLoad2(h->b, h->i64, gate_ptr, "pa.gate"), weight, "");
+  LLVMBuildStore(h->b, g, gate_ptr);
+  LLVMBasicBlockRef phase = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.phase");
+  LLVMBasicBlockRef check = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.window");
+  LLVMBasicBlockRef record = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.record");
+  LLVMBasicBlockRef flush = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.flush");
+  LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntSLT, g, LLVMConstInt(h->i64, 0, 0), ""), phase, check);
+  LLVMPositionBuilderAtEnd(h->b, phase);
+  LLVMBuildCall2(h->b, h->flush_ty, h->phase, &h->state, 1, "");
+  LLVMBuildBr(h->b, check);
+  LLVMPositionBuilderAtEnd(h->b, check);
+  LLVMValueRef rec = LLVMBuildLoad2(h->b, h->i64, state_word(h, PA_RECORDING_OFFSET), "pa.recording");
+  LLVMBuildCondBr(h->b, LLVMBuildICmp(h->b, LLVMIntNE, rec, LLVMConstInt(h->i64, 0, 0), ""), record, bb);
+  LLVMPositionBuilderAtEnd(h->b, record);
+  LLVMValueRef pos_ptr = state_word(h, PA_BUF_OFFSET_POS);
+  LLVMValueRef pos = LLVMBuildLoad2(h->b, h->i64, pos_ptr, "pa.pos");
+  LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
+  int k = 0;
+  for (int j = 0; j < n_mem; j++) {
+    item_list items = {0};
+    items_of(h, mem[j], &items);
+    for (int i = 0; i < items.n; i++, k++) {
+      const access_item *it = &items.v[i];
+      LLVMValueRef meta = it->bytes_value
+                              ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, it->bytes_value, LLVMConstInt(h->i64, 16, 0), ""),
+                                            LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
+                              : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
+      LLVMValueRef at = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
+      LLVMValueRef at1 = LLVMBuildAdd(h->b, at, LLVMConstInt(h->i64, 1, 0), "");
+      LLVMBuildStore(h->b, LLVMBuildPtrToInt(h->b, it->addr, h->i64, ""), LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+      LLVMBuildStore(h->b, meta, LLVMBuildGEP2(h->b, h->i64, buf, &at1, 1, ""));
+    }
+    free(items.v);
+  }
+  LLVMValueRef npos = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
+  LLVMBuildStore(h->b, npos, pos_ptr);
+  LLVMValueRef full = LLVMBuildICmp(h->b, LLVMIntUGT, npos, LLVMConstInt(h->i64, PA_BUF_WORDS, 0), "");
+  LLVMBuildCondBr(h->b, full, flush, bb);
+  LLVMPositionBuilderAtEnd(h->b, flush);
+  LLVMBuildCall2(h->b, h->flush_ty, h->flush, &h->state, 1, "");
+  LLVMBuildBr(h->b, bb);
+}
+
 /* Items (hooked accesses) of a block, as items_of counts them without building anything. */
 static int count_items(LLVMValueRef *mem, int n_mem) {
   int n = 0;
@@ -298,6 +368,7 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
   h.access = LLVMAddFunction(mod, PA_SYM_ACCESS, h.access_ty);
   h.flush_ty = LLVMFunctionType(LLVMVoidTypeInContext(h.ctx), &h.ptr, 1, 0);
   h.flush = LLVMAddFunction(mod, PA_SYM_FLUSH, h.flush_ty);
+  h.phase = mode == PA_HOOKS_WINDOWED ? LLVMAddFunction(mod, PA_SYM_PHASE, h.flush_ty) : NULL;
   /* The hooks write memory, so a function may no longer promise `memory(argmem: ...)`. */
   unsigned memory_attr = LLVMGetEnumAttributeKindForName("memory", 6);
   int base = 0;
@@ -339,9 +410,11 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
         LLVMValueRef slot = LLVMBuildInBoundsGEP2(h.b, counts_ty, counts, idx, 2, "");
         LLVMBuildAtomicRMW(h.b, LLVMAtomicRMWBinOpAdd, slot, LLVMConstInt(h.i64, 1, 0), LLVMAtomicOrderingMonotonic, 0);
       }
-      bool buffered = mode == PA_HOOKS_BUFFERED && !direct && fi < (1 << 16) && n && count_items(mem, n) <= PA_BUF_MAX_ITEMS;
-      if (buffered) instrument_buffered(&h, fn, bb, mem, n);
-      else if (n && (direct || mode == PA_HOOKS_EVERY || mode == PA_HOOKS_BUFFERED)) instrument_direct(&h, mem, n);
+      bool buffered = (mode == PA_HOOKS_BUFFERED || mode == PA_HOOKS_WINDOWED) && !direct && fi < (1 << 16) && n &&
+                      count_items(mem, n) <= PA_BUF_MAX_ITEMS;
+      if (buffered && mode == PA_HOOKS_WINDOWED) instrument_gated(&h, fn, bb, mem, n);
+      else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
+      else if (n && (direct || mode != PA_HOOKS_FILTERED)) instrument_direct(&h, mem, n);
       else if (n) instrument_filtered(&h, fn, bb, mem, n);
       free(mem);
     }

@@ -81,6 +81,7 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_ACCESS "__pa_access"
 #define PA_SYM_FLUSH "__pa_flush"
 #define PA_SYM_MAIN "__pa_main"
+#define PA_SYM_PHASE "__pa_phase"
 /* count_blocks[f] false: only the entry block of function f gets a counter (its calls; the
  * other blocks' counts come from static trip counts). NULL: every block. */
 typedef enum {
@@ -89,6 +90,10 @@ typedef enum {
   PA_HOOKS_FILTERED, /* SHARDS' hash tested inline; hooks only for sampled lines and bursts */
   PA_HOOKS_BUFFERED, /* rate 1: each access appends (address, bytes x 2^16 + function) to the
                         thread's buffer inline; __pa_flush feeds the tracker when it fills */
+  PA_HOOKS_WINDOWED, /* buffered, behind a gate: each block counts the thread's `gate` word
+                        down by its accesses and calls __pa_phase when it goes negative; it
+                        appends its accesses only while the `recording` word is set (time
+                        windows, time counted in accesses) */
 } pa_hook_mode;
 /* The buffer (pa_thread_state): a block appends at most PA_BUF_MAX_ITEMS accesses (blocks with
  * more call the hook directly) and flushes at its end once more than PA_BUF_WORDS words are
@@ -98,6 +103,8 @@ typedef enum {
 #define PA_BUF_MAX_ITEMS 256
 #define PA_BUF_OFFSET_POS 8 /* byte offsets in pa_thread_state, checked by a static assert */
 #define PA_BUF_OFFSET_BUF 16
+#define PA_GATE_OFFSET 24
+#define PA_RECORDING_OFFSET 32
 int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, pt_diag *d);
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
@@ -130,6 +137,22 @@ void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reu
 bool pa_tracker_bursting(const pa_tracker *t);
 int64_t pa_tracker_window(const pa_tracker *t); /* exact-window lines; 0 at rate 1 */
 int pa_reuse_bin(int64_t distance);
+/* Warm-ups only set the LRU order the measured windows start from, so repeats of a line still
+ * in a small direct-mapped filter are not fed to the tracker; a line is fed (as `group`) when
+ * it leaves the filter, and the filter's lines in the order of their last access when the
+ * warm-up ends (pa_warm_filter_flush). Zero-initialised. */
+#define PA_WARM_FILTER_LINES 256 /* a power of two */
+typedef struct {
+  struct { uint64_t line, stamp; } slot[PA_WARM_FILTER_LINES];
+  uint64_t clock;
+} pa_warm_filter;
+void pa_warm_filter_access(pa_warm_filter *f, pa_tracker *t, uint64_t line, int group);
+void pa_warm_filter_flush(pa_warm_filter *f, pa_tracker *t, int group);
+/* Time sampling (trace.c's parallel bodies, the windowed run): the exact counts of the first
+ * window (first_len of the n units) and of the later ones (counted units in all windows),
+ * [n_groups][PA_TRACKER_WORDS] each, added to acc as counts of the whole range. */
+void pa_windows_combine(int n_groups, const double *first, const double *rest, double n, double first_len,
+                        double counted, double *acc);
 
 /* runtime.c: the hooks the instrumented code calls, and their per-run state. */
 typedef struct pa_runtime pa_runtime;
@@ -140,6 +163,12 @@ pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid);
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid);
 void pa_rt_flush(pa_thread_state *st); /* the buffered accesses, in order, then empties it */
 void pa_runtime_flush_all(pa_runtime *rt); /* after the run: every thread's remainder */
+/* Windowed runs (PA_HOOKS_WINDOWED, rate 1): o's windows over `accesses`, the accesses the
+ * run is expected to make (static counts); before any thread enters. */
+void pa_runtime_set_windows(pa_runtime *rt, const pa_trace_opts *o, int64_t accesses);
+void pa_rt_phase(pa_thread_state *st); /* the gate passed zero */
+/* Tracker counts of a thread slot and function (windowed: scaled to the whole run). */
+void pa_runtime_counts(const pa_runtime *rt, int slot, int fid, uint64_t *out);
 int pa_runtime_threads(const pa_runtime *rt);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);

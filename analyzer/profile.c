@@ -84,11 +84,30 @@ bool pa_function_counted_statically(const pa_function *f) {
 pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const pa_options *opt, pt_diag *d) {
   pa_options defaults = {0};
   if (!opt) opt = &defaults;
+  pa_options windowed;
+  if (opt->windowed) { /* no block counters: the windows are placed by the static counts */
+    windowed = *opt;
+    windowed.static_counts = true;
+    opt = &windowed;
+  }
   if (opt->sample_rate < 0 || opt->sample_rate > 1) {
     pt_fail(d, PT_ERR_INPUT, "sampling rate %g is outside (0, 1]", opt->sample_rate);
     return NULL;
   }
-  pa_profile *p = pa_profile_static(m, d);
+  pa_profile *p = NULL;
+  if (opt->windowed) {
+    /* the windows are placed over the block executions the static counts give */
+    int threads = 1;
+    for (int i = 0; i < spec->n_args; i++)
+      if (spec->args[i].kind == PA_ARG_POOL && spec->args[i].threads > threads) threads = spec->args[i].threads;
+    if (opt->no_reuse || (opt->sample_rate > 0 && opt->sample_rate < 1) || threads > 1) {
+      pt_fail(d, PT_ERR_UNSUPPORTED, "windowed reuse: one thread at rate 1 only (got %d threads, rate %g)", threads,
+              opt->sample_rate);
+      return NULL;
+    }
+    p = pa_profile_static_counts(m, &(pa_static_opts){.entry = spec->entry, .threads = 1}, d);
+  } else
+    p = pa_profile_static(m, d);
   if (!p) return NULL;
   pa_run_result r;
   if (pa_run(m, p, spec, opt, &r, d)) {
@@ -97,12 +116,14 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
   }
   pt_arena *a = p->arena;
   p->counts_source = "instrumented";
+  memset(p->dynamic_by_op, 0, sizeof p->dynamic_by_op); /* the windowed run's static counts had them */
   p->entry = pt_strdup(a, spec->entry);
   p->seed = spec->seed;
   p->threads = r.threads;
   p->run_seconds = r.seconds;
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
   p->sample_rate = opt->no_reuse ? 0 : rate;
+  if (opt->windowed) p->window_share = opt->windows.share >= 1 ? 1 : opt->windows.share > 0 ? opt->windows.share : 0.05;
   if (!opt->no_reuse && rate < 1 && opt->exact_window >= 0) {
     pa_tracker *probe = pa_tracker_new(1, rate, opt->exact_window); /* the window the run used */
     p->exact_window = pa_tracker_window(probe);

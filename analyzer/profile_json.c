@@ -143,6 +143,7 @@ char *pa_profile_to_json(const pa_profile *p) {
   cJSON_AddNumberToObject(reuse, "sample_rate", p->sample_rate);
   cJSON_AddNumberToObject(reuse, "exact_window", (double)p->exact_window);
   if (p->trace_share > 0) cJSON_AddNumberToObject(reuse, "trace_share", p->trace_share);
+  if (p->window_share > 0) cJSON_AddNumberToObject(reuse, "window_share", p->window_share);
   cJSON_AddItemToObject(reuse, "total", hist_json(&p->reuse_total));
   cJSON *byf = cJSON_AddArrayToObject(reuse, "functions");
   for (int i = 0; i < p->n_functions; i++) {
@@ -498,6 +499,8 @@ pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
   p->exact_window = lnum(&r, reuse, "exact_window", "$.reuse");
   const cJSON *ts = cJSON_GetObjectItemCaseSensitive(reuse, "trace_share"); /* optional */
   if (cJSON_IsNumber(ts)) p->trace_share = ts->valuedouble;
+  const cJSON *ws = cJSON_GetObjectItemCaseSensitive(reuse, "window_share"); /* optional */
+  if (cJSON_IsNumber(ws)) p->window_share = ws->valuedouble;
   const cJSON *total = field(&r, reuse, "total", "$.reuse");
   if (cJSON_IsObject(total)) read_hist(&r, total, "$.reuse.total", &p->reuse_total);
   const cJSON *byf = field(&r, reuse, "functions", "$.reuse"), *x;

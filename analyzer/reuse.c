@@ -438,3 +438,49 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
   for (int k = 0; k < PA_REUSE_BINS; k++) h->accesses += h->bins[k];
   h->accesses += h->cold;
 }
+
+/* The iterations stand for the whole range, but the start does not: its first touches are
+ * true cold misses (counted once), where later iterations reuse. So accesses scale with the
+ * iterations, the cold misses are the first window's plus the later windows' scaled to the
+ * other n - first_len iterations, and the rest are reuses distributed as in the later windows. */
+void pa_windows_combine(int n_groups, const double *first, const double *rest, double n, double first_len,
+                        double counted, double *acc) {
+  double sc = counted > 0 ? n / counted : 1, later = counted - first_len;
+  for (int f = 0; f < n_groups; f++) {
+    double *a = acc + (size_t)f * PA_TRACKER_WORDS, reuses = 0, total = 0;
+    const double *x = first + (size_t)f * PA_TRACKER_WORDS, *y = rest + (size_t)f * PA_TRACKER_WORDS;
+    for (int w = 0; w < PA_REUSE_BINS; w++) reuses += y[w];
+    for (int w = 0; w <= PA_REUSE_BINS; w++) total += (x[w] + y[w]) * sc;
+    double cold = x[PA_REUSE_BINS] + y[PA_REUSE_BINS] * (n - first_len) / (later > 0 ? later : 1);
+    if (later <= 0 || reuses <= 0 || cold > total) { /* no later window: plain scaling */
+      for (int w = 0; w <= PA_REUSE_BINS; w++) a[w] += (x[w] + y[w]) * sc;
+      continue;
+    }
+    for (int w = 0; w < PA_REUSE_BINS; w++) a[w] += y[w] * (total - cold) / reuses;
+    a[PA_REUSE_BINS] += cold;
+  }
+}
+
+void pa_warm_filter_access(pa_warm_filter *f, pa_tracker *t, uint64_t line, int group) {
+  size_t i = (size_t)((line * PA_SHARDS_MUL) >> 56) & (PA_WARM_FILTER_LINES - 1);
+  if (f->slot[i].stamp && f->slot[i].line == line) {
+    f->slot[i].stamp = ++f->clock;
+    return;
+  }
+  if (f->slot[i].stamp) pa_tracker_access(t, f->slot[i].line, group);
+  f->slot[i].line = line, f->slot[i].stamp = ++f->clock;
+}
+
+static int by_stamp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+void pa_warm_filter_flush(pa_warm_filter *f, pa_tracker *t, int group) {
+  uint64_t order[PA_WARM_FILTER_LINES][2];
+  int n = 0;
+  for (int i = 0; i < PA_WARM_FILTER_LINES; i++)
+    if (f->slot[i].stamp) order[n][0] = f->slot[i].stamp, order[n++][1] = f->slot[i].line, f->slot[i].stamp = 0;
+  qsort(order, (size_t)n, sizeof order[0], by_stamp);
+  for (int i = 0; i < n; i++) pa_tracker_access(t, order[i][1], group);
+}

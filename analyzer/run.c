@@ -184,7 +184,7 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
 }
 
 static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
-                      const bool *count_blocks, shared_region *sh, int nf) {
+                      const bool *count_blocks, int64_t win_blocks, shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
   bool reuse = !opt->no_reuse;
   LLVMInitializeNativeTarget();
@@ -196,9 +196,10 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode");
   pt_diag d = {0};
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
-  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE : rate >= 1 ? PA_HOOKS_BUFFERED : PA_HOOKS_FILTERED;
+  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE : opt->windowed ? PA_HOOKS_WINDOWED : rate >= 1 ? PA_HOOKS_BUFFERED : PA_HOOKS_FILTERED;
   if (pa_instrument(mod, mode, count_blocks, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
   pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
+  if (mode == PA_HOOKS_WINDOWED) pa_runtime_set_windows(rt, &opt->windows, win_blocks);
 
   LLVMOrcLLJITRef jit;
   LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, NULL);
@@ -216,7 +217,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   } syms[] = {
       {PA_SYM_COUNTS, sh->counts},         {PA_SYM_CTX, rt},
       {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},
-      {PA_SYM_FLUSH, (void *)pa_rt_flush},
+      {PA_SYM_FLUSH, (void *)pa_rt_flush},         {PA_SYM_PHASE, (void *)pa_rt_phase},
       {"pt_parallel_for", (void *)pt_parallel_for}, {"pt_pool_threads", (void *)pt_pool_threads},
   };
   LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
@@ -327,8 +328,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (reuse)
     for (int s = 0; s < nt; s++)
       for (int f = 0; f < nf; f++)
-        memcpy(sh->hist + ((size_t)s * (size_t)nf + (size_t)f) * PA_TRACKER_WORDS,
-               pa_tracker_counts(pa_runtime_tracker(rt, s), f), sizeof(uint64_t) * PA_TRACKER_WORDS);
+        pa_runtime_counts(rt, s, f, sh->hist + ((size_t)s * (size_t)nf + (size_t)f) * PA_TRACKER_WORDS);
   if (pool) pt_pool_free(pool);
   h->status = 1;
   return 0;
@@ -371,6 +371,13 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
   sh.counts = (uint64_t *)((char *)mem + round_up(sizeof(shared_hdr), 64));
   sh.masks = sh.counts + nblocks;
   sh.hist = sh.masks + nf;
+  /* Windowed: the accesses to place the windows over (the profile's counts are static then). */
+  int64_t win_blocks = 0;
+  for (int i = 0; i < nf && opt->windowed; i++)
+    for (int b = 0; b < p->functions[i].n_blocks; b++) {
+      const pa_block *bl = &p->functions[i].blocks[b];
+      win_blocks += (int64_t)bl->count * (bl->features.loads + bl->features.stores);
+    }
   bool *count_blocks = malloc(sizeof *count_blocks * ((size_t)nf + 1));
   for (int i = 0; i < nf; i++) count_blocks[i] = !(opt->static_counts && pa_function_counted_statically(&p->functions[i]));
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(m->mod);
@@ -383,7 +390,7 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
     return pt_fail(d, PT_ERR_RUNTIME, "cannot fork the run: %s", strerror(errno));
   }
   if (pid == 0) {
-    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, count_blocks, &sh, nf);
+    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, count_blocks, win_blocks, &sh, nf);
     fflush(NULL);
     _exit(rc);
   }

@@ -12,6 +12,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,23 +20,51 @@
 
 /* One thread's state; instrumented code reads `threshold` (its first word) on every block
  * with memory accesses, so each sits on its own cache line. */
+/* Windowed runs: where the thread is in its schedule of time windows. Time is counted in
+ * the accesses of gated blocks (those with buffered accesses), so "blocks" below are accesses. */
+typedef enum { PH_START, PH_OFF, PH_WARM, PH_MEASURE } win_phase;
+typedef struct {
+  pa_trace_opts o;
+  int64_t n;           /* accesses the run is expected to make (static counts) */
+  int64_t L, W;        /* blocks per window; per warm-up (known after the first window) */
+  int k;               /* windows done */
+  int64_t start, len;  /* the current phase: first block and length */
+  int64_t done;        /* end of the last window */
+  win_phase phase;
+  bool whole;          /* too short for windows: every block measured */
+  double counted;      /* blocks measured */
+  int n_groups;
+  double *first, *rest; /* [group][PA_TRACKER_WORDS] of the first window and of the later ones */
+  uint64_t *base;       /* tracker counts already taken */
+  double *acc;          /* combined, after the run */
+  pa_warm_filter filter; /* warm-ups feed the tracker through it */
+} win_state;
+
 struct pa_thread_state {
   alignas(64) uint64_t threshold;
   uint64_t pos;               /* buffered mode: words of buf in use */
   uint64_t *buf;              /* PA_BUF_WORDS + 2 x PA_BUF_MAX_ITEMS words */
+  int64_t gate;               /* windowed: gated blocks left in this phase, minus one */
+  uint64_t recording;         /* windowed: gated blocks append their accesses */
   uint64_t sampled_threshold; /* threshold outside bursts */
   pa_tracker *tracker;        /* NULL: counts only, or a thread beyond PA_MAX_THREADS */
+  win_state *win;             /* windowed runs only */
 };
 
 static_assert(offsetof(struct pa_thread_state, pos) == PA_BUF_OFFSET_POS &&
-                  offsetof(struct pa_thread_state, buf) == PA_BUF_OFFSET_BUF,
-              "instrument.c addresses the buffer by these offsets");
+                  offsetof(struct pa_thread_state, buf) == PA_BUF_OFFSET_BUF &&
+                  offsetof(struct pa_thread_state, gate) == PA_GATE_OFFSET &&
+                  offsetof(struct pa_thread_state, recording) == PA_RECORDING_OFFSET,
+              "instrument.c addresses the buffer and the gate by these offsets");
 
 struct pa_runtime {
   int n_functions;
   double rate;
   int64_t window;
   bool track_reuse;
+  bool windowed;
+  pa_trace_opts win_opts;
+  int64_t win_blocks;
   pthread_mutex_t lock; /* taken only when a thread is seen for the first time */
   _Atomic int n_threads;
   pthread_t tids[PA_MAX_THREADS];
@@ -60,7 +89,11 @@ pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool tr
 
 void pa_runtime_free(pa_runtime *rt) {
   if (!rt) return;
-  for (int i = 0; i < PA_MAX_THREADS; i++) pa_tracker_free(rt->states[i].tracker);
+  for (int i = 0; i < PA_MAX_THREADS; i++) {
+    pa_tracker_free(rt->states[i].tracker);
+    win_state *w = rt->states[i].win;
+    if (w) free(w->first), free(w->rest), free(w->base), free(w->acc), free(w);
+  }
   for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf);
   pthread_mutex_destroy(&rt->lock);
   free((void *)rt->masks);
@@ -81,7 +114,18 @@ static int thread_slot(pa_runtime *rt) {
     s = n;
     rt->tids[s] = self;
     pa_thread_state *st = &rt->states[s];
-    if (rt->track_reuse) {
+    if (rt->track_reuse && rt->windowed) { /* warm-ups: one more group, never taken */
+      st->tracker = pa_tracker_new(rt->n_functions + 1, 1, 0);
+      st->sampled_threshold = UINT64_MAX;
+      st->threshold = UINT64_MAX;
+      win_state *w = calloc(1, sizeof *w);
+      size_t words = (size_t)rt->n_functions * PA_TRACKER_WORDS + 1;
+      *w = (win_state){.o = rt->win_opts, .n = rt->win_blocks, .W = -1, .n_groups = rt->n_functions,
+                       .first = calloc(words, sizeof(double)), .rest = calloc(words, sizeof(double)),
+                       .base = calloc(words, sizeof(uint64_t)), .acc = calloc(words, sizeof(double))};
+      st->win = w;
+      st->gate = 0; /* the first gated block calls __pa_phase, which starts the first window */
+    } else if (rt->track_reuse) {
       st->tracker = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
       /* every access at rate 1; a tracker starts in a burst when sampling */
       st->sampled_threshold = rt->rate >= 1 ? UINT64_MAX : (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5);
@@ -110,23 +154,144 @@ void pa_rt_flush(pa_thread_state *st) {
   uint64_t n = st->pos;
   st->pos = 0;
   if (!st->tracker) return;
+  if (st->win && st->win->phase == PH_WARM) {
+    for (uint64_t i = 0; i + 1 < n; i += 2) {
+      uint64_t bytes = st->buf[i + 1] >> 16, a = st->buf[i];
+      if (!bytes) continue;
+      for (uint64_t line = a / PA_LINE_BYTES, last = (a + bytes - 1) / PA_LINE_BYTES; line <= last; line++)
+        pa_warm_filter_access(&st->win->filter, st->tracker, line, st->win->n_groups);
+    }
+    return;
+  }
   for (uint64_t i = 0; i + 1 < n; i += 2) {
     uint64_t bytes = st->buf[i + 1] >> 16;
     if (bytes) access_lines(st->tracker, st->buf[i], bytes, (int)(st->buf[i + 1] & 0xffff));
   }
 }
 
+/* Adds the tracker's counts since the last take to dst. */
+static void win_take(pa_thread_state *st, double *dst) {
+  win_state *w = st->win;
+  for (int f = 0; f < w->n_groups; f++) {
+    const uint64_t *c = pa_tracker_counts(st->tracker, f);
+    for (int k = 0; k < PA_TRACKER_WORDS; k++) {
+      size_t i = (size_t)f * PA_TRACKER_WORDS + (size_t)k;
+      dst[i] += (double)(c[k] - w->base[i]);
+      w->base[i] = c[k];
+    }
+  }
+}
+
+/* The phase that ends at block `now`: a window's counts go to first or rest. */
+static void win_close(pa_thread_state *st, int64_t now) {
+  win_state *w = st->win;
+  if (st->pos) pa_rt_flush(st);
+  if (w->phase == PH_WARM) pa_warm_filter_flush(&w->filter, st->tracker, w->n_groups);
+  if (w->phase != PH_MEASURE) return;
+  win_take(st, w->k == 0 ? w->first : w->rest);
+  w->counted += (double)(now - w->start);
+  if (w->k == 0 && !w->whole) { /* warm-ups sized so they touch about warm_lines lines */
+    double D = 0;
+    for (int f = 0; f < w->n_groups; f++) D += w->first[(size_t)f * PA_TRACKER_WORDS + PA_REUSE_BINS];
+    int64_t warm_lines = w->o.warm_lines > 0 ? w->o.warm_lines : (int64_t)1 << 17;
+    w->W = D > 0 ? (int64_t)((double)warm_lines * (double)w->L / D + 0.999) : w->n;
+  }
+  w->k++;
+  w->done = now;
+}
+
+/* Called by a gated block when the gate passes zero: that block starts the next phase. The
+ * windows are placed as trace.c places them in a parallel body's range: K windows of L
+ * blocks (share x n in all), the first at the start, the others centred in the K parts. */
+void pa_rt_phase(pa_thread_state *st) {
+  win_state *w = st->win;
+  if (!w) { /* a thread beyond the limit */
+    st->gate = INT64_MAX;
+    return;
+  }
+  int64_t now = w->phase == PH_START ? 0 : w->start + w->len;
+  win_close(st, now);
+  int K = w->o.windows > 0 ? w->o.windows : 4;
+  double share = w->o.share > 0 ? w->o.share : 0.05;
+  if (w->phase == PH_START) {
+    w->L = (int64_t)(share * (double)w->n / K + 0.5);
+    w->whole = share >= 1 || w->L < 1 || (int64_t)K * w->L * 2 >= w->n;
+  }
+  win_phase next = PH_OFF;
+  int64_t len = INT64_MAX / 2;
+  if (w->whole) {
+    if (w->k == 0) next = PH_MEASURE;
+  } else if (w->k < K) {
+    int64_t s = w->k == 0 ? 0 : (int64_t)(((double)w->k + 0.5) * (double)w->n / K) - w->L / 2;
+    if (s < w->done) s = w->done;
+    if (s + w->L > w->n) s = w->n - w->L;
+    int64_t w0 = w->W < 0 || s - w->W < w->done ? w->done : s - w->W;
+    if (s < w->done || s < now) next = PH_OFF; /* no room left (the estimate of n was high) */
+    else if (now < w0) next = PH_OFF, len = w0 - now;
+    else if (now < s) next = PH_WARM, len = s - now;
+    else next = PH_MEASURE, len = w->L;
+  }
+  if (getenv("PA_WINDOWS_DEBUG"))
+    fprintf(stderr, "windows: block %lld: phase %d for %lld (n %lld L %lld W %lld)\n", (long long)now, (int)next,
+            (long long)len, (long long)w->n, (long long)w->L, (long long)w->W);
+  w->phase = next;
+  w->start = now;
+  w->len = len;
+  st->recording = next != PH_OFF;
+  st->gate = len - 1;
+}
+
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
   if (st->pos) pa_rt_flush(st); /* buffered accesses come first */
   if (!st->tracker || bytes <= 0) return;
+  if (st->win) { /* direct hooks of a windowed run: only inside windows and warm-ups */
+    if (!st->recording) return;
+    if (st->win->phase == PH_WARM) { /* through the filter, after what it holds is older */
+      for (uint64_t a = (uint64_t)(uintptr_t)addr, line = a / PA_LINE_BYTES; line <= (a + (uint64_t)bytes - 1) / PA_LINE_BYTES; line++)
+        pa_warm_filter_access(&st->win->filter, st->tracker, line, st->win->n_groups);
+      return;
+    }
+  }
   access_lines(st->tracker, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
   if (st->sampled_threshold != UINT64_MAX)
     st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
 }
 
+void pa_runtime_set_windows(pa_runtime *rt, const pa_trace_opts *o, int64_t blocks) {
+  rt->windowed = true;
+  rt->win_opts = *o;
+  rt->win_blocks = blocks > 0 ? blocks : 1;
+}
+
 void pa_runtime_flush_all(pa_runtime *rt) {
   int n = pa_runtime_threads(rt);
-  for (int i = 0; i < n; i++) pa_rt_flush(&rt->states[i]);
+  for (int i = 0; i < n; i++) {
+    pa_thread_state *st = &rt->states[i];
+    win_state *w = st->win;
+    if (!w) {
+      pa_rt_flush(st);
+      continue;
+    }
+    /* the accesses the run made: the gate counts down from len - 1 */
+    int64_t now = w->phase == PH_START ? 0 : w->start + (w->len - st->gate);
+    win_close(st, now);
+    w->phase = PH_OFF;
+    st->recording = 0;
+    if (w->whole) { /* every block measured: the counts as they are */
+      memcpy(w->acc, w->first, sizeof(double) * (size_t)w->n_groups * PA_TRACKER_WORDS);
+      continue;
+    }
+    pa_windows_combine(w->n_groups, w->first, w->rest, (double)now, (double)w->L, w->counted, w->acc);
+  }
+}
+
+void pa_runtime_counts(const pa_runtime *rt, int slot, int fid, uint64_t *out) {
+  const pa_thread_state *st = &rt->states[slot];
+  if (!st->win) {
+    memcpy(out, pa_tracker_counts(st->tracker, fid), sizeof(uint64_t) * PA_TRACKER_WORDS);
+    return;
+  }
+  for (int k = 0; k < PA_TRACKER_WORDS; k++) out[k] = (uint64_t)(st->win->acc[(size_t)fid * PA_TRACKER_WORDS + (size_t)k] + 0.5);
 }
 
 bool pa_runtime_overflowed(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->overflow) != 0; }

@@ -15,7 +15,7 @@
 /* Interpreted operations per profile before giving up (the sampled run is then cheaper). */
 #define BUDGET_OPS 4000000000LL
 #define REGION_SHIFT 40
-#define FILTER_LINES 256 /* a power of two */ /* each buffer (pointer argument or loaded pointer) gets 2^40 bytes */
+/* each buffer (pointer argument or loaded pointer) gets 2^40 bytes */
 
 typedef enum {
   T_BIN, T_ICMP, T_SELECT, T_ZEXT, T_SEXT, T_TRUNC, T_COPY, T_GEP, T_MINMAX, T_LOADPTR, T_ACCESS, T_PARFOR, T_CALL
@@ -70,8 +70,7 @@ typedef struct {
   /* Warm-ups only set the LRU order the windows start from, so repeats of a line still in a
    * small direct-mapped filter are not fed; a line is fed when it leaves the filter, and the
    * filter's lines in the order of their last access when the warm-up ends. */
-  struct { uint64_t line, stamp; } filter[FILTER_LINES];
-  uint64_t clock;
+  pa_warm_filter filter;
   int64_t n_regions;  /* loaded pointers: a region each, by the address they were loaded from */
   uint64_t *region_key;
   int err;
@@ -430,30 +429,12 @@ static void access(tracer *t, uint64_t a, int64_t bytes) {
       pa_tracker_access(t->tracker, line, t->group);
       continue;
     }
-    size_t i = (size_t)((line * PA_SHARDS_MUL) >> 56) & (FILTER_LINES - 1);
-    if (t->filter[i].stamp && t->filter[i].line == line) {
-      t->filter[i].stamp = ++t->clock;
-      continue;
-    }
-    if (t->filter[i].stamp) pa_tracker_access(t->tracker, t->filter[i].line, t->n_fns);
-    t->filter[i].line = line, t->filter[i].stamp = ++t->clock;
+    pa_warm_filter_access(&t->filter, t->tracker, line, t->n_fns);
   }
 }
 
-static int by_stamp(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The end of a warm-up: the filter's lines, least recent first. */
-static void flush_filter(tracer *t) {
-  uint64_t order[FILTER_LINES][2];
-  int n = 0;
-  for (int i = 0; i < FILTER_LINES; i++)
-    if (t->filter[i].stamp) order[n][0] = t->filter[i].stamp, order[n++][1] = t->filter[i].line, t->filter[i].stamp = 0;
-  qsort(order, (size_t)n, sizeof order[0], by_stamp);
-  for (int i = 0; i < n; i++) pa_tracker_access(t->tracker, order[i][1], t->n_fns);
-}
+static void flush_filter(tracer *t) { pa_warm_filter_flush(&t->filter, t->tracker, t->n_fns); }
 
 static int run_parallel(tracer *t, int g, uint64_t ctx, int64_t n);
 
@@ -615,24 +596,7 @@ static int run_parallel(tracer *t, int g, uint64_t ctx, int64_t n) {
     counted += (double)L;
     done = s + L;
   }
-  /* The iterations stand for the whole range, but the start does not: its first touches are
-   * true cold misses (counted once), where later iterations reuse. So accesses scale with the
-   * iterations, the cold misses are the first window's plus the later windows' scaled to the
-   * other n - L iterations, and the rest are reuses distributed as in the later windows. */
-  double sc = counted > 0 ? (double)n / counted : 1, later = counted - (double)L;
-  for (int f = 0; f < t->n_fns; f++) {
-    double *a = t->acc + (size_t)f * PA_TRACKER_WORDS, *x = first + (size_t)f * PA_TRACKER_WORDS,
-           *y = rest + (size_t)f * PA_TRACKER_WORDS, reuses = 0, total = 0;
-    for (int w = 0; w < PA_REUSE_BINS; w++) reuses += y[w];
-    for (int w = 0; w <= PA_REUSE_BINS; w++) total += (x[w] + y[w]) * sc;
-    double cold = x[PA_REUSE_BINS] + y[PA_REUSE_BINS] * ((double)n - (double)L) / (later > 0 ? later : 1);
-    if (later <= 0 || reuses <= 0 || cold > total) { /* no later window: plain scaling */
-      for (int w = 0; w <= PA_REUSE_BINS; w++) a[w] += (x[w] + y[w]) * sc;
-      continue;
-    }
-    for (int w = 0; w < PA_REUSE_BINS; w++) a[w] += y[w] * (total - cold) / reuses;
-    a[PA_REUSE_BINS] += cold;
-  }
+  pa_windows_combine(t->n_fns, first, rest, (double)n, (double)L, counted, t->acc);
   free(first);
   free(rest);
   return t->err;

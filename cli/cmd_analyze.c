@@ -34,7 +34,11 @@ static void usage(FILE *f) {
           "  --reuse trace     reuse without running: addresses interpreted from the loop nest, each\n"
           "                    parallel body in time windows (static counts too; one thread). Falls\n"
           "                    back to the (--sample) run when an address depends on memory\n"
-          "  --trace-share S   share of each parallel body's iterations measured (default 0.05; 1 = all)\n"
+          "  --reuse windows   run the compiled kernel natively except in time windows whose accesses\n"
+          "                    go to the exact tracker, scaled to the whole run (one thread, static\n"
+          "                    counts). Falls back to the full run when the counts need a run\n"
+          "  --trace-share S   share of each parallel body's iterations (trace) or of the run's block\n"
+          "                    executions (windows) measured (default 0.05; 1 = all)\n"
           "  --trace-windows K windows the share is split into (default 4)\n"
           "  --trace-warm L    lines each window's warm-up touches before it (default 131072: 8 MiB)\n"
           "  --json            with -o: print the summary as JSON\n"
@@ -91,7 +95,7 @@ static int emit(pa_profile *p, const char *out, bool json, int fail_code, pt_dia
 int cmd_analyze(int argc, char **argv) {
   const char *input = NULL, *spec_path = NULL, *out = NULL;
   pa_options opt = {.sample_rate = 1};
-  bool json = false, have_seed = false, static_counts = false, trace = false;
+  bool json = false, have_seed = false, static_counts = false, trace = false, windows = false;
   pa_trace_opts to = {0};
   unsigned long long seed = 0;
   double timeout = 0;
@@ -110,11 +114,12 @@ int cmd_analyze(int argc, char **argv) {
     else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
     else if (strcmp(arg, "--static-counts") == 0) static_counts = true;
     else if (strcmp(arg, "--reuse") == 0 && has_val) {
-      if (strcmp(argv[++i], "trace") != 0 && strcmp(argv[i], "run") != 0) {
-        fprintf(stderr, "portent analyze: --reuse takes 'trace' or 'run', got '%s'\n", argv[i]);
+      if (strcmp(argv[++i], "trace") != 0 && strcmp(argv[i], "run") != 0 && strcmp(argv[i], "windows") != 0) {
+        fprintf(stderr, "portent analyze: --reuse takes 'trace', 'windows' or 'run', got '%s'\n", argv[i]);
         return EXIT_USAGE;
       }
       trace = strcmp(argv[i], "trace") == 0;
+      windows = strcmp(argv[i], "windows") == 0;
     } else if (strcmp(arg, "--trace-share") == 0 && has_val) {
       to.share = atof(argv[++i]);
       if (!(to.share > 0 && to.share <= 1)) {
@@ -176,6 +181,11 @@ int cmd_analyze(int argc, char **argv) {
     usage(stderr);
     return EXIT_USAGE;
   }
+  if (windows) {
+    opt.windowed = true;
+    opt.windows = to;
+    threads = 1;
+  }
   size_t n = input ? strlen(input) : 0;
   bool is_ir = n >= 3 && (strcmp(input + n - 3, ".ll") == 0 || strcmp(input + n - 3, ".bc") == 0);
   pt_diag d = {0};
@@ -211,6 +221,12 @@ int cmd_analyze(int argc, char **argv) {
                                               have_seed ? seed : 1);
       if (timeout > 0) spec->timeout_s = timeout;
       p = pa_profile_llvm(pc_kernel_module(k), spec, &opt, &d);
+      if (!p && windows && d.err == PT_ERR_UNSUPPORTED) {
+        fprintf(stderr, "portent analyze: %s; running it in full instead\n", d.msg);
+        opt.windowed = false;
+        d = (pt_diag){0};
+        p = pa_profile_llvm(pc_kernel_module(k), spec, &opt, &d);
+      }
       pa_run_spec_free(spec);
     }
     int rc = emit(p, out, json, EXIT_FAILED, &d);
@@ -245,7 +261,15 @@ int cmd_analyze(int argc, char **argv) {
     for (int i = 0; spec && i < spec->n_args; i++)
       if (spec->args[i].kind == PA_ARG_POOL) so.threads = spec->args[i].threads;
     p = pa_profile_static_counts(m, &so, &d);
-  } else p = spec ? pa_profile_build(m, spec, &opt, &d) : pa_profile_static(m, &d);
+  } else {
+    p = spec ? pa_profile_build(m, spec, &opt, &d) : pa_profile_static(m, &d);
+    if (!p && windows && d.err == PT_ERR_UNSUPPORTED) {
+      fprintf(stderr, "portent analyze: %s; running it in full instead\n", d.msg);
+      opt.windowed = false;
+      d = (pt_diag){0};
+      p = pa_profile_build(m, spec, &opt, &d);
+    }
+  }
   int rc = emit(p, out, json, d.err == PT_ERR_INPUT ? EXIT_USAGE : EXIT_FAILED, &d);
   pa_run_spec_free(spec);
   pa_module_free(m);

@@ -20,6 +20,13 @@ grep -q 'counts static' "$T/tr.txt" || fail "--reuse trace summary: $(cat "$T/tr
 grep -q '"trace_share":1' "$T/tr.json" || fail "--reuse trace: no trace_share"
 [ "$(grep -o '"total":{[^}]*}' "$T/tr.json")" = "$(grep -o '"total":{[^}]*}' "$T/a.json")" ] ||
   fail "--reuse trace: $(grep -o '"total":{[^}]*}' "$T/tr.json") vs the run's $(grep -o '"total":{[^}]*}' "$T/a.json")"
+# The windowed run measuring every access: the run's histogram too; with the default windows
+# the same access count (gemm's blocks all have the same accesses per execution).
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --reuse windows --trace-share 1 -o "$T/w1.json" > /dev/null ||
+  fail "--reuse windows exited $?"
+grep -q '"window_share":1' "$T/w1.json" || fail "--reuse windows: no window_share"
+[ "$(grep -o '"total":{[^}]*}' "$T/w1.json")" = "$(grep -o '"total":{[^}]*}' "$T/a.json")" ] ||
+  fail "--reuse windows: $(grep -o '"total":{[^}]*}' "$T/w1.json") vs the run's $(grep -o '"total":{[^}]*}' "$T/a.json")"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --reuse bogus > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--reuse bogus: want exit 2"
 # A stack-allocated local buffer: the same bytes in separate processes (stack starts differ).
