@@ -84,4 +84,19 @@ double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, do
 void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss, double *tlb,
                       double *longest);
 
+/* Cycles that loop `loop` of f takes at least for its float recurrences through several blocks
+ * (carried_edges whose phi is the loop's header): the longest chain of adds from the phi's user
+ * to the value it receives back, with loads at load_latency, times the executions of the user's
+ * block (executions[j]: block j's, one thread) (recurrence.c). */
+double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, double load_latency,
+                             const double *executions);
+/* Float phis of loop `loop`'s header that accumulate in the loop's own blocks: some carried edge
+ * takes the phi to an add, FMA or min/max of a block whose innermost loop is `loop` (a phi that
+ * only enters inner loops is theirs). -1 when the profile has no carried edges (older files). */
+int pp_accumulating_phis(const pa_function *f, int loop);
+/* The outermost loop that carries loop `loop`'s accumulators: up from `loop` while a float phi
+ * of the enclosing header gives one of the accumulating phis below it its initial value. `loop`
+ * itself when none does; -1 when the profile has no carried edges (older files). */
+int pp_reduction_root(const pa_function *f, int loop);
+
 #endif

@@ -35,6 +35,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     if (len > 6 && strcmp(base + len - 6, "-assoc") == 0) base[len - 6] = 0, o->fully_assoc = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+overlap") == 0) base[len - 8] = 0, o->overlap = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+strides") == 0) base[len - 8] = 0, o->strides = more = true;
+    else if (len > 8 && strcmp(base + len - 8, "+carried") == 0) base[len - 8] = 0, o->carried = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -210,6 +211,68 @@ static double loop_overlap(const pp_predictor *pp, const pa_profile *p, const pa
   return inflight < cyc / res ? inflight : cyc / res;
 }
 
+/* Reductions of loop l that run at once. An accumulator is carried up from l through each
+ * enclosing loop whose header phi gives l's header phi its initial value (pp_reduction_root;
+ * without carried edges in the profile, any float phi of the enclosing header); it starts
+ * afresh at each iteration of the loop around the outermost such loop (or at each instance of
+ * that loop when none encloses it), so the out-of-order core overlaps consecutive ones as far as
+ * its reorder window reaches: 1 + window / (uops per iteration), as loop_overlap does for
+ * single-block loops (Karkhanis & Smith, ISCA 2004: the window bounds the work in flight). */
+static double chain_overlap(const pp_predictor *pp, const pa_function *f, const pp_block_pred *blocks, int l) {
+  int root = pp_reduction_root(f, l);
+  if (root < 0)
+    for (root = l; f->loops[root].parent >= 0 && header_fp_phis(f, f->loops[root].parent) > 0;) root = f->loops[root].parent;
+  int outer = f->loops[root].parent;
+  const pa_loop *L = &f->loops[outer >= 0 ? outer : root];
+  double uops = 0;
+  for (int k = 0; k < L->n_blocks; k++) uops += blocks[L->blocks[k]].uops * blocks[L->blocks[k]].ecount;
+  double instances = blocks[L->header].ecount; /* iterations of the enclosing loop */
+  if (outer < 0) {
+    instances = L->preheader >= 0 ? blocks[L->preheader].ecount : 0;
+    if (!(instances >= 1) && L->trip_count > 0) instances = blocks[L->header].ecount / (double)L->trip_count;
+  }
+  if (!(instances >= 1) || !(uops > 0)) return 1;
+  return 1 + pp->window / (uops / instances);
+}
+
+/* Recurrences through several blocks (pp_carried_recurrence): a loop takes at least its chain
+ * each time the chain's block runs, against all its blocks' cycles, inner loops
+ * included (work the chain does not wait for overlaps it); the excess goes to the costliest of
+ * the loop's own blocks. Innermost loops first, so an outer loop sees its inner ones' bounds. */
+static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred *blocks, double load_latency) {
+  if (f->n_carried == 0) return;
+  double *execs = malloc(sizeof(double) * (size_t)(f->n_blocks + 1));
+  for (int j = 0; j < f->n_blocks; j++) execs[j] = blocks[j].ecount;
+  int max_depth = 0;
+  for (int l = 0; l < f->n_loops; l++)
+    if (f->loops[l].depth > max_depth) max_depth = f->loops[l].depth;
+  for (int depth = max_depth; depth >= 1; depth--)
+    for (int l = 0; l < f->n_loops; l++) {
+      const pa_loop *L = &f->loops[l];
+      if (L->depth != depth) continue;
+      double need = pp_carried_recurrence(pp, f, l, load_latency, execs);
+      if (need <= 0) continue;
+      if (pp->o.overlap) need /= chain_overlap(pp, f, blocks, l);
+      double have = 0;
+      int costliest = -1;
+      for (int k = 0; k < L->n_blocks; k++) {
+        int j = L->blocks[k];
+        have += blocks[j].total_cycles;
+        if (f->blocks[j].loop == l && blocks[j].ecount > 0 &&
+            (costliest < 0 || blocks[j].total_cycles > blocks[costliest].total_cycles))
+          costliest = j;
+      }
+      if (costliest < 0 || need <= have) continue;
+      pp_block_pred *bp = &blocks[costliest];
+      double extra = need - have;
+      bp->total_cycles += extra;
+      bp->compute_cycles += extra / bp->ecount;
+      bp->cycles = bp->total_cycles / bp->ecount;
+      bp->bound = PP_BOUND_LATENCY;
+    }
+  free(execs);
+}
+
 pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   const ptg_target *t = pp->t;
   if (!p || p->version != PA_PROFILE_VERSION) {
@@ -269,6 +332,11 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     int first_block = r->n_blocks;
     for (int l = 0; l < f->n_loops; l++)
       loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l);
+    if (pp->o.carried && pp->o.steady_state)
+      for (int l = 0; l < f->n_loops; l++) {
+        int k = pp_accumulating_phis(f, l);
+        if (k >= 0) loop_phis[l] = k;
+      }
     for (int j = 0; j < f->n_blocks; j++) {
       const pa_block *b = &f->blocks[j];
       pp_block_pred *bp = &r->blocks[r->n_blocks++];
@@ -355,8 +423,10 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     }
     /* Steady state across a loop's blocks: an accumulator carried from block to block takes
      * at least its chain of add latencies per iteration (charged to the loop's costliest block). */
-    for (int l = 0; l < f->n_loops; l++)
-      if (loop_costliest[l] >= 0 && loop_chain[l] > loop_cycles[l]) {
+    for (int l = 0; l < f->n_loops; l++) {
+      if (loop_costliest[l] < 0) continue;
+      if (pp->o.carried && pp->o.overlap) loop_chain[l] /= chain_overlap(pp, f, r->blocks + first_block, l);
+      if (loop_chain[l] > loop_cycles[l]) {
         pp_block_pred *bp = &r->blocks[first_block + loop_costliest[l]];
         double extra = loop_chain[l] - loop_cycles[l];
         bp->total_cycles += extra;
@@ -364,6 +434,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         bp->cycles = bp->total_cycles / (bp->ecount > 0 ? bp->ecount : 1);
         bp->bound = PP_BOUND_LATENCY;
       }
+    }
+    if (pp->o.carried && pp->o.steady_state) carried_bounds(pp, f, r->blocks + first_block, fp->load_latency);
     for (int j = first_block; j < r->n_blocks; j++) {
       pp_block_pred *bp = &r->blocks[j];
       fp->cycles += bp->total_cycles;

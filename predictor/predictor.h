@@ -29,13 +29,16 @@ typedef struct pp_options {
                            overlap in the reorder window (off by default: docs/validation.md) */
   bool strides;         /* per-access strides of the profile: set-conflicting walks served by the
                            level whose sets hold them, page-crossing walks pay TLB misses */
+  bool carried;         /* steady state: a loop takes at least the chain of its float recurrences
+                           through several blocks (the profile's carried_edges) per iteration */
 } pp_options;
 
 /* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
- * consecutive loop instances (steady-state presets). Suffixes combine ("steady+bw+overlap-assoc"). */
+ * consecutive loop instances (steady-state presets); + "+strides": the per-access strides;
+ * + "+carried": the recurrences through several blocks. Suffixes combine ("steady+bw+overlap-assoc"). */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {
