@@ -74,6 +74,10 @@ int pmb_chase_steps(int chains);
 int pmb_chase_kernel_build(pmb_jit *j, LLVMModuleRef m, int chains, const char *name, pt_diag *d);
 int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, pt_diag *d);
 int64_t pmb_stride_accesses(int64_t bytes, int64_t stride);
+/* mlp.c: the plateau of overlap[0..n) (NaN: not measured): the index of the median of the three
+ * highest values (the highest with fewer points; -1 with none), so one lucky timing does not
+ * make the figure; *knee gets the first index within 10% of it. */
+int pmb_mlp_plateau(const double *overlap, int n, int *knee);
 
 /* --- memory.c: buffers and chase cycles shared with mlp.c. --- */
 /* n bytes aligned to 2 MiB, in transparent huge pages where the kernel allows (4 KiB pages

@@ -79,11 +79,32 @@ static pmb_stats chase_ns(pmb_ctx *c, const mlp_kernels *k, int i, const cycle *
   return pmb_stats_scale(st, 1e9 / ((double)pmb_chase_steps(chains) * chains));
 }
 
+int pmb_mlp_plateau(const double *overlap, int n, int *knee) {
+  int top[3] = {-1, -1, -1}; /* the three highest overlaps, highest first */
+  for (int i = 0; i < n; i++) {
+    if (isnan(overlap[i])) continue;
+    for (int j = 0; j < 3; j++)
+      if (top[j] < 0 || overlap[i] > overlap[top[j]]) {
+        for (int m = 2; m > j; m--) top[m] = top[m - 1];
+        top[j] = i;
+        break;
+      }
+  }
+  int at = top[2] >= 0 ? top[1] : top[0]; /* fewer than 3 points: the highest */
+  if (knee) {
+    *knee = at;
+    for (int i = 0; at >= 0 && i < n; i++)
+      if (!isnan(overlap[i]) && overlap[i] >= 0.9 * overlap[at]) {
+        *knee = i;
+        break;
+      }
+  }
+  return at;
+}
+
 /* Overlap at each k (latency / time per access, each the best of its repetitions, at most k;
  * best, not median: another tenant's work only ever adds time, to the latency as to the
- * accesses). The level's figure is the plateau: the median of the three highest overlaps, so
- * that one lucky timing does not make it; `best` is the k that gave it. The knee is the first k
- * within 10% of the plateau. */
+ * accesses), and the plateau (pmb_mlp_plateau): `best` is the k that gave it. */
 typedef struct {
   double latency_ns, per_access[N_CHAINS], overlap[N_CHAINS];
   int best, knee;
@@ -93,8 +114,8 @@ typedef struct {
 static mlp_curve curve(pmb_ctx *c, const mlp_kernels *k, const cycle *y) {
   pmb_stats stats[N_CHAINS];
   mlp_curve r = {.best = 0};
-  int top[3] = {-1, -1, -1}; /* the three highest overlaps, highest first */
   for (int i = 0; i < N_CHAINS; i++) {
+    r.overlap[i] = NAN;
     if (skipped(c, i)) continue;
     pmb_recalibrate(c);
     pmb_stats st = chase_ns(c, k, i, y);
@@ -102,21 +123,9 @@ static mlp_curve curve(pmb_ctx *c, const mlp_kernels *k, const cycle *y) {
     if (i == 0) r.latency_ns = st.value;
     r.overlap[i] = fmin(r.latency_ns / st.value, chain_counts[i]);
     stats[i] = st;
-    for (int j = 0; j < 3; j++)
-      if (top[j] < 0 || r.overlap[i] > r.overlap[top[j]]) {
-        for (int m = 2; m > j; m--) top[m] = top[m - 1];
-        top[j] = i;
-        break;
-      }
   }
-  r.best = top[1] >= 0 ? (top[2] >= 0 ? top[1] : top[0]) : 0; /* with fewer than 3 points: the highest */
+  r.best = pmb_mlp_plateau(r.overlap, N_CHAINS, &r.knee);
   r.best_st = stats[r.best];
-  r.knee = r.best;
-  for (int i = 0; i <= r.best; i++)
-    if (r.per_access[i] > 0 && r.overlap[i] >= 0.9 * r.overlap[r.best]) {
-      r.knee = i;
-      break;
-    }
   return r;
 }
 

@@ -1,7 +1,9 @@
 /* The misses-in-flight kernels (microbench/chase.c) do what mlp.c claims: a chase kernel with k
  * chains makes k x steps dependent pointer loads per iteration and leaves each chain where a
  * plain C walk of the same cycle would be; the stride kernel loads every stride-th word once per
- * pass (the xor of what it loaded equals the xor of those words) and nothing else. */
+ * pass (the xor of what it loaded equals the xor of those words) and nothing else; the plateau
+ * of an overlap curve is not made by one outlier. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +102,23 @@ static void check_stride(pmb_jit *j) {
   free(buf);
 }
 
+static void check_plateau(void) {
+  /* L2-like: rises to 10.5, one lucky 12.9 at k = 96, unmeasured points (NaN) skipped */
+  const double l2[] = {1, 2, 4, 6, 7.7, 9.4, 10.4, 10.6, 10.5, NAN, 10.5, 10.6, 10.4, 10.5, 10.5, 12.9, 10.4};
+  int knee = -1, at = pmb_mlp_plateau(l2, (int)PT_ARRAY_LEN(l2), &knee);
+  CHECK_MSG(at >= 0 && fabs(l2[at] - 10.6) < 1e-9, "plateau %g, not the outlier", at >= 0 ? l2[at] : NAN);
+  CHECK_MSG(knee == 6, "knee at index %d (10.4 is the first within 10%% of 10.6)", knee);
+  /* still rising at the end: the second highest */
+  const double rising[] = {1, 2, 4, 8, 16, 32, 48};
+  CHECK(pmb_mlp_plateau(rising, 7, NULL) == 5);
+  const double two[] = {1, 1.9};
+  CHECK(pmb_mlp_plateau(two, 2, &knee) == 1 && knee == 1);
+  const double none[] = {NAN, NAN};
+  CHECK(pmb_mlp_plateau(none, 2, NULL) == -1);
+}
+
 int main(void) {
+  check_plateau();
   pt_diag d = {0};
   pmb_jit *j = pmb_jit_new(&d);
   CHECK(j != NULL);

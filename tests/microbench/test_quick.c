@@ -27,6 +27,15 @@ int main(void) {
   const ptg_inst *load = ptg_target_find_inst(t, PTG_OP_LOAD, PTG_ELEM_I64, 64);
   CHECK(add && fma && iadd && load);
   CHECK(ptg_target_find_inst(t, PTG_OP_MUL, PTG_ELEM_F32, w) == NULL); /* --only honoured */
+  /* misses in flight (mlp.c, run without the memory part): independent chases overlap, at most
+   * as many as there are chases (96 with --quick); every strided walk timed */
+  const ptg_figure *l2 = &t->caches[1].overlapping_misses, *mem = &t->memory.overlapping_misses;
+  CHECK_MSG(isnan(l2->value) ? l2->source != NULL : l2->value >= 1.5 && l2->value <= 96, "L2 in flight %g", l2->value);
+  CHECK_MSG(mem->value >= 1.5 && mem->value <= 96, "memory in flight %g", mem->value);
+  CHECK(t->memory.n_strided == 6);
+  for (int i = 0; i < t->memory.n_strided; i++)
+    CHECK_MSG(t->memory.strided[i].ns_per_access.value > 0 && t->memory.strided[i].ns_per_access.value < 1000,
+              "stride %lld: %g ns", (long long)t->memory.strided[i].stride_bytes, t->memory.strided[i].ns_per_access.value);
   if (add && fma && iadd && load) {
     CHECK_MSG(add->latency.value >= 1 && add->latency.value <= 8, "f32 add latency %g", add->latency.value);
     CHECK_MSG(fma->latency.value >= 2 && fma->latency.value <= 8, "f32 fma latency %g", fma->latency.value);
