@@ -126,9 +126,9 @@ int cmd_bench_characterize(int argc, char **argv) {
   printf("\nrepeatability: %d of %d main figures (arithmetic and loads, cache latencies) within 5%% between runs%s\n", within, n,
          within == n ? "" : ":");
   main_figures(run[0], run[1], 0.05, skip, true, &within, stdout);
-  printf("reported above but not checked (noisy on a shared machine): bandwidths and memory latency (other\n"
-         "tenants' traffic), thread-pool costs (how fast an idle vCPU wakes), vector and FP load latency (a\n"
-         "difference of two timings)%s\n",
+  printf("reported above but not checked (noisy on a shared machine): bandwidths, memory latency and misses\n"
+         "in flight (other tenants' traffic), thread-pool costs (how fast an idle vCPU wakes), vector and FP load\n"
+         "latency (a difference of two timings)%s\n",
          skip ? pt_sprintf(run[0]->arena, ", the L%d latency (a VM's last level is shared with other tenants: how much of it "
                                           "holds our lines changes from run to run)", skip)
               : "");
