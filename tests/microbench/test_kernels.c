@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asm_loop.h"
 #include "microbench/microbench.h"
 #include "test.h"
 
@@ -33,6 +34,14 @@ static const row rows[] = {
 };
 
 static int count_in(const char *body, const char *mn, const char *reg, bool whole);
+
+struct mnemonic_reg {
+  const char *mn, *reg;
+};
+static bool has_mnemonic(const char *insn, const char *line, const void *ctx) {
+  const struct mnemonic_reg *m = ctx;
+  return strncmp(insn, m->mn, strlen(m->mn)) == 0 && (!m->reg || strstr(line, m->reg));
+}
 static int count(const char *body, const char *mn, const char *reg) { return count_in(body, mn, reg, false); }
 
 /* Lines of the loop (or the whole function) that hold mnemonic `mn` ("a|b": either prefix) with a `reg` operand
@@ -44,39 +53,15 @@ static int count_in(const char *body, const char *mn, const char *reg, bool whol
     snprintf(first, sizeof first, "%.*s", (int)(bar - mn), mn);
     return count_in(body, first, reg, whole) + count_in(body, bar + 1, reg, whole);
   }
-  int n = 0;
-  const char *loop = whole ? NULL : strstr(body, "\n.LBB"); /* the loop starts at the first block label */
-  for (const char *line = loop ? loop + 1 : body; line && *line;) {
-    const char *eol = strchr(line, '\n');
-    size_t len = eol ? (size_t)(eol - line) : strlen(line);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
-    const char *p = buf;
-    while (*p == ' ' || *p == '\t') p++;
-    if (strncmp(p, mn, strlen(mn)) == 0 && (!reg || strstr(buf, reg))) n++;
-    if (!whole && buf[0] == '\t' && buf[1] == 'j') break; /* the loop's closing branch */
-    line = eol ? eol + 1 : NULL;
-  }
-  return n;
+  struct mnemonic_reg m = {mn, reg};
+  return asm_count_lines(body, whole, has_mnemonic, &m);
 }
 
 /* Loop lines "vmov... {%kN}" with a `reg` operand: AVX-512 moves under a mask register. */
-static int count_masked_moves(const char *body, const char *reg) {
-  int n = 0;
-  const char *loop = strstr(body, "\n.LBB");
-  for (const char *line = loop ? loop + 1 : body; line && *line;) {
-    const char *eol = strchr(line, '\n');
-    size_t len = eol ? (size_t)(eol - line) : strlen(line);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
-    const char *p = buf;
-    while (*p == ' ' || *p == '\t') p++;
-    if (strncmp(p, "vmov", 4) == 0 && strstr(buf, "{%k") && strstr(buf, reg)) n++;
-    if (buf[0] == '\t' && buf[1] == 'j') break;
-    line = eol ? eol + 1 : NULL;
-  }
-  return n;
+static bool is_masked_move(const char *insn, const char *line, const void *reg) {
+  return strncmp(insn, "vmov", 4) == 0 && strstr(line, "{%k") && strstr(line, (const char *)reg);
 }
+static int count_masked_moves(const char *body, const char *reg) { return asm_count_lines(body, false, is_masked_move, reg); }
 
 int main(void) {
   if (!pmb_supported(PTG_OP_ADD, PTG_ELEM_F32, 128) || !pmb_supported(PTG_OP_GATHER, PTG_ELEM_F32, 256)) {

@@ -7,30 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asm_loop.h"
 #include "microbench/internal.h"
 #include "test.h"
 
-/* Loop-body lines of the function that load a 64-bit word through a register. */
-static int loads_in_loop(const char *body) {
-  int n = 0;
-  const char *loop = strstr(body, "\n.LBB");
-  for (const char *line = loop ? loop + 1 : body; line && *line;) {
-    const char *eol = strchr(line, '\n');
-    size_t len = eol ? (size_t)(eol - line) : strlen(line);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 255 ? len : 255), line);
-    const char *p = buf;
-    while (*p == ' ' || *p == '\t') p++;
-    /* movq (%reg), %reg or movq 8(%reg), %reg: a load into a register (spill reloads come
-     * from (%rsp) and are not counted) */
-    if ((strncmp(p, "movq\t", 5) == 0 || strncmp(p, "movq ", 5) == 0) && strstr(p, "(%r") && !strstr(p, "%rsp") &&
-        strrchr(p, ',') > strchr(p, '('))
-      n++;
-    if (buf[0] == '\t' && buf[1] == 'j') break;
-    line = eol ? eol + 1 : NULL;
-  }
-  return n;
+/* movq (%reg), %reg or movq 8(%reg), %reg: a load into a register; spill reloads come from
+ * (%rsp) and are not counted. */
+static bool is_pointer_load(const char *insn, const char *line, const void *ctx) {
+  (void)line, (void)ctx;
+  return (strncmp(insn, "movq\t", 5) == 0 || strncmp(insn, "movq ", 5) == 0) && strstr(insn, "(%r") && !strstr(insn, "%rsp") &&
+         strrchr(insn, ',') > strchr(insn, '(');
 }
+static int loads_in_loop(const char *body) { return asm_count_lines(body, false, is_pointer_load, NULL); }
 
 static void check_chase(pmb_jit *j, int chains) {
   pt_diag d = {0};
