@@ -52,7 +52,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
              "       [--measure-per-round K] [--threads N] [--min-time SEC] [--seed S] [--target T.json]\n"
-             "       [--svg-dir DIR] [--rerank-cold N] [--baselines-only] [--json]\n"
+             "       [--svg-dir DIR] [--rerank-cold N] [--cache-rule] [--baselines-only] [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
              "measurements; speed against oneDNN (with reorders; native beside) and OpenBLAS measured in the same\n"
@@ -67,6 +67,8 @@ static void usage(FILE *f) {
              "  --baselines-only       with --results: time the libraries once more (one more sample for the\n"
              "                         medians on a noisy machine), tune nothing, print the table\n"
              "  --log-dir DIR          as --results\n"
+             "  --cache-rule           with --target: sample tile sizes with the cache rule (blocks fitting L1/L2;\n"
+             "                         off by default: it did not help, docs/tuning.md)\n"
              "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round);\n"
              "until 2 x K are measured, A's --rerank-cold N best (default 128; 0 off).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
@@ -170,7 +172,7 @@ int cmd_bench_tune(int argc, char **argv) {
   restart_without_forced_blas_core("bench", argc, argv);
   const char *only = NULL, *models_arg = "random,xgb", *checks_arg = "16,64,256,1000", *svg_dir = NULL, *target_path = NULL;
   const char *dir = NULL, *report_dir = NULL;
-  bool json = false, baselines_only = false;
+  bool json = false, baselines_only = false, cache_rule = false;
   int max_meas = 0;
   pc_tune_opts o;
   pc_tune_opts_default(&o);
@@ -196,6 +198,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
+    else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
     else if (strcmp(a, "--svg-dir") == 0 && v) svg_dir = argv[++i];
     else if ((strcmp(a, "--results") == 0 || strcmp(a, "--log-dir") == 0) && v) dir = argv[++i];
@@ -237,9 +240,7 @@ int cmd_bench_tune(int argc, char **argv) {
     fprintf(stderr, "portent bench tune: %s\n", d.msg);
     return EXIT_USAGE;
   }
-  if (target && target->native_vector_bits >= 64) o.sketch.vector_lanes = target->native_vector_bits / 32;
-  /* x86 without AVX-512 has 16 vector registers; AVX-512 and AArch64 have 32 */
-  if (target) o.sketch.vector_registers = target->isa && strcmp(target->isa, "x86_64") == 0 && target->max_vector_bits < 512 ? 16 : 32;
+  if (target) tune_sketch_opts_from_target(target, cache_rule, &o.sketch);
   int limit = checks[n_checks - 1];
   if (max_meas > 0 && max_meas < limit) limit = max_meas;
   if (!json && !report_dir) {

@@ -16,8 +16,11 @@ static void usage(FILE *f) {
           "usage: portent tune WORKLOAD [--target T.json] [--model random|xgb|analytic] [--trials N]\n"
           "       [--measure-per-round K] [--population P] [--generations G] [--log records.jsonl]\n"
           "       [--resume] [--seed S] [--threads N] [--min-time SEC] [--timeout SEC] [--lanes L]\n"
-          "       [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg] [--quiet] [--json]\n\n"
-          "  --target T.json        vector width and cores of the target (default: 16 lanes, this machine's cores)\n"
+          "       [--cache-rule] [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg] [--quiet] [--json]\n\n"
+          "  --target T.json        vector width, registers, L1/L2 sizes and cores of the target (default: 16\n"
+          "                         lanes, this machine's cores)\n"
+          "  --cache-rule           with --target: sample tile sizes preferring blocks that fit its L1/L2\n"
+          "                         (off by default: it did not help, docs/tuning.md)\n"
           "  --model M              cost model ranking candidates: %s (default random)\n"
           "  --rerank-top K         with --model A+B: B re-ranks A's K best each round (default 16)\n"
           "  --rerank-cold N        with --model A+B: until 2 x --measure-per-round are measured, B re-ranks\n"
@@ -57,6 +60,7 @@ int cmd_tune(int argc, char **argv) {
   const char *workload = NULL, *target_path = NULL, *model_name = "random", *out = NULL, *curve = NULL;
   bool resume = false, json = false, quiet = false;
   int measure = 1, lanes = 0;
+  bool cache_rule = false;
   pc_tune_opts o;
   pc_tune_opts_default(&o);
   o.measure.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -80,6 +84,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
     else if (strcmp(a, "--timeout") == 0 && v) o.measure.timeout_s = atof(argv[++i]);
     else if (strcmp(a, "--lanes") == 0 && v) lanes = atoi(argv[++i]);
+    else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
     else if (strcmp(a, "--measure") == 0 && v) measure = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-top") == 0 && v) o.rerank_top = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
@@ -113,9 +118,7 @@ int cmd_tune(int argc, char **argv) {
       fprintf(stderr, "portent tune: %s\n", d.msg);
       return EXIT_USAGE;
     }
-    if (target->native_vector_bits >= 64) o.sketch.vector_lanes = target->native_vector_bits / 32;
-    /* x86 without AVX-512 has 16 vector registers; AVX-512 and AArch64 have 32 */
-    o.sketch.vector_registers = target->isa && strcmp(target->isa, "x86_64") == 0 && target->max_vector_bits < 512 ? 16 : 32;
+    tune_sketch_opts_from_target(target, cache_rule, &o.sketch);
     if (target->cores > 0) o.sketch.num_cores = target->cores;
   }
   if (lanes > 0) o.sketch.vector_lanes = lanes;
@@ -164,6 +167,8 @@ int cmd_tune(int argc, char **argv) {
       fprintf(stderr, "tune %s: resumed %d measured candidates from %s (%d unusable lines skipped), best %.4g ms\n",
               p->name, n, o.log_path, n_bad, pc_tuner_stats(t)->best_s * 1e3);
   }
+  /* the analytic model's score is 1 / predicted seconds (alone, or last in a cascade) */
+  bool is_analytic = strcmp(model_name, "analytic") == 0 || strstr(model_name, "+analytic") != NULL;
   if (measure == 0) {
     best = pc_tuner_predict_best(t, &d);
   } else {
@@ -186,14 +191,17 @@ int cmd_tune(int argc, char **argv) {
   double t_rank = st->t_model - st->t_train, rank_rate = t_rank > 0 ? ranked / t_rank : 0;
   if (json) {
     printf("{\"workload\": \"%s\", \"model\": \"%s\", \"best_seconds\": %.9g, \"gflops\": %.3f, \"measured\": %d, "
-           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d, \"ranked\": %ld, \"ranked_per_s\": %.1f,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
+           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d, \"ranked\": %ld, \"ranked_per_s\": %.1f, \"predicted_seconds\": %.9g,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
            "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f},\n \"steps\": %s}\n",
            p->name, model_name, st->best_s, st->best_s > 0 ? p->flops * 1e-9 / st->best_s : 0.0, st->n_measured,
-           st->n_failed, st->n_resumed, st->rounds, ranked, rank_rate, st->t_search - (st->t_model - st->t_train),
+           st->n_failed, st->n_resumed, st->rounds, ranked, rank_rate,
+           !measure && is_analytic && st->predicted_score > 0 ? 1 / st->predicted_score : 0.0, st->t_search - (st->t_model - st->t_train),
            st->t_model, st->t_train, st->t_compile, st->t_measure, st->t_total, steps);
   } else {
     if (measure) printf("best: %.4g ms (%.1f GFLOP/s) after %d measurements (%d failed, %d resumed)\n", st->best_s * 1e3,
                         p->flops * 1e-9 / st->best_s, st->n_measured, st->n_failed, st->n_resumed);
+    else if (is_analytic && st->predicted_score > 0)
+      printf("predicted best (nothing measured): %.4g ms predicted\n", 1e3 / st->predicted_score);
     else printf("predicted best (nothing measured):\n");
     printf("time: search %.1f s, cost model %.1f s (of which training %.1f s), compile %.1f s, measurement %.1f s, "
            "total %.1f s\n", st->t_search - (st->t_model - st->t_train), st->t_model, st->t_train, st->t_compile,

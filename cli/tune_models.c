@@ -69,3 +69,13 @@ int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, p
   *has_rerank = true;
   return 0;
 }
+
+void tune_sketch_opts_from_target(const ptg_target *target, bool cache_rule, pc_sketch_opts *o) {
+  if (target->native_vector_bits >= 64) o->vector_lanes = target->native_vector_bits / 32;
+  /* x86 without AVX-512 has 16 vector registers; AVX-512 and AArch64 have 32 */
+  o->vector_registers = target->isa && strcmp(target->isa, "x86_64") == 0 && target->max_vector_bits < 512 ? 16 : 32;
+  for (int level = 1; level <= 2; level++) {
+    const ptg_cache *c = ptg_target_cache(target, level);
+    o->cache_bytes[level - 1] = cache_rule && c && c->size_bytes > 0 ? c->size_bytes / (c->shared_by > 1 ? c->shared_by : 1) : 0;
+  }
+}

@@ -15,4 +15,9 @@ int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc
 int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, pc_cost_model *model,
                     pc_cost_model *rerank, bool *has_rerank, pt_diag *d);
 
+/* The sketch options a target file sets: vector lanes (native width / 32), vector registers
+ * (16 for x86 below AVX-512, else 32) and, when cache_rule is true, the L1d and L2 bytes
+ * per core for the cache rule of tile sampling. */
+void tune_sketch_opts_from_target(const ptg_target *target, bool cache_rule, pc_sketch_opts *o);
+
 #endif

@@ -427,6 +427,8 @@ typedef struct pc_sketch_opts {
   int num_cores;            /* parallel loops are fused up to num_cores x 16 iterations (Ansor) */
   int max_innermost_factor; /* largest innermost tile length (Ansor: 64) */
   int vector_registers;     /* vector registers (32 with AVX-512 or NEON, 16 with AVX2): tile sampling */
+  /* L1d and L2 bytes per core for the cache rule of tile sampling (docs/tuning.md); 0 = off */
+  int64_t cache_bytes[2];
 } pc_sketch_opts;
 void pc_sketch_opts_default(pc_sketch_opts *o);
 
@@ -438,6 +440,11 @@ const char *pc_sketch_describe(const pc_sketches *sk, int i);
 /* A random annotation of sketch i (tile sizes, compute locations, parallel, unroll pragma,
  * vectorize), or NULL with d filled when the sample is invalid. Caller frees. */
 pc_state *pc_sketch_sample(const pc_sketches *sk, int i, pt_rng *rng, pt_diag *d);
+/* Bytes touched by one block of a candidate sampled from sketch i, the largest over its
+ * multi-level-tiled stages: level 1 the body of the r0 loop (tile l2 x l3, reduction r1),
+ * level 2 the body of the innermost s1 loop (l2 x l3, whole reduction). 0 when no stage is
+ * tiled on its own axes, -1 when s does not have sketch i's steps. */
+int64_t pc_sketch_working_set(const pc_sketches *sk, int i, const pc_state *s, int level);
 void pc_sketches_free(pc_sketches *sk);
 
 /* The baseline cost model: uniformly random scores. Free with m.free(m.self). */
@@ -455,6 +462,7 @@ typedef struct pc_tune_stats {
    * re-ranked; t_rerank: the second model's seconds (inside t_model). */
   long n_scored, n_reranked;
   double t_rerank;
+  double predicted_score;  /* pc_tuner_predict_best: the model's score of the candidate chosen */
   int n_curve;
   double *curve;           /* best seconds after each measurement (0 before the first success) */
   double *curve_wall;      /* t_total at each measurement */

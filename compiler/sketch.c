@@ -325,6 +325,7 @@ pc_sketches *pc_sketches_generate(const pc_program *p, const pc_sketch_opts *o, 
   }
   free(cur.items);
   free(next.items);
+  for (int i = 0; i < sk->n; i++) sk_tiles_build(sk, i);
   if (sk->n == 0) {
     pt_fail(d, PT_ERR_INVALID, "%s: no sketch could be generated", p->name);
     pc_sketches_free(sk);
@@ -339,6 +340,9 @@ const char *pc_sketch_describe(const pc_sketches *sk, int i) { return i >= 0 && 
 
 void pc_sketches_free(pc_sketches *sk) {
   if (!sk) return;
-  for (int i = 0; i < sk->n; i++) pc_state_free(sk->state[i]);
+  for (int i = 0; i < sk->n; i++) {
+    pc_state_free(sk->state[i]);
+    free(sk->tiles[i]);
+  }
   free(sk);
 }

@@ -273,8 +273,10 @@ static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
     int n_good = (int)((1.0 - t->o.eps_greedy) * want);
     if (n_good < 1) n_good = 1;
     for (int i = 0; i < best.n && chosen->n < n_good; i++)
-      if (!sk_hashset_has(&t->measured, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash))
+      if (!sk_hashset_has(&t->measured, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash)) {
         sk_pop_push(chosen, best.c[i].steps, best.c[i].n, best.c[i].hash);
+        chosen->c[chosen->n - 1].score = best.c[i].score;
+      }
     for (int i = 0; i < random.n && chosen->n < want; i++) {
       int k = i + (int)pt_rng_range(&t->rng, random.n - i); /* a random one among the rest */
       sk_cand tmp = random.c[i];
@@ -384,7 +386,10 @@ pc_state *pc_tuner_predict_best(pc_tuner *t, pt_diag *d) {
   int rc = pick_candidates(t, 1, &chosen, d);
   t->st.t_total += pt_now() - t0;
   pc_state *s = NULL;
-  if (rc == 0 && chosen.n > 0) s = sk_replay(t->p, chosen.c[0].n, chosen.c[0].steps, d);
+  if (rc == 0 && chosen.n > 0) {
+    s = sk_replay(t->p, chosen.c[0].n, chosen.c[0].steps, d);
+    t->st.predicted_score = chosen.c[0].score;
+  }
   else if (rc == 0) pt_fail(d, PT_ERR_INVALID, "%s: the search found no candidate", t->p->name);
   sk_pop_free(&chosen);
   return s;
