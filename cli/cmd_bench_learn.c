@@ -18,10 +18,11 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
-          "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N]\n"
+          "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
           "       [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
-          "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1).\n"
+          "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
+          "--val-networks every task of those training networks, weighted by its occurrences in them.\n"
           "Score top-k = sum_t w_t min_latency_t / sum_t w_t (best latency among the model's k top-ranked of t).\n"
           "  --target T.json          the analytic model's target (default targets/zen5-epyc-2c.json)\n"
           "  --analytic-per-task N    the analytic model profiles each candidate: it ranks the first N of each\n"
@@ -40,6 +41,8 @@ static void usage(FILE *f) {
           "  --aux-weight W           MTL-TLP: the auxiliary platforms' loss scaled by W (default 1: TLP's sum)\n"
           "  --seeds N                TLP trained with seeds S..S+N-1 (1 to 8): a row each (their spread) and one\n"
           "                           for their ensemble (per-task standardized scores averaged), MTL-TLP too\n"
+          "  --val-networks LIST      validation = whole training networks (e.g. resnet34,mobilenet_v1,bert_medium),\n"
+          "                           scored as the test networks are; a task shared with a test network stays test\n"
           "  --quick                  a few tasks, tiny network, for tests\n");
 }
 
@@ -77,6 +80,7 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
     else if (strcmp(a, "--aux-weight") == 0 && v) o.aux_weight = atof(argv[++i]);
     else if (strcmp(a, "--seeds") == 0 && v) o.n_seeds = atoi(argv[++i]);
+    else if (strcmp(a, "--val-networks") == 0 && v) o.val_networks = argv[++i];
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "compiler.h"
 #include "dataset_keys.h"
+#include "learn_bench.h"
 
 static void collect_usage(FILE *f) {
   fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
@@ -422,8 +423,10 @@ static void shuffle_keys(char **keys, int n, uint64_t seed) {
 }
 
 /* TLP's split: the test networks' tasks are the test set; a seeded share of the other tasks
- * (validation_fraction) is the validation set; the rest trains. */
-static int split_by_network(key_set *k, double validation_fraction, uint64_t seed, const char *out, pt_diag *d) {
+ * (validation_fraction) is the validation set, or every task of the training networks
+ * val_networks names; the rest trains. */
+static int split_by_network(key_set *k, double validation_fraction, const char *val_networks, uint64_t seed,
+                            const char *out, pt_diag *d) {
   pc_network_task *t;
   int nt = pc_networks_tasks("test", &t, d);
   if (nt < 0) return -1;
@@ -436,10 +439,35 @@ static int split_by_network(key_set *k, double validation_fraction, uint64_t see
     else rest[n_rest++] = k->keys[i];
   }
   free(t);
-  shuffle_keys(rest, n_rest, seed);
-  int n_val = (int)(validation_fraction * n_rest + 0.5);
-  if (n_val >= n_rest) n_val = n_rest - 1;
-  if (n_val < 0) n_val = 0;
+  int n_val = 0;
+  if (val_networks) { /* the validation networks' tasks first, the rest after them */
+    pc_network_task *vt;
+    int nv = lb_val_network_tasks(val_networks, &vt, d);
+    if (nv < 0) {
+      free(test), free(rest);
+      return nv;
+    }
+    qsort(rest, (size_t)n_rest, sizeof(char *), cmp_str);
+    for (int i = 0; i < n_rest; i++) {
+      bool is_val = false;
+      for (int j = 0; j < nv && !is_val; j++) is_val = strcmp(vt[j].key, rest[i]) == 0;
+      if (is_val) {
+        char *x = rest[i];
+        memmove(rest + n_val + 1, rest + n_val, sizeof(char *) * (size_t)(i - n_val));
+        rest[n_val++] = x;
+      }
+    }
+    free(vt);
+    if (!n_val) {
+      free(test), free(rest);
+      return pt_fail(d, PT_ERR_INPUT, "--val-networks %s: none of their tasks is in the data", val_networks);
+    }
+  } else {
+    shuffle_keys(rest, n_rest, seed);
+    n_val = (int)(validation_fraction * n_rest + 0.5);
+    if (n_val >= n_rest) n_val = n_rest - 1;
+    if (n_val < 0) n_val = 0;
+  }
   qsort(test, (size_t)n_test, sizeof(char *), cmp_str);
   size_t cap = 256;
   for (int i = 0; i < k->n; i++) cap += 2 * strlen(k->keys[i]) + 8;
@@ -451,6 +479,7 @@ static int split_by_network(key_set *k, double validation_fraction, uint64_t see
   pt_sbuf_printf(&b, "}\n");
   int rc = 0;
   if (!n_test || n_rest < 1) rc = pt_fail(d, PT_ERR_INPUT, "the data has %d test-network tasks and %d others: need both", n_test, n_rest);
+  else if (n_val >= n_rest) rc = pt_fail(d, PT_ERR_INPUT, "--val-networks %s leave no training task", val_networks);
   else rc = pt_write_file_atomic(out, b.buf, b.len, d);
   if (rc == 0)
     printf("test networks' tasks: %d held out; validation: %d; training: %d (of %d workloads) in %s\n", n_test, n_val,
@@ -465,6 +494,7 @@ static int split_by_network(key_set *k, double validation_fraction, uint64_t see
 static int cmd_split(int argc, char **argv) {
   const char *out = NULL;
   bool by_network = false;
+  const char *val_networks = NULL;
   double frac = 0.2, val_frac = 0.1;
   uint64_t seed = 1;
   key_set k = {0};
@@ -474,10 +504,12 @@ static int cmd_split(int argc, char **argv) {
     bool v = i + 1 < argc;
     if (strcmp(argv[i], "--help") == 0) {
       printf("usage: portent dataset split --data records.jsonl [--data ...] [--test-fraction F] [--seed S] -o split.json\n"
-             "       portent dataset split --data records.jsonl --by-network [--validation-fraction V] [--seed S] -o split.json\n"
+             "       portent dataset split --data records.jsonl --by-network [--validation-fraction V | --val-networks LIST]\n"
+             "                                 [--seed S] -o split.json\n"
              "Writes {\"test\": [workload keys]}: a seeded share F (default 0.2) of the workloads, at least one.\n"
              "--by-network: the test networks' tasks (portent networks) are the test set, and a seeded share V\n"
-             "(default 0.1) of the other workloads goes to {\"validation\": [...]}.\n");
+             "(default 0.1) of the other workloads goes to {\"validation\": [...]}, or with --val-networks every\n"
+             "task of those training networks (e.g. resnet34,mobilenet_v1,bert_medium), as bench learn holds out.\n");
       return EXIT_OK;
     } else if (strcmp(argv[i], "--data") == 0 && v) {
       if (pc_record_read_file(argv[++i], collect_key, NULL, &k, NULL, &d) < 0) {
@@ -487,6 +519,7 @@ static int cmd_split(int argc, char **argv) {
     } else if (strcmp(argv[i], "--test-fraction") == 0 && v) frac = atof(argv[++i]);
     else if (strcmp(argv[i], "--by-network") == 0) by_network = true;
     else if (strcmp(argv[i], "--validation-fraction") == 0 && v) val_frac = atof(argv[++i]);
+    else if (strcmp(argv[i], "--val-networks") == 0 && v) val_networks = argv[++i];
     else if (strcmp(argv[i], "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "-o") == 0 && v) out = argv[++i];
     else {
@@ -502,7 +535,7 @@ static int cmd_split(int argc, char **argv) {
     if (!(val_frac >= 0 && val_frac < 1)) {
       fprintf(stderr, "portent dataset split: --validation-fraction wants 0 <= V < 1\n");
       rc = EXIT_USAGE;
-    } else if (split_by_network(&k, val_frac, seed, out, &d) < 0) {
+    } else if (split_by_network(&k, val_frac, val_networks, seed, out, &d) < 0) {
       fprintf(stderr, "portent dataset split: %s\n", d.msg);
       rc = d.err == PT_ERR_IO ? EXIT_FAILED : EXIT_USAGE;
     }

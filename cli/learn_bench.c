@@ -84,6 +84,39 @@ static int add_record(const pc_record *r, int line, void *vctx) {
 
 static int cmp_key(const void *a, const void *b) { return strcmp(((const lb_task *)a)->key, ((const lb_task *)b)->key); }
 
+int lb_val_network_tasks(const char *list, pc_network_task **out, pt_diag *d) {
+  *out = NULL;
+  char *names = strdup(list), *save = NULL;
+  int rc = 0;
+  for (char *nm = strtok_r(names, ",", &save); nm && rc == 0; nm = strtok_r(NULL, ",", &save)) {
+    if (strcmp(nm, "test") == 0 || strcmp(nm, "training") == 0 || strcmp(nm, "all") == 0) {
+      rc = pt_fail(d, PT_ERR_INPUT, "--val-networks: name training networks, not '%s'", nm);
+      break;
+    }
+    pc_network *net = pc_network_build(nm, d);
+    if (!net) rc = d->err ? d->err : PT_ERR_INPUT;
+    else if (net->test)
+      rc = pt_fail(d, PT_ERR_INPUT, "--val-networks: %s is a test network (validation holds out training networks)", nm);
+    pc_network_free(net);
+  }
+  free(names);
+  return rc < 0 ? rc : pc_networks_tasks(list, out, d);
+}
+
+/* Validation as TLP's test: every task of the named training networks (a task a test network
+ * also has stays a test task), weighted by its occurrences summed over them. */
+static int hold_out_networks(lb_data *data, const char *list, pt_diag *d) {
+  pc_network_task *vt;
+  int n = lb_val_network_tasks(list, &vt, d);
+  if (n < 0) return n;
+  for (int k = 0; k < n; k++) {
+    lb_task *t = find_task(data, vt[k].key);
+    if (t && t->role != LB_TEST) t->role = LB_VAL, t->weight = vt[k].weight;
+  }
+  free(vt);
+  return 0;
+}
+
 int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *o, pt_diag *d) {
   memset(data, 0, sizeof *data);
   char targets[64][256];
@@ -128,28 +161,41 @@ int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *
     if (o->max_test_tasks && (n_test >= o->max_test_tasks || t->n < 2)) t->role = -1;
     else n_test++;
   }
-  /* The validation share: a seeded draw of the non-test tasks (dataset split --by-network's). */
-  pt_rng rng = {o->seed * 0x9E3779B97F4A7C15ull + 17};
-  int n_val = (int)(o->val_fraction * n_rest + 0.5), n_train = 0;
-  if (n_val >= n_rest) n_val = n_rest - 1;
-  int *rest = malloc(sizeof(int) * (size_t)(n_rest + 1)), m = 0;
-  for (int i = 0; i < data->n_tasks; i++)
-    if (data->t[i].role == LB_TRAIN) rest[m++] = i;
-  for (int i = m - 1; i > 0; i--) {
-    int j = (int)pt_rng_range(&rng, i + 1), x = rest[i];
-    rest[i] = rest[j], rest[j] = x;
+  int n_val = 0, n_train = 0;
+  if (o->val_networks) { /* whole training networks, each task weighted by its occurrences in them */
+    int rc = hold_out_networks(data, o->val_networks, d);
+    if (rc < 0) return rc;
+    for (int i = 0; i < data->n_tasks; i++) {
+      lb_task *t = &data->t[i];
+      if (t->role == LB_VAL) n_val++;
+      else if (t->role == LB_TRAIN && o->max_train_tasks && n_train >= o->max_train_tasks) t->role = -1;
+      else if (t->role == LB_TRAIN) n_train++;
+    }
+  } else { /* a seeded share of the non-test tasks (dataset split --by-network's) */
+    pt_rng rng = {o->seed * 0x9E3779B97F4A7C15ull + 17};
+    n_val = (int)(o->val_fraction * n_rest + 0.5);
+    if (n_val >= n_rest) n_val = n_rest - 1;
+    int *rest = malloc(sizeof(int) * (size_t)(n_rest + 1)), m = 0;
+    for (int i = 0; i < data->n_tasks; i++)
+      if (data->t[i].role == LB_TRAIN) rest[m++] = i;
+    for (int i = m - 1; i > 0; i--) {
+      int j = (int)pt_rng_range(&rng, i + 1), x = rest[i];
+      rest[i] = rest[j], rest[j] = x;
+    }
+    for (int i = 0; i < m; i++) {
+      lb_task *t = &data->t[rest[i]];
+      if (i < n_val) t->role = LB_VAL;
+      else if (o->max_train_tasks && n_train >= o->max_train_tasks) t->role = -1;
+      else n_train++;
+    }
+    free(rest);
   }
-  for (int i = 0; i < m; i++) {
-    lb_task *t = &data->t[rest[i]];
-    if (i < n_val) t->role = LB_VAL;
-    else if (o->max_train_tasks && n_train >= o->max_train_tasks) t->role = -1;
-    else n_train++;
-  }
-  free(rest);
   for (int i = 0; i < data->n_tasks; i++)
     for (int k = 0; k < LB_MAX_MODELS; k++) data->t[i].scores[k] = NULL;
   if (!n_test) return pt_fail(d, PT_ERR_INPUT, "no record of a test network's task (portent networks lists them)");
   if (!n_train) return pt_fail(d, PT_ERR_INPUT, "no training task (records of tasks outside the test networks)");
+  if (!n_val && o->val_networks)
+    return pt_fail(d, PT_ERR_INPUT, "--val-networks %s: no record of their tasks outside the test networks", o->val_networks);
   fprintf(stderr, "bench learn: %d records (%d failed or unusable, %d of other targets); target '%s'; %d test tasks, "
                   "%d validation, %d training\n",
           data->n_records, data->n_failed, data->n_other_target, data->target, n_test, n_val, n_train);
@@ -222,7 +268,7 @@ double lb_topk(const lb_data *data, int model, int role, int net, int k, int lim
   for (int i = 0; i < data->n_tasks; i++) {
     const lb_task *t = &data->t[i];
     if (t->role != role) continue;
-    double w = role != LB_TEST ? 1 : net < 0 ? t->weight : t->net_weight[net];
+    double w = net < 0 || role != LB_TEST ? t->weight : t->net_weight[net];
     int n = limit > 0 && limit < t->n ? limit : t->n;
     if (w <= 0 || n < 2) continue;
     double best = INFINITY;

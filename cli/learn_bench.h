@@ -26,6 +26,8 @@ typedef struct lb_opts {
   int analytic_per_task, aux_per_task;
   int max_test_tasks, max_train_tasks; /* 0: all (--quick limits them) */
   double val_fraction;
+  const char *val_networks; /* comma-separated training networks held out whole as validation (NULL:
+                               val_fraction of the tasks) */
   uint64_t seed;
   double throughput_s; /* how long the throughput loop runs */
   bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl;
@@ -43,7 +45,8 @@ typedef struct lb_task {
   char key[512];
   int role;
   int net_weight[LB_MAX_NETS]; /* occurrences in each test network */
-  double weight;               /* summed over the test networks (1 for the others) */
+  double weight;               /* summed over the test networks, or over the validation networks
+                                  (--val-networks); 1 for the others */
   int n, cap;
   lb_cand *c;
   double *scores[LB_MAX_MODELS]; /* per model, n entries (NaN: not ranked); higher = faster */
@@ -62,6 +65,10 @@ typedef struct lb_data {
   double train_s[LB_MAX_MODELS]; /* -1: nothing trained */
 } lb_data;
 
+/* The tasks of comma-separated training networks (--val-networks), each once with its occurrences
+ * summed over them; refuses test networks and unknown names. Returns the count (*out malloc'd). */
+int lb_val_network_tasks(const char *list, pc_network_task **out, pt_diag *d);
+
 /* Reads the records, keeps the most common target's successful ones, groups them by task and
  * gives each task its role; fails when there is no test-network task or no training task. */
 int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *o, pt_diag *d);
@@ -71,7 +78,8 @@ int lb_add_model(lb_data *data, const char *name);
 
 /* TLP's top-k over the tasks of `role`: sum w min_latency / sum w (best latency among the k
  * top-scored), candidates [0, limit) of each task (limit 0: all), weights of test network
- * `net` (-1: summed over them; validation tasks weigh 1). model -1: a random ranking's
+ * `net` (-1: summed over them; validation tasks weigh their occurrences in the validation
+ * networks, or 1 when validation is a share of tasks). model -1: a random ranking's
  * expectation (of the denominator). NaN when no task has two candidates. */
 double lb_topk(const lb_data *data, int model, int role, int net, int k, int limit);
 

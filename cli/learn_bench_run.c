@@ -55,15 +55,24 @@ static void score_with(lb_data *data, int model, pc_cost_model *cm, bool val, bo
   }
 }
 
-/* An online model (xgb, xgb-imp) fed every training task's records, then asked to score. */
-static void run_online(lb_data *data, const lb_opts *o, const char *name) {
+/* An online model (xgb, xgb-imp) fed every training task's records, then asked to score; with
+ * --seeds N, N models seeded S..S+N-1, a row each (XGBoost's seed reaches only its random row
+ * and column sampling, which Ansor's parameters leave off, so equal rows say it is deterministic). */
+static void run_online_seed(lb_data *data, const lb_opts *o, const char *name, uint64_t seed) {
   pc_cost_model cm;
   pt_diag d = {0};
-  if (tune_model_new(name, NULL, o->seed, &cm, &d) < 0) {
+  if (tune_model_new(name, NULL, seed, &cm, &d) < 0) {
     printf("%-24s not available in this build (%s)\n", name, d.msg);
     return;
   }
-  int model = lb_add_model(data, name);
+  char row[64];
+  if (o->n_seeds > 1) snprintf(row, sizeof row, "%s seed %llu", name, (unsigned long long)seed);
+  else snprintf(row, sizeof row, "%s", name);
+  int model = lb_add_model(data, row);
+  if (model < 0) {
+    cm.free(cm.self);
+    return;
+  }
   double t0 = pt_now();
   for (int i = 0; i < data->n_tasks; i++) {
     lb_task *t = &data->t[i];
@@ -86,6 +95,10 @@ static void run_online(lb_data *data, const lb_opts *o, const char *name) {
   score_with(data, model, &cm, true, true, 0);
   print_row_now(data, o, model);
   cm.free(cm.self);
+}
+
+static void run_online(lb_data *data, const lb_opts *o, const char *name) {
+  for (int s = 0; s < o->n_seeds; s++) run_online_seed(data, o, name, o->seed + (uint64_t)s);
 }
 
 static void run_analytic(lb_data *data, const lb_opts *o) {
@@ -376,8 +389,8 @@ static void print_tables(const lb_data *data, const lb_opts *o) {
              lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
              lb_topk(data, m, LB_TEST, -1, 5, sub), lb_topk(data, m, LB_VAL, -1, 1, 0));
   }
-  printf("(@sub: the first %d candidates of each test task, the analytic model's share; val: validation tasks, w = 1)\n",
-         sub);
+  printf("(@sub: the first %d candidates of each test task, the analytic model's share; val: validation tasks, %s)\n",
+         sub, o->val_networks ? "w = occurrences in the validation networks" : "w = 1");
   printf("\ntop-1 per test network (all candidates; analytic: @sub)\n%-30s", "model");
   for (int k = 0; k < data->n_nets; k++) printf(" %12s", data->nets[k]);
   printf("\n%-30s", "random (expectation)");

@@ -37,6 +37,11 @@ check split 0 "$portent" dataset split --data $sample --by-network -o "$tmp/spli
 has split "$tmp/out" "test networks' tasks: 3 held out; validation: 1; training: 6"
 has split "$tmp/split.json" '"validation"'
 has split "$tmp/split.json" 'dense\\", 1, 128, 128'
+# validation as whole training networks: densenet121's three tasks of the sample
+check split-valnet 0 "$portent" dataset split --data $sample --by-network --val-networks densenet121 -o "$tmp/split2.json"
+has split-valnet "$tmp/out" "test networks' tasks: 3 held out; validation: 3; training: 4"
+check split-valnet-test 2 "$portent" dataset split --data $sample --by-network --val-networks bert_tiny -o "$tmp/split3.json"
+has split-valnet-test "$tmp/err" "bert_tiny is a test network"
 
 # remeasure: the sample's programs measured again here (resumable, no program twice); compare
 # joins the two logs; a broken line of the source log is named and skipped.
@@ -78,6 +83,16 @@ check bench-learn-seeds 0 "$portent" bench learn --data $sample --quick --models
 has bench-learn-seeds "$tmp/out" "^tlp seed 1 "
 has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
 has bench-learn-seeds "$tmp/out" "^tlp x2 seeds "
+# --val-networks: the same held-out networks; xgb's rows per seed are equal (no row or column
+# sampling in Ansor's parameters, so XGBoost's seed changes nothing)
+check bench-learn-valnet 0 "$portent" bench learn --data $sample --quick --models xgb --seeds 2 --val-networks densenet121
+has bench-learn-valnet "$tmp/err" "3 test tasks, 3 validation, 4 training"
+has bench-learn-valnet "$tmp/out" "w = occurrences in the validation networks"
+x1=$(grep "^xgb seed 1 " "$tmp/out" | sed 's/^xgb seed 1 *[0-9.]* //')
+x2=$(grep "^xgb seed 2 " "$tmp/out" | sed 's/^xgb seed 2 *[0-9.]* //')
+[ -n "$x1" ] && [ "$x1" = "$x2" ] || { echo "FAIL bench-learn-valnet: xgb's seeds differ: '$x1' / '$x2'"; fail=1; }
+check bench-learn-valnet-test 2 "$portent" bench learn --data $sample --quick --val-networks resnet50
+has bench-learn-valnet-test "$tmp/err" "resnet50 is a test network"
 check bench-learn-seeds0 2 "$portent" bench learn --data $sample --quick --seeds 0
 check bench-learn-auxw 2 "$portent" bench learn --data $sample --quick --aux-weight -1
 check bench-learn-aux1 2 "$portent" bench learn --data $sample --quick --aux-per-task 1
