@@ -85,12 +85,14 @@ has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
 has bench-learn-seeds "$tmp/out" "^tlp x2 seeds "
 # --val-networks: the same held-out networks; xgb's rows per seed are equal (no row or column
 # sampling in Ansor's parameters, so XGBoost's seed changes nothing)
-check bench-learn-valnet 0 "$portent" bench learn --data $sample --quick --models xgb --seeds 2 --val-networks densenet121
+check bench-learn-valnet 0 "$portent" bench learn --data $sample --quick --models xgb,xgb-imp --seeds 2 --val-networks densenet121
 has bench-learn-valnet "$tmp/err" "3 test tasks, 3 validation, 4 training"
 has bench-learn-valnet "$tmp/out" "w = occurrences in the validation networks"
-x1=$(grep "^xgb seed 1 " "$tmp/out" | sed 's/^xgb seed 1 *[0-9.]* //')
-x2=$(grep "^xgb seed 2 " "$tmp/out" | sed 's/^xgb seed 2 *[0-9.]* //')
-[ -n "$x1" ] && [ "$x1" = "$x2" ] || { echo "FAIL bench-learn-valnet: xgb's seeds differ: '$x1' / '$x2'"; fail=1; }
+for m in xgb xgb-imp; do
+  x1=$(grep "^$m seed 1 " "$tmp/out" | sed "s/^$m seed 1 *[0-9.]* //")
+  x2=$(grep "^$m seed 2 " "$tmp/out" | sed "s/^$m seed 2 *[0-9.]* //")
+  [ -n "$x1" ] && [ "$x1" = "$x2" ] || { echo "FAIL bench-learn-valnet: $m's seeds differ: '$x1' / '$x2'"; fail=1; }
+done
 check bench-learn-valnet-test 2 "$portent" bench learn --data $sample --quick --val-networks resnet50
 has bench-learn-valnet-test "$tmp/err" "resnet50 is a test network"
 check bench-learn-seeds0 2 "$portent" bench learn --data $sample --quick --seeds 0
