@@ -197,6 +197,26 @@ static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
   free(items.v);
 }
 
+/* Stores each access item of memory instruction `in` into the thread's buffer as two words,
+ * its address and (bytes << 16 | function), at pos + 2k onwards; returns k past its items. */
+static int buffer_items(hooks *h, LLVMValueRef in, LLVMValueRef pos, LLVMValueRef buf, int k) {
+  item_list items = {0};
+  items_of(h, in, &items);
+  for (int i = 0; i < items.n; i++, k++) {
+    const access_item *it = &items.v[i];
+    LLVMValueRef meta = it->bytes_value
+                            ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, it->bytes_value, LLVMConstInt(h->i64, 16, 0), ""),
+                                          LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
+                            : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
+    LLVMValueRef at = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
+    LLVMValueRef at1 = LLVMBuildAdd(h->b, at, LLVMConstInt(h->i64, 1, 0), "");
+    LLVMBuildStore(h->b, LLVMBuildPtrToInt(h->b, it->addr, h->i64, ""), LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+    LLVMBuildStore(h->b, meta, LLVMBuildGEP2(h->b, h->i64, buf, &at1, 1, ""));
+  }
+  free(items.v);
+  return k;
+}
+
 /* Rate 1: the block's body moves into a new block H before it (as in instrument_filtered);
  * before each access H stores its address and (bytes << 16 | function) at the thread's
  * buffer position, and at its end advances the position and, past PA_BUF_WORDS, calls the
@@ -219,20 +239,7 @@ static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
     bool is_mem = false;
     for (int j = 0; j < n_mem && !is_mem; j++) is_mem = mem[j] == in;
     if (is_mem) {
-      item_list items = {0};
-      items_of(h, in, &items);
-      for (int i = 0; i < items.n; i++, k++) {
-        const access_item *it = &items.v[i];
-        LLVMValueRef meta = it->bytes_value
-                                ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, it->bytes_value, LLVMConstInt(h->i64, 16, 0), ""),
-                                              LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
-                                : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
-        LLVMValueRef at = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
-        LLVMValueRef at1 = LLVMBuildAdd(h->b, at, LLVMConstInt(h->i64, 1, 0), "");
-        LLVMBuildStore(h->b, LLVMBuildPtrToInt(h->b, it->addr, h->i64, ""), LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
-        LLVMBuildStore(h->b, meta, LLVMBuildGEP2(h->b, h->i64, buf, &at1, 1, ""));
-      }
-      free(items.v);
+      k = buffer_items(h, in, pos, buf, k);
     }
     LLVMInsertIntoBuilder(h->b, in);
   }
@@ -293,22 +300,7 @@ static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LL
   LLVMValueRef pos = LLVMBuildLoad2(h->b, h->i64, pos_ptr, "pa.pos");
   LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
   int k = 0;
-  for (int j = 0; j < n_mem; j++) {
-    item_list items = {0};
-    items_of(h, mem[j], &items);
-    for (int i = 0; i < items.n; i++, k++) {
-      const access_item *it = &items.v[i];
-      LLVMValueRef meta = it->bytes_value
-                              ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, it->bytes_value, LLVMConstInt(h->i64, 16, 0), ""),
-                                            LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
-                              : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
-      LLVMValueRef at = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
-      LLVMValueRef at1 = LLVMBuildAdd(h->b, at, LLVMConstInt(h->i64, 1, 0), "");
-      LLVMBuildStore(h->b, LLVMBuildPtrToInt(h->b, it->addr, h->i64, ""), LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
-      LLVMBuildStore(h->b, meta, LLVMBuildGEP2(h->b, h->i64, buf, &at1, 1, ""));
-    }
-    free(items.v);
-  }
+  for (int j = 0; j < n_mem; j++) k = buffer_items(h, mem[j], pos, buf, k);
   LLVMValueRef npos = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
   LLVMBuildStore(h->b, npos, pos_ptr);
   LLVMValueRef full = LLVMBuildICmp(h->b, LLVMIntUGT, npos, LLVMConstInt(h->i64, PA_BUF_WORDS, 0), "");
