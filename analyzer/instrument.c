@@ -151,12 +151,9 @@ static void redirect_preds(LLVMValueRef fn, LLVMBasicBlockRef from, LLVMBasicBlo
   }
 }
 
-/* The block's body moves into a new block H placed before it (predecessors now branch to
- * H, and phis move with the body, so the original block keeps only its terminator and its
- * identity for the successors' phis). H ends by hashing every access's lines and comparing
- * them with the thread's threshold; only if one is under it does control go through a
- * chain of blocks that call the hook for each such access, in program order, and then on. */
-static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
+/* Moves bb's body (phis included) into a new block before it that its predecessors now enter,
+ * leaving bb only its terminator, and leaves the builder at the end of the new block. */
+static void move_body_to_head(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb) {
   LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(h->ctx, bb, "pa.body");
   redirect_preds(fn, bb, head);
   LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
@@ -166,6 +163,15 @@ static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
     LLVMInstructionRemoveFromParent(in);
     LLVMInsertIntoBuilder(h->b, in);
   }
+}
+
+/* The block's body moves into a new block H placed before it (predecessors now branch to
+ * H, and phis move with the body, so the original block keeps only its terminator and its
+ * identity for the successors' phis). H ends by hashing every access's lines and comparing
+ * them with the thread's threshold; only if one is under it does control go through a
+ * chain of blocks that call the hook for each such access, in program order, and then on. */
+static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
+  move_body_to_head(h, fn, bb);
   item_list items = {0};
   for (int k = 0; k < n_mem; k++) items_of(h, mem[k], &items);
   LLVMValueRef threshold = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.threshold");
@@ -271,15 +277,7 @@ static LLVMValueRef state_word(hooks *h, unsigned off) {
  * the end of H, and their order in the buffer is the program order). Outside windows a block
  * costs a load, a store and two branches. */
 static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
-  LLVMBasicBlockRef head = LLVMInsertBasicBlockInContext(h->ctx, bb, "pa.body");
-  redirect_preds(fn, bb, head);
-  LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
-  LLVMPositionBuilderAtEnd(h->b, head);
-  for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in && in != term; in = next) {
-    next = LLVMGetNextInstruction(in);
-    LLVMInstructionRemoveFromParent(in);
-    LLVMInsertIntoBuilder(h->b, in);
-  }
+  move_body_to_head(h, fn, bb);
   LLVMValueRef gate_ptr = state_word(h, PA_GATE_OFFSET);
   LLVMValueRef weight = LLVMConstInt(h->i64, (unsigned long long)count_items(mem, n_mem), 0);
   LLVMValueRef g = LLVMBuildSub(h->b, LLVMBuildLoad2(h->b, h->i64, gate_ptr, "pa.gate"), weight, "");
