@@ -10,6 +10,7 @@
 
 #include "bench_predict.h"
 #include "commands.h"
+#include "host_target.h"
 #include "compiler.h"
 #include "predictor.h"
 #include "targets.h"
@@ -22,7 +23,8 @@ static void usage(FILE *f) {
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--tsv FILE] [--mca [N]] [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--svg FILE] [--json]\n"
           "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K]\n\n"
-          "  --target T.json   target description of this machine (default targets/zen5-epyc-2c.json)\n"
+          "  --target T.json   target description of this machine (default: the shipped one named as\n"
+          "                    characterize names this host, e.g. targets/zen4-epyc-2c.json; else zen5-epyc-2c)\n"
           "  --workloads LIST  suite workloads or operator specs, comma-separated (default: the suite)\n"
           "  --candidates N    random schedules per workload besides the default one (default 30)\n"
           "  --seed S          seed of the random schedules (default 1)\n"
@@ -182,7 +184,7 @@ int cmd_bench_predict(int argc, char **argv) {
   if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min, restatic, ir_dir, save);
   pt_diag d = {0};
   char path[1024];
-  if (!target_path) snprintf(path, sizeof path, "%s/zen5-epyc-2c.json", ptg_shipped_dir()), target_path = path;
+  if (!target_path) target_path = host_target_path(path, sizeof path);
   ptg_target *t = ptg_target_load(target_path, &d);
   if (!t) {
     fprintf(stderr, "portent bench predict: %s\n", d.msg);

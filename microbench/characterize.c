@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-static const char *default_name(ptg_target *t) {
+const char *pmb_default_target_name(ptg_target *t) {
   const char *v = t->vendor && strcmp(t->vendor, "AuthenticAMD") == 0 ? "epyc"
                   : t->vendor && strcmp(t->vendor, "GenuineIntel") == 0 ? "xeon" : "cpu";
   return pt_sprintf(t->arena, "%s-%s-%dc", t->microarchitecture, v, t->cores);
@@ -50,7 +50,7 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d) {
   c.reps = o->repetitions > 0 ? o->repetitions : o->quick ? 3 : 5;
   c.min_seconds = o->min_seconds > 0 ? o->min_seconds : o->quick ? 0.0004 : 0.002;
   if (pmb_topology(t, d) < 0) goto fail;
-  if (!o->name) t->name = default_name(t);
+  if (!o->name) t->name = pmb_default_target_name(t);
   pmb_progress(&c, "%s: %s %s family %d model %d (%s), %d cores, %d-bit vectors", t->name, t->vendor ? t->vendor : "?",
                t->model_name ? t->model_name : "", t->family, t->model, t->microarchitecture, t->cores, t->max_vector_bits);
   if (!(c.jit = pmb_jit_new(d))) goto fail;

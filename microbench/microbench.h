@@ -34,6 +34,10 @@ ptg_target *pmb_characterize(const pmb_options *o, pt_diag *d);
 /* Topology, caches, ISA features and microarchitecture name only (fast, no timing). */
 int pmb_topology(ptg_target *t, pt_diag *d);
 
+/* The name characterize gives t by default, from its topology: microarchitecture-vendor-Nc
+ * (e.g. "zen4-epyc-2c"); allocated in t's arena. */
+const char *pmb_default_target_name(ptg_target *t);
+
 /* Microarchitecture from cpuid vendor/family/model: "zen4", "zen5", "skylake-sp", ... or
  * "unknown". */
 const char *pmb_uarch_name(const char *vendor, int family, int model);

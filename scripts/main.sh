@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on this host: build; characterize this machine; tune the default workload with
 # a few measurements; profile the best schedule once; predict it here and on a machine we
-# don't have (a shipped target description).
+# don't have: the other EPYC generation's measured description (Zen 4 <-> Zen 5), and a
+# published one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 workload="${1:-mm512}"
@@ -21,6 +22,11 @@ $p run "$workload" --schedule "out/$workload.jsonl" --threads "$(nproc)"
 $p analyze "$workload" --schedule "out/$workload.jsonl" --sample 0.01 -o "out/$workload.profile.json"
 echo "== predicted on this machine"
 $p predict --target out/host.json "out/$workload.profile.json" --blocks 3
-echo "== predicted on a machine we don't have (published AMD Zen 4 figures)"
-$p predict --target targets/amd-zen4.json "out/$workload.profile.json" --blocks 3
+# The other generation of these VMs, characterized there by portent (targets/zen4-epyc-2c.json,
+# targets/zen5-epyc-2c.json): the profile made here predicts it without running on it.
+if grep -q '"microarchitecture":[[:space:]]*"zen4"' out/host.json; then other=zen5; else other=zen4; fi
+echo "== predicted on a machine we don't have (the $other EPYC VM, measured there)"
+$p predict --target "targets/$other-epyc-2c.json" "out/$workload.profile.json" --blocks 3
+echo "== predicted on a machine we don't have (published Intel Skylake-SP figures)"
+$p predict --target targets/intel-skylake-sp.json "out/$workload.profile.json" --blocks 3
 echo "outputs: out/host.json, out/$workload.jsonl (records), out/$workload.best.ll, out/$workload.profile.json"

@@ -391,7 +391,9 @@ static void test_mtl(void) {
   pp_tlp_config c = small_config();
   pp_tlp_train_opts o;
   pp_tlp_train_opts_default(&o);
-  o.epochs = 20, o.batch = 64, o.lr = 3e-3, o.target_platform = p5, o.target_fraction = 0.5;
+  /* 40 epochs: at 20 the pairwise accuracy sat at the bound (0.695 on Zen 4, above 0.7 on Zen 5:
+   * OpenBLAS picks other kernels there, and the float sums differ). */
+  o.epochs = 40, o.batch = 64, o.lr = 3e-3, o.target_platform = p5, o.target_fraction = 0.5;
   pp_tlp_model *m = pp_tlp_train(&ds, &v, &c, &o, &d);
   CHECK_MSG(m, "%s", d.msg);
   if (m) {
