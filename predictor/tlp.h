@@ -201,6 +201,8 @@ typedef struct pp_tlp_train_opts {
   double aux_weight;   /* MTL-TLP: the other heads' losses scaled by this (1: TLP's plain sum) */
   double clip_norm;    /* gradients scaled to this global L2 norm when above it (TLP's reference:
                           0.5); 0: no clipping */
+  const float *group_weight; /* n_groups entries: each sample's loss scaled by its task's weight, as
+                                TLP's score weighs tasks (NULL: 1 each) */
 } pp_tlp_train_opts;
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o);
 

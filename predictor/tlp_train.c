@@ -263,7 +263,10 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
         else
           total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
         float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
-        for (int i = 0; i < b; i++) dscores[i * c.n_out + out] = hw * gs[i];
+        for (int i = 0; i < b; i++) {
+          float tw = o->group_weight ? o->group_weight[ds->s[train[order[at + i]]].group] : 1.0f;
+          dscores[i * c.n_out + out] = hw * tw * gs[i];
+        }
         free(gs);
       }
       memset(g, 0, sizeof(float) * (size_t)n_params);

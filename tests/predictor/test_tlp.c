@@ -486,6 +486,48 @@ static void test_random_baseline(void) {
   CHECK(fabs(pp_tlp_random_topk(&ds, 0, false, NULL, 5) - 1) < 1e-9);
 }
 
+/* Task weights scale each sample's loss: weights of 1 train exactly as none, weights of 0 leave
+ * the initial parameters untouched (every gradient is zero, and so is Adam's step). */
+static void test_group_weights(void) {
+  const char *data = tmp("synth_gw.jsonl");
+  write_synthetic(data, 3, 24, "llvm -keys=cpu -mcpu=znver5", 5, false);
+  pp_tlp_dataset ds;
+  pp_tlp_vocab v = {0};
+  pt_diag d = {0};
+  load_dataset(&ds, &v, data, false);
+  pp_tlp_config c = small_config();
+  float *ones = malloc(sizeof(float) * (size_t)ds.n_groups), *zeros = calloc((size_t)ds.n_groups, sizeof(float));
+  for (int g = 0; g < ds.n_groups; g++) ones[g] = 1;
+  pp_tlp_model *m[3];
+  const float *weights[3] = {NULL, ones, zeros};
+  for (int k = 0; k < 3; k++) {
+    pp_tlp_vocab vk = {0};
+    for (int i = 0; i < v.n; i++) pp_tlp_vocab_id(&vk, v.tokens[i], true);
+    pp_tlp_train_opts o;
+    pp_tlp_train_opts_default(&o);
+    o.epochs = 3, o.batch = 32, o.group_weight = weights[k];
+    m[k] = pp_tlp_train(&ds, &vk, &c, &o, &d);
+    pp_tlp_vocab_clear(&vk);
+    CHECK_MSG(m[k], "%s", d.msg);
+  }
+  if (m[0] && m[1] && m[2]) {
+    pp_tlp_config fresh_c = *pp_tlp_model_config(m[2]);
+    pp_tlp_model *fresh = pp_tlp_model_new(&fresh_c, 1, &d);
+    int n = pp_tlp_model_n_params(m[0]);
+    CHECK(fresh && pp_tlp_model_n_params(fresh) == n);
+    CHECK_MSG(memcmp(pp_tlp_model_params(m[0]), pp_tlp_model_params(m[1]), sizeof(float) * (size_t)n) == 0,
+              "weights of 1 trained differently from no weights");
+    CHECK_MSG(fresh && memcmp(pp_tlp_model_params(m[2]), pp_tlp_model_params(fresh), sizeof(float) * (size_t)n) == 0,
+              "weights of 0 moved the parameters");
+    CHECK(memcmp(pp_tlp_model_params(m[0]), pp_tlp_model_params(m[2]), sizeof(float) * (size_t)n) != 0);
+    pp_tlp_model_free(fresh);
+  }
+  for (int k = 0; k < 3; k++) pp_tlp_model_free(m[k]);
+  free(ones), free(zeros);
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
 int main(void) {
   test_random_baseline();
   if (!mkdtemp(tmpdir)) return 1;
@@ -493,6 +535,7 @@ int main(void) {
   test_safetensors();
   test_training();
   test_task_batches();
+  test_group_weights();
   test_mtl();
   test_lstm_backbone();
   test_robustness();
