@@ -19,11 +19,22 @@ static void usage(FILE *f) {
           "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
           "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
-          "       [--models analytic,xgb,xgb-imp,tlp,mtl] [--quick]\n\n"
+          "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--train-weights none|occurrences|time]\n"
+          "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
           "--val-networks every task of those training networks, weighted by its occurrences in them.\n"
           "Score top-k = sum_t w_t min_latency_t / sum_t w_t (best latency among the model's k top-ranked of t).\n"
+          "  --platform P             the platform ranked (its -mcpu value, e.g. znver4; default: the most common\n"
+          "                           target string's); records of another platform are the second real platform\n"
+          "                           of MTL-TLP (mtl) and of transfer: its measured latencies as the ranking, and\n"
+          "                           TLP trained on its labels alone, scored with its head\n"
+          "  --fractions LIST         MTL-TLP's shares of the ranked platform's training labels (default\n"
+          "                           0.07,0.2,1: TLP's 7%%, 20%% and all; at 1, TLP alone is the tlp row)\n"
+          "  --per-task               each test task's top-1 per model, with its share of the weighted score\n"
+          "  --train-weights W        TLP's loss of a training task scaled by its occurrences in the training\n"
+          "                           networks (occurrences), times its best latency (time: its share of a score\n"
+          "                           like the test's), mean 1 over the samples; default none (TLP's)\n"
           "  --target T.json          the analytic model's target (default targets/zen5-epyc-2c.json)\n"
           "  --analytic-per-task N    the analytic model profiles each candidate: it ranks the first N of each\n"
           "                           test task (default 8); every model is also scored on that subset\n"
@@ -63,6 +74,7 @@ int cmd_bench_learn(int argc, char **argv) {
   int n_files = 0;
   const char *aux_list = "targets/intel-skylake-sp.json,targets/arm-neoverse-n1.json";
   const char *models = "analytic,xgb,xgb-imp,tlp,mtl";
+  const char *fraction_list = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
@@ -81,6 +93,19 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--aux-weight") == 0 && v) o.aux_weight = atof(argv[++i]);
     else if (strcmp(a, "--seeds") == 0 && v) o.n_seeds = atoi(argv[++i]);
     else if (strcmp(a, "--val-networks") == 0 && v) o.val_networks = argv[++i];
+    else if (strcmp(a, "--platform") == 0 && v) o.platform = argv[++i];
+    else if (strcmp(a, "--fractions") == 0 && v) fraction_list = argv[++i];
+    else if (strcmp(a, "--per-task") == 0) o.per_task = true;
+    else if (strcmp(a, "--train-weights") == 0 && v) {
+      const char *tw = argv[++i];
+      if (strcmp(tw, "none") == 0) o.train_weights = LB_TW_NONE;
+      else if (strcmp(tw, "occurrences") == 0) o.train_weights = LB_TW_OCCURRENCES;
+      else if (strcmp(tw, "time") == 0) o.train_weights = LB_TW_TIME;
+      else {
+        fprintf(stderr, "portent bench learn: --train-weights takes none, occurrences or time (not '%s')\n", tw);
+        return EXIT_USAGE;
+      }
+    }
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
@@ -97,6 +122,20 @@ int cmd_bench_learn(int argc, char **argv) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr positive; --width a multiple "
                     "of 8; --clip, --aux-weight >= 0; --seeds 1 to 8\n");
     return EXIT_USAGE;
+  }
+  if (fraction_list) {
+    char *buf;
+    const char *items[LB_MAX_FRACTIONS + 1];
+    int n = split_list(fraction_list, &buf, items, LB_MAX_FRACTIONS + 1);
+    for (int k = 0; k < n && k < LB_MAX_FRACTIONS; k++) o.fractions[k] = atof(items[k]);
+    o.n_fractions = n;
+    free(buf);
+    for (int k = 0; k < n; k++)
+      if (n > LB_MAX_FRACTIONS || !(o.fractions[k] > 0 && o.fractions[k] <= 1)) {
+        fprintf(stderr, "portent bench learn: --fractions takes 1 to %d shares in (0, 1], e.g. 0.07,0.2,1\n",
+                LB_MAX_FRACTIONS);
+        return EXIT_USAGE;
+      }
   }
   /* Labels are min_latency / latency within a task: one labelled schedule per task is always 1,
    * so an auxiliary platform would give LambdaRank no pair to rank (measured: MTL-TLP then equals
@@ -116,8 +155,9 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(nm, "xgb-imp") == 0) o.run_xgb_imp = true;
     else if (strcmp(nm, "tlp") == 0) o.run_tlp = true;
     else if (strcmp(nm, "mtl") == 0) o.run_mtl = true;
+    else if (strcmp(nm, "transfer") == 0) o.run_transfer = true;
     else {
-      fprintf(stderr, "portent bench learn: --models takes analytic, xgb, xgb-imp, tlp, mtl (not '%s')\n", nm);
+      fprintf(stderr, "portent bench learn: --models takes analytic, xgb, xgb-imp, tlp, mtl, transfer (not '%s')\n", nm);
       free(aux_buf), free(model_buf);
       return EXIT_USAGE;
     }

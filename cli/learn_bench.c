@@ -124,14 +124,12 @@ int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *
   read_ctx ctx = {data, targets, counts, 0};
   for (int f = 0; f < n_files; f++)
     if (pc_record_read_file(files[f], count_target, NULL, &ctx, NULL, d) < 0) return d->err;
-  int best = -1;
-  for (int i = 0; i < ctx.n_targets; i++)
-    if (best < 0 || counts[i] > counts[best]) best = i;
-  if (best < 0) return pt_fail(d, PT_ERR_INPUT, "%s: no record", files[0]);
-  snprintf(data->target, sizeof data->target, "%s", targets[best]);
+  if (!ctx.n_targets) return pt_fail(d, PT_ERR_INPUT, "%s: no record", files[0]);
+  if (lb_pick_targets(data, ctx.n_targets, targets, counts, o->platform, d) < 0) return d->err;
   data->n_targets = ctx.n_targets;
   for (int f = 0; f < n_files; f++)
     if (pc_record_read_file(files[f], add_record, NULL, &ctx, NULL, d) < 0) return d->err;
+  if (lb_join_other(data, n_files, files, d) < 0) return d->err;
   qsort(data->t, (size_t)data->n_tasks, sizeof *data->t, cmp_key); /* reproducible roles */
 
   /* Roles: a task of any test network is a test task with its occurrences as weight. */
@@ -199,6 +197,9 @@ int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *
   fprintf(stderr, "bench learn: %d records (%d failed or unusable, %d of other targets); target '%s'; %d test tasks, "
                   "%d validation, %d training\n",
           data->n_records, data->n_failed, data->n_other_target, data->target, n_test, n_val, n_train);
+  if (data->other[0])
+    fprintf(stderr, "bench learn: other platform '%s': %d of the ranked candidates measured there too\n", data->other,
+            data->n_other_joined);
   return 0;
 }
 
@@ -262,6 +263,21 @@ static double random_best(const lb_cand *c, int n, int k) {
   return e;
 }
 
+static double best_of_first(const lb_task *t, int n) {
+  double best = INFINITY;
+  for (int c = 0; c < n; c++)
+    if (t->c[c].latency < best) best = t->c[c].latency;
+  return best;
+}
+
+static double pick_of_first(const lb_task *t, int model, int k, int n) {
+  return model < 0 ? random_best(t->c, n, k) : best_in_topk(t->c, t->scores[model], n, k);
+}
+
+double lb_task_best(const lb_task *t) { return best_of_first(t, t->n); }
+
+double lb_task_pick(const lb_task *t, int model, int k) { return pick_of_first(t, model, k, t->n); }
+
 double lb_topk(const lb_data *data, int model, int role, int net, int k, int limit) {
   double num = 0, den = 0;
   int used = 0;
@@ -271,11 +287,7 @@ double lb_topk(const lb_data *data, int model, int role, int net, int k, int lim
     double w = net < 0 || role != LB_TEST ? t->weight : t->net_weight[net];
     int n = limit > 0 && limit < t->n ? limit : t->n;
     if (w <= 0 || n < 2) continue;
-    double best = INFINITY;
-    for (int c = 0; c < n; c++)
-      if (t->c[c].latency < best) best = t->c[c].latency;
-    double chosen = model < 0 ? random_best(t->c, n, k) : best_in_topk(t->c, t->scores[model], n, k);
-    num += w * best, den += w * chosen, used++;
+    num += w * best_of_first(t, n), den += w * pick_of_first(t, model, k, n), used++;
   }
   return used ? num / den : NAN;
 }

@@ -11,8 +11,11 @@
 #define LB_MAX_AUX 4
 #define LB_MAX_NETS 8
 #define LB_MAX_MODELS 40
+#define LB_MAX_FRACTIONS 4
 
 enum { LB_TRAIN, LB_VAL, LB_TEST };
+/* --train-weights: how TLP's training weighs a task's loss */
+enum { LB_TW_NONE, LB_TW_OCCURRENCES, LB_TW_TIME };
 
 typedef struct lb_opts {
   const char *target_path;
@@ -22,15 +25,21 @@ typedef struct lb_opts {
   double lr, clip;     /* Adam's rate; gradient norm clipping (0: none) */
   double aux_weight;   /* MTL-TLP: the auxiliary heads' loss scaled by this */
   bool task_batches;   /* TLP's batches of whole tasks, LambdaRank within each */
+  int n_fractions;     /* MTL-TLP's shares of the ranked platform's labels (0: 7%, 20%, 100%) */
+  double fractions[LB_MAX_FRACTIONS];
   int n_seeds;         /* TLP models trained with seeds seed..seed+n-1; scored each and as an ensemble */
   int analytic_per_task, aux_per_task;
   int max_test_tasks, max_train_tasks; /* 0: all (--quick limits them) */
   double val_fraction;
   const char *val_networks; /* comma-separated training networks held out whole as validation (NULL:
                                val_fraction of the tasks) */
+  const char *platform; /* the platform ranked (-mcpu value, as MTL-TLP names it); NULL: the most common
+                           target string's */
   uint64_t seed;
   double throughput_s; /* how long the throughput loop runs */
-  bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl;
+  bool per_task;       /* print each test task's top-1 per model */
+  int train_weights;   /* LB_TW_*: TLP's loss per training task as the score weighs a test task */
+  bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl, run_transfer;
 } lb_opts;
 void lb_opts_default(lb_opts *o);
 void lb_opts_quick(lb_opts *o);
@@ -39,6 +48,8 @@ typedef struct lb_cand {
   int n_steps;
   pc_step *steps;
   double latency; /* mean of the record's costs, seconds */
+  double other_latency; /* the same program on the other platform (lb_data.other), seconds; 0: not
+                           measured there */
 } lb_cand;
 
 typedef struct lb_task {
@@ -53,12 +64,15 @@ typedef struct lb_task {
 } lb_task;
 
 typedef struct lb_data {
-  char target[256]; /* the records' (most common) target string: the platform ranked */
+  char target[256]; /* the records' (most common, or --platform's) target string: the platform ranked */
+  char other[256];  /* the most common target string of another platform ("" when there is none): the
+                       second real platform, whose measured latencies lb_cand.other_latency holds */
   int n_tasks;
   lb_task *t;
   int n_nets;
   char nets[LB_MAX_NETS][32];
   int n_records, n_failed, n_other_target;
+  int n_other_joined; /* candidates whose program was measured on the other platform too */
   int n_targets; /* distinct target strings in the records (real platforms) */
   int n_models;
   char model_names[LB_MAX_MODELS][48];
@@ -69,10 +83,19 @@ typedef struct lb_data {
  * summed over them; refuses test networks and unknown names. Returns the count (*out malloc'd). */
 int lb_val_network_tasks(const char *list, pc_network_task **out, pt_diag *d);
 
-/* Reads the records, keeps the most common target's successful ones, groups them by task and
- * gives each task its role; fails when there is no test-network task or no training task. */
+/* Reads the records, keeps the successful ones of the ranked target (--platform's, or the most
+ * common), groups them by task and gives each task its role; fails when there is no test-network
+ * task or no training task. */
 int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *o, pt_diag *d);
 void lb_data_free(lb_data *data);
+/* Which target string is ranked (--platform's most common, or the most common of all) and which is
+ * the other platform (the most common of a different platform), from the targets' record counts. */
+int lb_pick_targets(lb_data *data, int n_targets, char (*targets)[256], const int *counts, const char *platform,
+                    pt_diag *d);
+/* Joins each candidate with the same program (workload key and steps) measured on data->other:
+ * its latency into other_latency (the fastest when measured several times). */
+int lb_join_other(lb_data *data, int n_files, const char **files, pt_diag *d);
+
 /* A new model row (scores NaN); returns its index or -1 when the table is full. */
 int lb_add_model(lb_data *data, const char *name);
 
@@ -82,6 +105,11 @@ int lb_add_model(lb_data *data, const char *name);
  * networks, or 1 when validation is a share of tasks). model -1: a random ranking's
  * expectation (of the denominator). NaN when no task has two candidates. */
 double lb_topk(const lb_data *data, int model, int role, int net, int k, int limit);
+
+/* A task's best measured latency, and the best latency among model m's k top-scored candidates
+ * (m -1: a random ranking's expectation). */
+double lb_task_best(const lb_task *t);
+double lb_task_pick(const lb_task *t, int model, int k);
 
 /* Trains and scores every asked model, then prints the tables. */
 int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_diag *d);

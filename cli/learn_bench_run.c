@@ -262,11 +262,50 @@ static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const
   return fclose(f) == 0 ? 0 : pt_fail(d, PT_ERR_IO, "%s: write failed", path);
 }
 
+/* --train-weights: each training task's loss scaled as TLP's score weighs a test task, by its
+ * occurrences in the training networks, times its best latency on the ranked platform for "time"
+ * (a task absent from them weighs 1; one without a label there takes the mean best latency);
+ * normalized to a mean of 1 over the training samples, so that the step size stays. */
+static float *task_train_weights(const pp_tlp_dataset *ds, int platform, int kind) {
+  int ng = ds->n_groups;
+  pt_diag d = {0};
+  pc_network_task *nt = NULL;
+  int n_nt = pc_networks_tasks("training", &nt, &d);
+  double *best = malloc(sizeof(double) * (size_t)(ng + 1)), mean_best = 0;
+  float *w = malloc(sizeof(float) * (size_t)(ng + 1));
+  for (int g = 0; g < ng; g++) best[g] = INFINITY;
+  for (int i = 0; i < ds->n; i++) {
+    float l = ds->s[i].latency[platform];
+    if (!ds->s[i].test && l > 0 && l < best[ds->s[i].group]) best[ds->s[i].group] = l;
+  }
+  int n_best = 0;
+  for (int g = 0; g < ng; g++)
+    if (isfinite(best[g])) mean_best += best[g], n_best++;
+  mean_best = n_best ? mean_best / n_best : 1;
+  for (int g = 0; g < ng; g++) {
+    char *key = pp_tlp_group_key(ds, g);
+    int occ = 1;
+    for (int k = 0; k < n_nt; k++)
+      if (strcmp(nt[k].key, key) == 0) occ = nt[k].weight;
+    free(key);
+    w[g] = (float)(occ * (kind == LB_TW_TIME ? (isfinite(best[g]) ? best[g] : mean_best) : 1));
+  }
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < ds->n; i++)
+    if (!ds->s[i].test) sum += w[ds->s[i].group], n++;
+  for (int g = 0; g < ng; g++) w[g] = sum > 0 ? (float)(w[g] * n / sum) : 1;
+  free(best), free(nt);
+  return w;
+}
+
 typedef struct {
   char name[48];
   bool mtl, target_only;
   int n_aux; /* auxiliary platforms loaded: the first n of --aux-targets */
   double fraction;
+  bool score_other; /* ranks with the other real platform's head (fraction 0: a model that never saw
+                       the ranked platform's labels) */
 } tlp_variant;
 
 /* Trains one TLP variant on the training tasks and scores the held-out ones. */
@@ -281,6 +320,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
   for (int f = 0; f < n_files && rc == 0; f++) rc = pp_tlp_dataset_load(&ds, files[f], &sp, &vocab, true, d);
   for (int a = 0; a < v->n_aux && rc == 0; a++) rc = pp_tlp_dataset_load(&ds, aux_paths[a], &sp, &vocab, true, d);
   pp_tlp_model *m = NULL;
+  float *weights = NULL;
   if (rc == 0) {
     pp_tlp_dataset_finish(&ds);
     pp_tlp_config cfg;
@@ -294,7 +334,14 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     to.task_batches = o->task_batches, to.aux_weight = o->aux_weight;
     char platform[128];
     pp_tlp_platform(data->target, platform, sizeof platform);
-    int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1;
+    int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1, head = tp < 0 ? 0 : tp;
+    if (v->score_other) {
+      char other[128];
+      pp_tlp_platform(data->other, other, sizeof other);
+      head = pp_tlp_platform_index(&ds, other);
+      if (head < 0) rc = pt_fail(d, PT_ERR_INPUT, "%s: no training record of platform %s", v->name, other);
+    }
+    if (o->train_weights != LB_TW_NONE) to.group_weight = weights = task_train_weights(&ds, head, o->train_weights);
     to.target_platform = tp;
     to.target_fraction = v->fraction;
     to.target_only = v->target_only;
@@ -326,9 +373,9 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
         char nm[96];
         snprintf(nm, sizeof nm, "%s seed %llu", v->name, (unsigned long long)to.seed);
         int model = lb_add_model(data, nm);
-        if (model >= 0) data->train_s[model] = ts, score_tlp(data, model, mm, tp < 0 ? 0 : tp), print_row_now(data, o, model);
+        if (model >= 0) data->train_s[model] = ts, score_tlp(data, model, mm, head), print_row_now(data, o, model);
       }
-      score_tlp_into(data, one, mm, tp < 0 ? 0 : tp);
+      score_tlp_into(data, one, mm, head);
       ensemble_add(data, ens, one, ns);
       if (!m) m = mm;
       else pp_tlp_model_free(mm);
@@ -351,10 +398,28 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
   }
   if (m && keep) *keep = m;
   else pp_tlp_model_free(m);
+  free(weights);
   pp_tlp_dataset_free(&ds);
   pp_tlp_vocab_clear(&vocab);
   pp_tlp_split_free(&sp);
   return rc;
+}
+
+/* The ranked platform's candidates ordered by their latency measured on the other platform: how
+ * well one machine's labels alone rank the other's programs (the ceiling of a model trained on
+ * them alone); a program not measured there ranks last. */
+static void run_measured_other(lb_data *data, const lb_opts *o) {
+  char other[128], nm[48];
+  pp_tlp_platform(data->other, other, sizeof other);
+  snprintf(nm, sizeof nm, "measured on %.32s", other);
+  int model = lb_add_model(data, nm);
+  if (model < 0) return;
+  for (int i = 0; i < data->n_tasks; i++) {
+    lb_task *t = &data->t[i];
+    if (t->role != LB_VAL && t->role != LB_TEST) continue;
+    for (int k = 0; k < t->n; k++) t->scores[model][k] = t->c[k].other_latency > 0 ? -t->c[k].other_latency : NAN;
+  }
+  print_row_now(data, o, model);
 }
 
 /* ---------------------------------------------------------------- tables */
@@ -403,13 +468,79 @@ static void print_tables(const lb_data *data, const lb_opts *o) {
   printf("\n");
 }
 
+/* MTL-TLP's rows, TLP's settings: for each share of the ranked platform's training labels
+ * (--fractions; default 7% and 20%, and 100% when the records hold a second real platform), TLP on
+ * that share alone, MTL-TLP with the other real platform's labels beside it, and with the first one
+ * and two auxiliary platforms (TLP found 3 tasks better than 2 and 4 worse). At 100%, TLP alone is
+ * the plain tlp row when it runs, and the auxiliary row has them all. */
+static int mtl_variants(const lb_data *data, const lb_opts *o, bool two_real, tlp_variant *variants) {
+  double fallback[] = {0.07, 0.2, 1};
+  const double *fr = o->n_fractions ? o->fractions : fallback;
+  int n_fr = o->n_fractions ? o->n_fractions : 3, n_v = 0;
+  for (int f = 0; f < n_fr; f++) {
+    int pct = (int)(fr[f] * 100 + 0.5);
+    bool all = pct >= 100;
+    if (!all || (two_real && !o->run_tlp)) {
+      tlp_variant *v = &variants[n_v++];
+      *v = (tlp_variant){"", true, true, 0, fr[f], false};
+      snprintf(v->name, sizeof v->name, "tlp %d%%", pct);
+    }
+    if (two_real) {
+      tlp_variant *v = &variants[n_v++];
+      *v = (tlp_variant){"", true, false, 0, fr[f], false};
+      snprintf(v->name, sizeof v->name, "mtl-tlp %d%% real (%d tasks)", pct, data->n_targets);
+    }
+    for (int a = all ? o->n_aux : 1; a >= 1 && a <= o->n_aux && (all || a <= 2); a++) {
+      tlp_variant *v = &variants[n_v++];
+      *v = (tlp_variant){"", true, false, a, fr[f], false};
+      snprintf(v->name, sizeof v->name, "mtl-tlp %d%% +%d aux (%d tasks)", pct, a, data->n_targets + a);
+    }
+  }
+  return n_v;
+}
+
+/* --per-task: each test task's weight w, best latency, share of the weighted score's numerator
+ * (w x best over the sum: what decides TLP's figure) and each model's top-1 on it (best / the
+ * pick's latency), heaviest first. */
+static void print_per_task(const lb_data *data) {
+  int n = 0;
+  int *order = malloc(sizeof(int) * (size_t)(data->n_tasks + 1));
+  double total = 0;
+  for (int i = 0; i < data->n_tasks; i++)
+    if (data->t[i].role == LB_TEST && data->t[i].n >= 2) {
+      order[n++] = i;
+      total += data->t[i].weight * lb_task_best(&data->t[i]);
+    }
+  for (int a = 1; a < n; a++) /* insertion sort by w x best, descending */
+    for (int b = a; b > 0; b--) {
+      const lb_task *x = &data->t[order[b]], *y = &data->t[order[b - 1]];
+      if (x->weight * lb_task_best(x) <= y->weight * lb_task_best(y)) break;
+      int tmp = order[b];
+      order[b] = order[b - 1], order[b - 1] = tmp;
+    }
+  printf("\ntop-1 per test task (best / latency of the model's pick), heaviest w x best first; models:\n");
+  for (int m = 0; m < data->n_models; m++) printf("  m%d = %s\n", m, data->model_names[m]);
+  printf("%-48s %4s %5s %9s %6s", "task", "w", "cands", "best ms", "share");
+  for (int m = 0; m < data->n_models; m++) printf("  m%-4d", m);
+  printf("\n");
+  for (int k = 0; k < n; k++) {
+    const lb_task *t = &data->t[order[k]];
+    double best = lb_task_best(t);
+    printf("%-48.48s %4.0f %5d %9.4f %5.1f%%", t->key, t->weight, t->n, best * 1e3, 100 * t->weight * best / total);
+    for (int m = 0; m < data->n_models; m++) printf("  %5.3f", best / lb_task_pick(t, m, 1));
+    printf("\n");
+  }
+  free(order);
+}
+
 int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_diag *d) {
   if (o->run_analytic) run_analytic(data, o);
   if (o->run_xgb) run_online(data, o, "xgb");
   if (o->run_xgb_imp) run_online(data, o, "xgb-imp");
   pp_tlp_model *tlp = NULL;
-  if (o->run_tlp) {
-    tlp_variant v = {"tlp", false, false, 0, 1};
+  bool two_real = data->n_targets >= 2 && data->other[0];
+  if (o->run_tlp) { /* with two real platforms in the records, on the ranked platform's labels alone */
+    tlp_variant v = {"tlp", two_real, two_real, 0, 1, false};
     if (run_tlp_variant(data, o, &v, n_files, files, NULL, &tlp, d) < 0) return d->err;
   }
   if (o->run_mtl) {
@@ -418,30 +549,8 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
      * first, then the auxiliary ones, whose labels are made once the variants without them ran. */
     char aux_paths[LB_MAX_AUX][32];
     int rc = 0, n_made = 0;
-    tlp_variant variants[16];
-    int n_v = 0;
-    const double fractions[] = {0.07, 0.2};
-    for (int f = 0; f < 2; f++) {
-      int pct = (int)(fractions[f] * 100 + 0.5);
-      tlp_variant *v = &variants[n_v++];
-      *v = (tlp_variant){"", true, true, 0, fractions[f]};
-      snprintf(v->name, sizeof v->name, "tlp %d%%", pct);
-      if (data->n_targets >= 2) {
-        v = &variants[n_v++];
-        *v = (tlp_variant){"", true, false, 0, fractions[f]};
-        snprintf(v->name, sizeof v->name, "mtl-tlp %d%% real (%d tasks)", pct, data->n_targets);
-      }
-      for (int a = 1; a <= o->n_aux && a <= 2; a++) {
-        v = &variants[n_v++];
-        *v = (tlp_variant){"", true, false, a, fractions[f]};
-        snprintf(v->name, sizeof v->name, "mtl-tlp %d%% +%d aux (%d tasks)", pct, a, data->n_targets + a);
-      }
-    }
-    if (o->n_aux) {
-      tlp_variant *v = &variants[n_v++];
-      *v = (tlp_variant){"", true, false, o->n_aux, 1};
-      snprintf(v->name, sizeof v->name, "mtl-tlp 100%% +%d aux (%d tasks)", o->n_aux, data->n_targets + o->n_aux);
-    }
+    tlp_variant variants[LB_MAX_FRACTIONS * 4 + 1];
+    int n_v = mtl_variants(data, o, two_real, variants);
     if (data->n_targets < 2)
       printf("mtl-tlp on real platforms alone: the records hold one platform, so it is tlp 7%%/20%%\n");
     for (int i = 0; i < n_v && rc == 0; i++) {
@@ -472,7 +581,19 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
       return rc;
     }
   }
+  if (o->run_transfer && !two_real)
+    printf("transfer: the records hold one platform (--platform ranks one of two measured on the same programs)\n");
+  else if (o->run_transfer) { /* the other platform's labels alone, measured and learned */
+    run_measured_other(data, o);
+    char other[128];
+    pp_tlp_platform(data->other, other, sizeof other);
+    tlp_variant v = {"", true, false, 0, 0, true};
+    snprintf(v.name, sizeof v.name, "tlp on %.32s alone", other);
+    pt_diag vd = {0};
+    if (run_tlp_variant(data, o, &v, n_files, files, NULL, NULL, &vd) < 0) printf("%-30s skipped: %s\n", v.name, vd.msg);
+  }
   print_tables(data, o);
+  if (o->per_task) print_per_task(data);
   if (tlp) {
     double with_f, net, per_cpu;
     tlp_throughput(data, tlp, o->throughput_s, &with_f, &net, &per_cpu);

@@ -103,4 +103,24 @@ check bench-learn-aux1 2 "$portent" bench learn --data $sample --quick --aux-per
 has bench-learn-aux1 "$tmp/err" "at least 2"
 check bench-learn-nodata 2 "$portent" bench learn --quick
 check bench-learn-notest 2 "$portent" bench learn --quick --data "$tmp/n.jsonl" --models xgb
+# Two real platforms: the sample's programs again under a znver4 target with the same latencies, so
+# the other platform's measured latencies rank the ranked one's perfectly (top-1 exactly 1).
+sed 's/-mcpu=znver5/-mcpu=znver4/' $sample >"$tmp/zen4.jsonl"
+check bench-learn-2p 0 "$portent" bench learn --data $sample --data "$tmp/zen4.jsonl" --platform znver4 --quick \
+  --models mtl,transfer --fractions 0.2,1 --aux-targets targets/intel-skylake-sp.json --per-task
+has bench-learn-2p "$tmp/out" "top-1 per test task"
+has bench-learn-2p "$tmp/err" "target 'llvm -keys=cpu -mcpu=znver4'"
+has bench-learn-2p "$tmp/err" "other platform 'llvm -keys=cpu -mcpu=znver5': [1-9][0-9]* of the ranked candidates"
+for row in "tlp 20% " "mtl-tlp 20% real (2 tasks)" "mtl-tlp 20% +1 aux (3 tasks)" "tlp 100% " \
+  "mtl-tlp 100% real (2 tasks)" "mtl-tlp 100% +1 aux (3 tasks)" "tlp on znver5 alone"; do
+  has bench-learn-2p "$tmp/out" "^$row"
+done
+has bench-learn-2p "$tmp/out" "^measured on znver5 *- *1.0000 "
+check bench-learn-noplatform 2 "$portent" bench learn --data $sample --quick --platform znver3 --models xgb
+has bench-learn-noplatform "$tmp/err" "znver3: no record of it (the records' platforms: znver5)"
+check bench-learn-fractions 2 "$portent" bench learn --data $sample --quick --fractions 0.2,1.5
+check bench-learn-tw 0 "$portent" bench learn --data $sample --quick --models tlp --train-weights time
+has bench-learn-tw "$tmp/out" "^tlp  "
+check bench-learn-tw-bad 2 "$portent" bench learn --data $sample --quick --train-weights flops
+has bench-learn-tw-bad "$tmp/err" "none, occurrences or time"
 exit $fail
