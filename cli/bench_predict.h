@@ -67,6 +67,7 @@ typedef struct {
   const char *svg;
   int worst;               /* print the K candidates with the largest |log(pred/meas)| */
   const char *tsv;         /* per-candidate measured and predicted seconds of every preset (NULL: none) */
+  const char *split;       /* comma-separated workloads: every preset on them and on the others (NULL: none) */
   double prof_seconds;     /* profiling figures of the collecting run (0: none) */
   int n_profiled;
   double counts_seconds;

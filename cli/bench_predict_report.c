@@ -135,6 +135,63 @@ static int write_tsv(const char *path, const bp_set *s) {
   return rc;
 }
 
+/* Length of the first name of a comma-separated list; a comma followed by a digit continues
+ * an operator spec ("mm512,matmul:32,24,40" names two workloads), as --workloads reads it. */
+static size_t name_len(const char *p) {
+  size_t n = 0;
+  while (p[n] && !(p[n] == ',' && !(p[n + 1] >= '0' && p[n + 1] <= '9'))) n++;
+  return n;
+}
+
+static bool in_list(const char *list, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = list; *p;) {
+    size_t n = name_len(p);
+    if (n == len && strncmp(p, name, n) == 0) return true;
+    p += p[n] ? n + 1 : n;
+  }
+  return false;
+}
+
+/* --split LIST: every preset's metrics on the workloads named (where a model is chosen) and
+ * on the others (where it is reported), so that a default chosen on one half is judged on
+ * workloads it was not chosen on. MAPE over the half's candidates; Spearman, pairwise and
+ * top-k averaged over its workloads, as in the ablation table. */
+static int print_split(const bp_set *s, const char *list) {
+  for (const char *p = list; *p;) { /* every name must be a workload of the set */
+    size_t n = name_len(p);
+    bool found = false;
+    for (int i = 0; i < s->nw && !found; i++) found = strlen(s->w[i].name) == n && strncmp(s->w[i].name, p, n) == 0;
+    if (!found) {
+      fprintf(stderr, "portent bench predict: --split: '%.*s' is not a workload of the set\n", (int)n, p);
+      return EXIT_USAGE;
+    }
+    p += p[n] ? n + 1 : n;
+  }
+  printf("\nsplit: chosen on %s, reported on the other workloads\n", list);
+  printf("%-34s %7s %8s %8s %6s | %7s %8s %8s %6s\n", "model", "MAPE", "Spearman", "pairwise", "top-1", "MAPE",
+         "Spearman", "pairwise", "top-1");
+  for (int k = 0; k < BP_PRESETS; k++) {
+    double err[2] = {0}, n[2] = {0}, sp[2] = {0}, pw[2] = {0}, t1[2] = {0}, nw[2] = {0};
+    for (int i = 0; i < s->nw; i++) {
+      const bp_workload *w = &s->w[i];
+      int h = in_list(list, w->name) ? 0 : 1;
+      for (int j = 0; j < w->n; j++)
+        if (w->meas[j] > 0) err[h] += fabs(w->pred[k][j] - w->meas[j]) / w->meas[j], n[h]++;
+      if (w->n < 2) continue;
+      metrics m = compute(w->n, w->pred[k], w->meas);
+      sp[h] += isfinite(m.spearman) ? m.spearman : 0, pw[h] += isfinite(m.pairwise) ? m.pairwise : 0;
+      t1[h] += m.top1, nw[h]++;
+    }
+    printf("%-34s", bp_preset_name(k));
+    for (int h = 0; h < 2; h++)
+      printf("%s %6.1f%% %8.3f %8.3f %6.3f", h ? " |" : "", n[h] ? 100 * err[h] / n[h] : NAN,
+             nw[h] ? sp[h] / nw[h] : NAN, nw[h] ? pw[h] / nw[h] : NAN, nw[h] ? t1[h] / nw[h] : NAN);
+    printf("\n");
+  }
+  return EXIT_OK;
+}
+
 /* Predictions per second given profiles, on this one core: the set's profiles in turn for
  * half a second, in whole passes (so each profile weighs the same). Its own function so that `valgrind --tool=callgrind
  * --toggle-collect=prediction_rate` counts the instructions of exactly these predictions. */
@@ -193,7 +250,7 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
       for (int k = 0; k < BP_PRESETS; k++) allp[k][at] = s->w[i].pred[k][j];
     }
   metrics avg[BP_PRESETS] = {0};
-  int counted[BP_PRESETS] = {0};
+  int counted[BP_PRESETS] = {0}, rc = EXIT_OK;
   if (!o->json) {
     if (o->title) printf("%s\n", o->title);
     printf("target %s, %d thread(s), %d candidates (%d failed), model: %s\n", t->name, s->threads, total, o->failed,
@@ -237,6 +294,7 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
     for (int k = 0; k < BP_PRESETS; k++)
       printf("%-12s %7.1f%% %9.3f %9.3f %7.3f %7.3f\n", bp_preset_name(k), 100 * avg[k].mape, avg[k].spearman,
              avg[k].pairwise, avg[k].top1, avg[k].top5);
+    if (o->split && print_split(s, o->split) != EXIT_OK) rc = EXIT_USAGE;
     if (o->worst > 0) print_worst(t, s, o->worst);
     if (o->tsv && write_tsv(o->tsv, s) < 0) return EXIT_FAILED;
     printf("\npredictions per second given profiles (one core, %s): %.0f\n", bp_preset_name(BP_HEADLINE), rate);
@@ -253,5 +311,5 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
   }
   free(all), free(allm);
   for (int k = 0; k < BP_PRESETS; k++) free(allp[k]), pp_predictor_free(pps[k]);
-  return total > 0 ? EXIT_OK : EXIT_FAILED;
+  return rc != EXIT_OK ? rc : total > 0 ? EXIT_OK : EXIT_FAILED;
 }

@@ -21,7 +21,7 @@ static void usage(FILE *f) {
           "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
           "       [--replay SET]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--tsv FILE] [--mca [N]] [--json]\n"
-          "       portent bench predict --cross A B [--truth median|min] [--worst K] [--svg FILE] [--json]\n"
+          "       portent bench predict --cross A B [--truth median|min] [--worst K] [--split LIST] [--svg FILE] [--json]\n"
           "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K]\n\n"
           "  --target T.json   target description of this machine (default: the shipped one named as\n"
           "                    characterize names this host, e.g. targets/zen4-epyc-2c.json; else zen5-epyc-2c)\n"
@@ -54,6 +54,8 @@ static void usage(FILE *f) {
           "  --worst K         list the K candidates the default model misses most (default 0)\n"
           "  --tsv FILE        write every candidate's measured time and each preset's prediction (seconds)\n"
           "                    as tab-separated columns, for analyses beyond the printed metrics\n"
+          "  --split LIST      every model's metrics on the workloads named (comma-separated) and on the\n"
+          "                    others: choose a default on one half, judge it on the other\n"
           "  --mca [N]         llvm-mca-19 vs the simulator on the innermost loop bodies of the first N\n"
           "                    candidates of each workload (default 3)\n"
           "  --json            print the summary as JSON\n");
@@ -132,7 +134,7 @@ int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
   const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
-  const char *tsv = NULL;
+  const char *tsv = NULL, *split = NULL;
   bool remeasure = false, truth_min = false, restatic = false;
   const char *ir_dir = NULL;
   unsigned long long seed = 1;
@@ -168,6 +170,7 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--from") == 0 && has_val) cross_a = cross_b = argv[++i];
     else if (strcmp(a, "--worst") == 0 && has_val) worst = atoi(argv[++i]);
     else if (strcmp(a, "--tsv") == 0 && has_val) tsv = argv[++i];
+    else if (strcmp(a, "--split") == 0 && has_val) split = argv[++i];
     else if (strcmp(a, "--mca") == 0) mca = has_val && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9' ? atoi(argv[++i]) : 3;
     else {
       fprintf(stderr, "portent bench predict: unexpected argument '%s'\n", a);
@@ -180,7 +183,7 @@ int cmd_bench_predict(int argc, char **argv) {
                     "--worst >= 0, --mca >= 0\n");
     return EXIT_USAGE;
   }
-  bp_report_opts ro = {.json = json, .svg = svg, .worst = worst, .tsv = tsv};
+  bp_report_opts ro = {.json = json, .svg = svg, .worst = worst, .tsv = tsv, .split = split};
   if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min, restatic, ir_dir, save);
   pt_diag d = {0};
   char path[1024];

@@ -26,6 +26,13 @@ has cross "$tmp/out" "^matmul:32,24,40 *3 "
 has cross-worst "$tmp/out" "^worst 2 candidates"
 has cross-svg "$tmp/s3.svg" "<circle"
 
+# --split: every model on the workloads named and on the others; a name not in the set is refused.
+check split 0 "$portent" bench predict --from "$tmp/a" --split "$w" --svg "$tmp/s8.svg"
+has split "$tmp/out" "^split: chosen on matmul:32,24,40, reported on the other workloads"
+has split-row "$tmp/out" "^steady+bw+overlap+strides  .*%.*|"
+check split-unknown 2 "$portent" bench predict --from "$tmp/a" --split "$w,mm512" --svg "$tmp/s9.svg"
+has split-unknown "$tmp/err" "'mm512' is not a workload of the set"
+
 if command -v llvm-mca-19 >/dev/null; then
   check mca 0 "$portent" bench predict --from "$tmp/a" --mca 2 --svg "$tmp/s4.svg"
   has mca "$tmp/out" "^summary: [1-9][0-9]* loop bodies"
