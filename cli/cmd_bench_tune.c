@@ -52,7 +52,8 @@ static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
              "       [--measure-per-round K] [--threads N] [--min-time SEC] [--seed S] [--target T.json]\n"
-             "       [--svg-dir DIR] [--rerank-cold N] [--cache-rule] [--baselines-only] [--json]\n"
+             "       [--svg-dir DIR] [--rerank-cold N] [--cache-rule] [--min-reduction-tile N] [--baselines-only]\n"
+             "       [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
              "measurements; speed against oneDNN (with reorders; native beside) and OpenBLAS measured in the same\n"
@@ -69,6 +70,8 @@ static void usage(FILE *f) {
              "  --log-dir DIR          as --results\n"
              "  --cache-rule           with --target: sample tile sizes with the cache rule (blocks fitting L1/L2;\n"
              "                         off by default: it did not help, docs/tuning.md)\n"
+             "  --min-reduction-tile N sample tile sizes preferring an inner reduction tile (r1) of at least N\n"
+             "                         (0 off, the default; docs/tuning.md)\n"
              "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round);\n"
              "until 2 x K are measured, A's --rerank-cold N best (default 128; 0 off).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
@@ -199,6 +202,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
+    else if (strcmp(a, "--min-reduction-tile") == 0 && v) o.sketch.min_reduction_tile = atoi(argv[++i]);
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
     else if (strcmp(a, "--svg-dir") == 0 && v) svg_dir = argv[++i];
     else if ((strcmp(a, "--results") == 0 || strcmp(a, "--log-dir") == 0) && v) dir = argv[++i];
@@ -221,7 +225,8 @@ int cmd_bench_tune(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (n_models < 1 || n_checks < 1 || o.population < 2 || o.measure.threads < 1 || max_meas < 0) {
+  if (n_models < 1 || n_checks < 1 || o.population < 2 || o.measure.threads < 1 || max_meas < 0 ||
+      o.sketch.min_reduction_tile < 0) {
     usage(stderr);
     return EXIT_USAGE;
   }
@@ -245,9 +250,12 @@ int cmd_bench_tune(int argc, char **argv) {
   if (max_meas > 0 && max_meas < limit) limit = max_meas;
   if (!json && !report_dir) {
     printf("seed %llu, %d threads, population %d, %d generations, %d measured per round, up to %d measurements; "
-           "load average %.1f\n",
+           "load average %.1f; OpenBLAS core %s\n",
            (unsigned long long)o.seed, o.measure.threads, o.population, o.generations, o.measure_per_round, limit,
-           load_average());
+           load_average(), pc_baseline_openblas_core());
+    if (o.sketch.min_reduction_tile > 1 || o.sketch.cache_bytes[0] > 0 || o.sketch.cache_bytes[1] > 0)
+      printf("tile rules: reduction tile >= %d, cache blocks %lld / %lld bytes\n", o.sketch.min_reduction_tile,
+             (long long)o.sketch.cache_bytes[0], (long long)o.sketch.cache_bytes[1]);
     fflush(stdout);
   }
   int cap = pc_suite_count() * n_models, n_runs = 0, failures = 0;

@@ -16,11 +16,14 @@ static void usage(FILE *f) {
           "usage: portent tune WORKLOAD [--target T.json] [--model random|xgb|analytic] [--trials N]\n"
           "       [--measure-per-round K] [--population P] [--generations G] [--log records.jsonl]\n"
           "       [--resume] [--seed S] [--threads N] [--min-time SEC] [--timeout SEC] [--lanes L]\n"
-          "       [--cache-rule] [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg] [--quiet] [--json]\n\n"
+          "       [--cache-rule] [--min-reduction-tile N] [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg]\n"
+          "       [--quiet] [--json]\n\n"
           "  --target T.json        vector width, registers, L1/L2 sizes and cores of the target (default: 16\n"
           "                         lanes, this machine's cores)\n"
           "  --cache-rule           with --target: sample tile sizes preferring blocks that fit its L1/L2\n"
           "                         (off by default: it did not help, docs/tuning.md)\n"
+          "  --min-reduction-tile N sample tile sizes preferring an inner reduction tile (r1) of at least N\n"
+          "                         (0 off, the default; docs/tuning.md)\n"
           "  --model M              cost model ranking candidates: %s (default random)\n"
           "  --rerank-top K         with --model A+B: B re-ranks A's K best each round (default 16)\n"
           "  --rerank-cold N        with --model A+B: until 2 x --measure-per-round are measured, B re-ranks\n"
@@ -85,6 +88,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--timeout") == 0 && v) o.measure.timeout_s = atof(argv[++i]);
     else if (strcmp(a, "--lanes") == 0 && v) lanes = atoi(argv[++i]);
     else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
+    else if (strcmp(a, "--min-reduction-tile") == 0 && v) o.sketch.min_reduction_tile = atoi(argv[++i]);
     else if (strcmp(a, "--measure") == 0 && v) measure = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-top") == 0 && v) o.rerank_top = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
@@ -100,7 +104,8 @@ int cmd_tune(int argc, char **argv) {
     }
   }
   if (!workload || o.trials < 1 || o.measure_per_round < 1 || o.population < 2 || o.generations < 0 ||
-      o.measure.threads < 1 || o.measure.timeout_s <= 0 || o.measure.min_time_s < 0 || lanes < 0) {
+      o.measure.threads < 1 || o.measure.timeout_s <= 0 || o.measure.min_time_s < 0 || lanes < 0 ||
+      o.sketch.min_reduction_tile < 0) {
     fprintf(stderr, "portent tune: %s\n", workload ? "--trials, --measure-per-round, --population, --threads must be positive"
                                                    : "missing WORKLOAD");
     usage(stderr);

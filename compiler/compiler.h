@@ -429,6 +429,10 @@ typedef struct pc_sketch_opts {
   int vector_registers;     /* vector registers (32 with AVX-512 or NEON, 16 with AVX2): tile sampling */
   /* L1d and L2 bytes per core for the cache rule of tile sampling (docs/tuning.md); 0 = off */
   int64_t cache_bytes[2];
+  /* The reduction rule of tile sampling (docs/tuning.md): the inner reduction tile r1 (the
+   * product of every multi-level-tiled stage's level-2 reduction lengths) at least this, or
+   * the whole reduction when it is shorter; 0 or 1 = off */
+  int min_reduction_tile;
 } pc_sketch_opts;
 void pc_sketch_opts_default(pc_sketch_opts *o);
 
@@ -445,6 +449,11 @@ pc_state *pc_sketch_sample(const pc_sketches *sk, int i, pt_rng *rng, pt_diag *d
  * level 2 the body of the innermost s1 loop (l2 x l3, whole reduction). 0 when no stage is
  * tiled on its own axes, -1 when s does not have sketch i's steps. */
 int64_t pc_sketch_working_set(const pc_sketches *sk, int i, const pc_state *s, int level);
+/* The inner reduction tile (r1) of a candidate sampled from sketch i: per multi-level-tiled
+ * stage the product of its level-2 reduction lengths, the smallest over the stages. 0 when
+ * no stage is tiled on its own axes or none has a reduction, -1 when s does not have sketch
+ * i's steps. */
+int64_t pc_sketch_reduction_tile(const pc_sketches *sk, int i, const pc_state *s);
 void pc_sketches_free(pc_sketches *sk);
 
 /* The baseline cost model: uniformly random scores. Free with m.free(m.self). */

@@ -5,7 +5,8 @@
  * innermost tile of the last spatial axis is drawn, most of the time, among the lengths that
  * fill vector registers best (lane multiples, else most of one register); only such lengths
  * and powers of two are vectorized; tile sizes are redrawn, most of the time, until the
- * innermost tile fits the register file and (with cache sizes given) its blocks fit L1/L2. */
+ * innermost tile fits the register file and (when asked) its blocks fit L1/L2 and its inner
+ * reduction loop is long enough. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,16 +198,23 @@ static void annotate(pc_state *s, const pc_sketch_opts *o, pt_rng *rng) {
  * four keep drawing (up to 32 times) until every tiled stage's innermost tile needs between 4
  * and vector_registers - 4 registers: enough independent accumulators to cover the FMA
  * latency (4 cycles x 2 pipes on Zen 4/5 and Skylake-SP), few enough to leave registers for
- * the broadcast and the loaded operands. portent's cache rule, in the same draws when the
- * options give cache sizes: the blocks of the tile must also fit L1 and L2
- * (sketch_cache.c); if no draw satisfies both, the first that satisfied the register rule is
- * kept, so the cache rule never overrides the register rule. */
+ * the broadcast and the loaded operands. portent's cache and reduction rules, in the same
+ * draws when the options ask for them: the blocks of the tile must also fit L1 and L2, and
+ * the reduction loop inside the register tile (r1) must be long enough to amortize loading
+ * and storing the accumulators (sketch_cache.c); if no draw satisfies them all, the first that
+ * satisfied the register rule is kept, so they never override the register rule. */
+static bool secondary_rules_hold(const pc_sketches *sk, int i, const pc_step *steps) {
+  const pc_sketch_opts *o = &sk->o;
+  if ((o->cache_bytes[0] > 0 || o->cache_bytes[1] > 0) && !sk_tiles_fit_caches(sk, i, steps)) return false;
+  return o->min_reduction_tile <= 1 || sk_tiles_reduce_enough(sk, i, steps);
+}
+
 int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps) {
   const pc_state *sketch = sk->state[i];
   const pc_sketch_opts *o = &sk->o;
   int64_t max_regs = o->vector_registers > 8 ? o->vector_registers - 4 : 4;
   int tries = pt_rng_range(rng, 4) != 0 ? 32 : 1;
-  bool cache_rule = sk->tiles[i] && (o->cache_bytes[0] > 0 || o->cache_bytes[1] > 0);
+  bool rules = sk->tiles[i] && (o->cache_bytes[0] > 0 || o->cache_bytes[1] > 0 || o->min_reduction_tile > 1);
   pc_step *regs_ok = NULL; /* the first draw passing the register rule only */
   for (int t = 0; t < tries; t++) {
     memcpy(steps, sketch->steps, sizeof(pc_step) * (size_t)sketch->n_steps);
@@ -222,7 +230,7 @@ int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps) {
     }
     int64_t regs = sk_register_tile(sketch->n_steps, steps, o->vector_lanes);
     if (regs != 0 && (regs < 4 || regs > max_regs)) continue;
-    if (!cache_rule || tries == 1 || sk_tiles_fit_caches(sk, i, steps)) {
+    if (!rules || tries == 1 || secondary_rules_hold(sk, i, steps)) {
       free(regs_ok);
       return sketch->n_steps;
     }

@@ -1,6 +1,7 @@
-/* portent's cache rule for random annotation: the working set of a multi-level ("SSRSRS")
- * tile, from the tile lengths and the stage's affine loads, so that sampling can prefer tiles
- * whose innermost blocks fit L1 and L2 of the target (sketch_annotate.c).
+/* portent's cache and reduction rules for random annotation: the working set of a
+ * multi-level ("SSRSRS") tile, from the tile lengths and the stage's affine loads, so that
+ * sampling can prefer tiles whose innermost blocks fit L1 and L2 of the target, and the
+ * reduction length inside the register tile (sketch_annotate.c).
  * Built once per sketch at generation; evaluated per draw from the split steps alone. */
 #include <stdlib.h>
 #include <string.h>
@@ -161,12 +162,55 @@ bool sk_tiles_fit_caches(const pc_sketches *sk, int i, const pc_step *steps) {
   return true;
 }
 
-int64_t pc_sketch_working_set(const pc_sketches *sk, int i, const pc_state *s, int level) {
-  if (!sk || i < 0 || i >= sk->n || !s || (level != 1 && level != 2)) return -1;
-  /* Annotation appends steps; the sketch's own come first, unchanged but for the lengths. */
+/* The r1 loop's length of one tiled stage: the product of its reduction axes' inner tiles;
+ * 0 without reduction axes. */
+static int64_t reduction_tile(const sk_tiled *t, const pc_step *steps) {
+  if (t->n_axes == t->n_spatial) return 0;
+  int64_t r1 = 1;
+  for (int a = t->n_spatial; a < t->n_axes; a++) r1 *= steps[t->split_step[a]].lengths[0];
+  return r1;
+}
+
+int64_t sk_reduction_tile(const pc_sketches *sk, int i, const pc_step *steps) {
+  const sk_tiles *ts = sk->tiles[i];
+  int64_t least = 0;
+  for (int j = 0; ts && j < ts->n; j++) {
+    int64_t r1 = reduction_tile(&ts->t[j], steps);
+    if (r1 > 0 && (least == 0 || r1 < least)) least = r1;
+  }
+  return least;
+}
+
+/* Each tiled stage's r1 at least the option's floor, or its whole reduction when shorter
+ * (a 3x3 window over 4 channels cannot give more than 36). */
+bool sk_tiles_reduce_enough(const pc_sketches *sk, int i, const pc_step *steps) {
+  const sk_tiles *ts = sk->tiles[i];
+  for (int j = 0; ts && j < ts->n; j++) {
+    const sk_tiled *t = &ts->t[j];
+    int64_t whole = 1;
+    for (int a = t->n_spatial; a < t->n_axes; a++) whole *= t->extent[a];
+    int64_t need = whole < sk->o.min_reduction_tile ? whole : sk->o.min_reduction_tile;
+    int64_t r1 = reduction_tile(t, steps);
+    if (r1 > 0 && r1 < need) return false;
+  }
+  return true;
+}
+
+/* Annotation appends steps; the sketch's own come first, unchanged but for the lengths. */
+static bool has_sketch_steps(const pc_sketches *sk, int i, const pc_state *s) {
   const pc_state *sketch = sk->state[i];
-  if (s->n_steps < sketch->n_steps) return -1;
+  if (s->n_steps < sketch->n_steps) return false;
   for (int k = 0; k < sketch->n_steps; k++)
-    if (s->steps[k].kind != sketch->steps[k].kind || s->steps[k].n_lengths != sketch->steps[k].n_lengths) return -1;
+    if (s->steps[k].kind != sketch->steps[k].kind || s->steps[k].n_lengths != sketch->steps[k].n_lengths) return false;
+  return true;
+}
+
+int64_t pc_sketch_working_set(const pc_sketches *sk, int i, const pc_state *s, int level) {
+  if (!sk || i < 0 || i >= sk->n || !s || (level != 1 && level != 2) || !has_sketch_steps(sk, i, s)) return -1;
   return sk_tile_working_set(sk, i, s->steps, level);
+}
+
+int64_t pc_sketch_reduction_tile(const pc_sketches *sk, int i, const pc_state *s) {
+  if (!sk || i < 0 || i >= sk->n || !s || !has_sketch_steps(sk, i, s)) return -1;
+  return sk_reduction_tile(sk, i, s->steps);
 }

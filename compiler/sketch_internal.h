@@ -55,6 +55,12 @@ void sk_tiles_build(pc_sketches *sk, int i);
 int64_t sk_tile_working_set(const pc_sketches *sk, int i, const pc_step *steps, int level);
 /* Whether both blocks fit the option's cache sizes (a size of 0 is not checked). */
 bool sk_tiles_fit_caches(const pc_sketches *sk, int i, const pc_step *steps);
+/* The smallest r1 (product of the level-2 reduction lengths) over sketch i's tiled stages
+ * with a reduction, for the lengths in `steps`; 0 when none has one. */
+int64_t sk_reduction_tile(const pc_sketches *sk, int i, const pc_step *steps);
+/* Whether every tiled stage's r1 reaches the option's min_reduction_tile (or its whole
+ * reduction, when shorter). */
+bool sk_tiles_reduce_enough(const pc_sketches *sk, int i, const pc_step *steps);
 
 /* sketch_annotate.c: the sketch's steps with random tile sizes; returns their count or -1. */
 int sk_fill_tiles(const pc_sketches *sk, int i, pt_rng *rng, pc_step *steps);
