@@ -10,7 +10,7 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 12
+#define BP_PRESETS 14
 #define BP_HEADLINE 10 /* steady+bw+overlap+strides: portent's default model */
 const char *bp_preset_name(int k);
 

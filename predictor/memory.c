@@ -200,6 +200,29 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
 
 static int64_t abs_stride(const pa_node *n) { return n->strides[0] < 0 ? -n->strides[0] : n->strides[0]; }
 
+/* Misses in flight out of the level above `serving` (1-based; levels + 1 = memory): the
+ * overlapping_misses measured by random chases over `serving` (microbench: caches[].
+ * overlapping_misses; L2's figure is how many L1 misses are outstanding at once); for memory, or
+ * a level without the figure (these VMs' last level, which other tenants hold), the strided walk
+ * measured with the nearest stride in 4 KiB pages (TLB misses and the prefetchers' limits
+ * included), else memory's random-chase figure. 0: the target has none. */
+static double serving_inflight(const ptg_target *t, int serving, int levels, int64_t stride) {
+  if (serving <= levels) {
+    const ptg_cache *c = ptg_target_cache(t, serving);
+    if (c && c->overlapping_misses.value >= 1) return c->overlapping_misses.value;
+  }
+  const ptg_strided_walk *best = NULL;
+  double best_d = INFINITY;
+  for (int i = 0; i < t->memory.n_strided; i++) {
+    const ptg_strided_walk *w = &t->memory.strided[i];
+    if (w->page_bytes != PAGE_BYTES || !(w->overlapping_misses.value >= 1) || w->stride_bytes <= 0) continue;
+    double d = fabs(log((double)w->stride_bytes / (double)(stride > 0 ? stride : 1)));
+    if (d < best_d) best_d = d, best = w;
+  }
+  if (best) return best->overlapping_misses.value;
+  return t->memory.overlapping_misses.value >= 1 ? t->memory.overlapping_misses.value : 0;
+}
+
 /* Stall cycles per execution of block b from what the reuse histograms cannot show: walks
  * whose stride (pa_node strides) maps a loop's sweep onto too few cache sets to survive until
  * the enclosing loop comes back to the same lines (set conflicts: those accesses are served
@@ -207,10 +230,13 @@ static int64_t abs_stride(const pa_node *n) { return n->strides[0] < 0 ? -n->str
  * than the first-level data TLB holds (a TLB miss per page). `trip` is the block's iterations
  * per entry into its loop. Returns, per iteration, the latency beyond an L1 hit that
  * independent loads overlap (misses and L2-TLB hits; the caller divides it by the target's
- * overlapping misses) in *miss, and page-walk cycles already divided among the walkers in *tlb. */
-void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss,
+ * overlapping misses) in *miss; in *miss_inflight the same latency held by each level's miss
+ * buffers (a line lost at L holds one from L's miss until the level serving it answers) over
+ * the misses in flight out of that level (serving_inflight), the largest over the levels (Little's
+ * law per level); and page-walk cycles already divided among the walkers in *tlb. */
+void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss, double *miss_inflight,
                       double *tlb, double *longest) {
-  *miss = *tlb = *longest = 0;
+  *miss = *miss_inflight = *tlb = *longest = 0;
   if (!(trip >= 2)) return;
   const ptg_target *t = pp->t;
   int levels = ptg_target_cache_levels(t);
@@ -223,6 +249,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
     pp->s_cap_walks = 2 * (b->n_nodes + 1), pp->s_walks = realloc(pp->s_walks, sizeof(int) * (size_t)pp->s_cap_walks);
   int *walks = pp->s_walks;
   int m = distinct_walks(pp, b, walks);
+  double held_by_level[PP_MAX_LEVELS + 1] = {0}; /* per iteration, over the misses in flight */
   for (int w = 0; w < m; w++) {
     const pa_node *n = &b->nodes[walks[w]];
     int64_t s = abs_stride(n);
@@ -243,7 +270,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
     if (!reused) continue;
     /* the expected latency beyond L1 of one access: the fraction each level loses goes on
      * to the next (a level loses at least what the one above it lost) */
-    double reach = 1, extra = 0, worst = 0;
+    double reach = 1, extra = 0, worst = 0, level_extra[PP_MAX_LEVELS + 1] = {0};
     for (int L = 1; L <= levels && reach > 0; L++) {
       const ptg_cache *c = ptg_target_cache(t, L);
       int ways = c->associativity;
@@ -252,13 +279,27 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
                                               : 0; /* no associativity figure: the reuse model decides */
       if (lost > reach) lost = reach;
       double next = L < levels ? pp_level_latency(t, L + 1) : pp_level_latency(t, 0);
-      if (lost > 0) extra += lost * (next - pp_level_latency(t, L)), worst = next - pp->l1_latency;
+      if (lost > 0) {
+        level_extra[L] = lost * (next - pp_level_latency(t, L));
+        extra += level_extra[L], worst = next - pp->l1_latency;
+      }
       reach = lost;
     }
     double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
     if (extra > 0) *miss += extra * parts;
+    /* a line lost at level L holds one of L's miss buffers until the level that finally serves
+     * it answers: level_extra of L and of every level below it; those buffers number the misses
+     * in flight measured at L + 1 (serving_inflight) */
+    for (int L = 1; L <= levels && extra > 0; L++) {
+      double from_here = 0;
+      for (int M = L; M <= levels; M++) from_here += level_extra[M];
+      double inflight = serving_inflight(t, L + 1, levels, s);
+      held_by_level[L] += from_here * parts / (inflight >= 1 ? inflight : pp->mlp);
+    }
     if (worst > *longest) *longest = worst;
   }
+  for (int L = 1; L <= levels; L++)
+    if (held_by_level[L] > *miss_inflight) *miss_inflight = held_by_level[L];
   double l1e, l2e, hit, walkers;
   tlb_figures(t, &l1e, &l2e, &hit, &walkers);
   if (pages > l1e) {
@@ -267,6 +308,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
      * miss walks the page table, whose entries (8 bytes a page) are read like data, at the
      * level that holds pages x 8 bytes, with at most `walkers` walks at once (*tlb) */
     *miss += page_accesses / trip * hit; /* per iteration of the block */
+    *miss_inflight += page_accesses / trip * hit / pp->mlp;
     if (hit > *longest) *longest = hit;
     if (pages > l2e) {
       int L = 1;

@@ -36,6 +36,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 8 && strcmp(base + len - 8, "+overlap") == 0) base[len - 8] = 0, o->overlap = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+strides") == 0) base[len - 8] = 0, o->strides = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+carried") == 0) base[len - 8] = 0, o->carried = more = true;
+    else if (len > 9 && strcmp(base + len - 9, "+inflight") == 0) base[len - 9] = 0, o->level_inflight = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -398,14 +399,18 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
          * (Karkhanis & Smith, "A first-order superscalar processor model", ISCA 2004) */
         double trip = loop_trip(p, f, b, execs);
         if (memo->stride_trip != trip) {
-          double miss, tlb, longest;
-          pp_stride_stalls(pp, b, trip, &miss, &tlb, &longest);
-          double inflight = pp->mlp;
+          double miss, miss_inflight, tlb, longest;
+          pp_stride_stalls(pp, b, trip, &miss, &miss_inflight, &tlb, &longest);
+          double inflight = pp->mlp, window = INFINITY;
           if (longest > 0 && memo->uops > 0) {
-            double window = miss / longest * pp->window / memo->uops;
-            if (window < inflight) inflight = window > 1 ? window : 1;
+            window = miss / longest * pp->window / memo->uops;
+            if (window < 1) window = 1;
+            if (window < inflight) inflight = window;
           }
-          memo->stride_trip = trip, memo->stride_stall = miss / inflight + tlb;
+          /* +inflight: each level's misses in flight bound the latency its miss buffers hold
+           * (pp_stride_stalls), and never more in flight than the window holds */
+          double stall = pp->o.level_inflight ? fmax(miss_inflight, miss / window) : miss / inflight;
+          memo->stride_trip = trip, memo->stride_stall = stall + tlb;
         }
         double stall = memo->stride_stall;
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;

@@ -31,6 +31,10 @@ typedef struct pp_options {
                            level whose sets hold them, page-crossing walks pay TLB misses */
   bool carried;         /* steady state: a loop takes at least the chain of its float recurrences
                            through several blocks (the profile's carried_edges) per iteration */
+  bool level_inflight;  /* strides: a set-conflicting walk's lost lines hold each level's miss
+                           buffers until served, up to the misses in flight out of that level
+                           (caches[].overlapping_misses, memory.strided_walks), not only memory's
+                           random-chase figure */
 } pp_options;
 
 /* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
@@ -38,7 +42,8 @@ void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
  * consecutive loop instances (steady-state presets); + "+strides": the per-access strides;
- * + "+carried": the recurrences through several blocks. Suffixes combine ("steady+bw+overlap-assoc"). */
+ * + "+carried": the recurrences through several blocks; + "+inflight": per-level misses in flight
+ * for the strided walks. Suffixes combine ("steady+bw+overlap-assoc"). */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {

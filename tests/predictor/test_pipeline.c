@@ -54,6 +54,21 @@ int main(void) {
               windowed);
   }
 
+  /* a body of 100 chained adds (400 cycles) and 100 independent integer adds: 200 uops, issue
+   * bound at 50 cycles, just under the 224-uop window. The first two copies start one dispatch
+   * time (50 cycles) apart, which looks like the issue bound; the third waits for the first to
+   * retire, so about two copies share each 400-cycle chain: ~200 cycles per iteration, not 50 */
+  {
+    enum { L = 200 };
+    static pp_op body[L];
+    static pa_edge be[L];
+    pa_node ia = {.op = PA_OP_ADD, .opcode = "add", .elem = "i64", .lanes = 1, .bits = 64};
+    for (int i = 0; i < L; i++) body[i] = i < L / 2 ? ops[0] : pp_legalize_node(pp, &ia);
+    for (int i = 0; i + 1 < L / 2; i++) be[i] = (pa_edge){i, i + 1, PA_EDGE_DATA};
+    double wide = pp_schedule(pp, L, body, L / 2 - 1, be, true);
+    CHECK_MSG(wide >= 150 && wide <= 400 + 8, "chain body under the window %g per iteration, want 150-400", wide);
+  }
+
   /* a body 7% above its resource bound (15 adds: 7.5 cycles; a 2-add recurrence: 8) keeps the
    * recurrence: the early stop at the resource bound must not take it */
   pa_edge rec2[2] = {{0, 1, PA_EDGE_DATA}, {1, 0, PA_EDGE_LOOP_CARRIED}};
