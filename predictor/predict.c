@@ -121,17 +121,26 @@ static bool fp_accumulate(const pa_node *n) {
          (n->elem[0] == 'f' || n->elem[0] == 'b');
 }
 
+static bool is_phi_node(const pa_node *n) { return n->opcode && n->opcode[0] == 'p' && strcmp(n->opcode, "phi") == 0; }
+
 /* Cycles of the longest chain of dependent float adds in a block that starts at an add with
  * an operand from another block: an accumulator whose phi lives in a loop header elsewhere.
- * The block's own steady state cannot see that recurrence (its edges stay in the block). */
+ * The block's own steady state cannot see that recurrence (its edges stay in the block). An
+ * operand that is a phi of the block counts as from another block unless a loop-carried edge
+ * of the block feeds it (then it is the block's own recurrence, which the steady state sees):
+ * a join phi merges what the block's predecessors computed (a padded convolution's guard
+ * blocks pass the accumulator so, one tap per block: conv_r50_2 #8, session 6). */
 static double open_chain(const pa_block *b, const pp_op *ops) {
   int n = b->n_nodes;
   if (n == 0) return 0;
   int in_preds[n];
+  bool join[n];
   double len[n];
-  for (int i = 0; i < n; i++) in_preds[i] = 0, len[i] = 0;
+  for (int i = 0; i < n; i++) in_preds[i] = 0, len[i] = 0, join[i] = is_phi_node(&b->nodes[i]);
   for (int e = 0; e < b->n_edges; e++)
-    if (b->edges[e].kind != PA_EDGE_MEMORY) in_preds[b->edges[e].dst]++;
+    if (b->edges[e].kind == PA_EDGE_LOOP_CARRIED) join[b->edges[e].dst] = false;
+  for (int e = 0; e < b->n_edges; e++)
+    if (b->edges[e].kind != PA_EDGE_MEMORY && !join[b->edges[e].src]) in_preds[b->edges[e].dst]++;
   /* an add with both operands in the block starts no chain; one fed by a chain extends it
    * (data edges go forward, so one pass over nodes and one over edges in dst order suffice) */
   for (int i = 0; i < n; i++)
