@@ -159,6 +159,7 @@ typedef struct pa_profile {
   int64_t exact_window;      /* lines tracked exactly under sampling; 0 at rate 1 or plain SHARDS */
   double trace_share;        /* 0: reuse from a run; > 0: traced without running (pa_profile_traced),
                                 this share of each parallel body's iterations (1 = all: exact) */
+  bool line_filter;          /* reuse from a run with pa_options.line_filter */
   double window_share;       /* > 0: a windowed run (pa_options.windowed) measured this share of
                                 the gated block executions (the requested share; runs too
                                 short for windows measure all of them) */
@@ -247,6 +248,13 @@ typedef struct {
    * pa_profile_traced scales a parallel body's windows. */
   bool windowed;
   pa_trace_opts windows;
+  /* Per-reference line filter (not with `windowed`): a one-line load or store in an innermost
+   * loop whose address moves 1..63 bytes per iteration (static strides) reaches the tracker
+   * only when its line differs from the one it touched in the previous iteration; the repeats
+   * are counted inline as reuses at the loop body's line count (a bound on their distance,
+   * <= 64 lines), and only the line-crossing accesses go through SHARDS' test and the tracker.
+   * docs/design.md ("Line filter") says what this approximates. */
+  bool line_filter;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

@@ -28,6 +28,8 @@ typedef struct {
   unsigned align;
   int n_hash;
   LLVMValueRef hash[6]; /* SHARDS hashes of the lines it may touch; none: always hooked */
+  const pa_filtered_access *filter; /* line filter: hooked only when its line changed */
+  LLVMValueRef crossing;            /* filter: i1, its line differs from the previous iteration's */
 } access_item;
 
 typedef struct {
@@ -77,7 +79,7 @@ static void items_of(hooks *h, LLVMValueRef in, item_list *out) {
     } else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
                strncmp(c, "llvm.memset.", 12) == 0) {
       LLVMValueRef len = LLVMBuildZExtOrBitCast(h->b, LLVMGetOperand(in, 2), h->i64, "");
-      if (c[6] != 's') push_item(out, (access_item){.addr = LLVMGetOperand(in, 1), .bytes_value = len}); /* source */
+      if (strncmp(c, "llvm.memset.", 12) != 0) push_item(out, (access_item){.addr = LLVMGetOperand(in, 1), .bytes_value = len}); /* source */
       push_item(out, (access_item){.addr = LLVMGetOperand(in, 0), .bytes_value = len});
     }
   }
@@ -165,22 +167,80 @@ static void move_body_to_head(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb) {
   }
 }
 
+/* The state word at byte offset `off` of this function's pa_thread_state. */
+static LLVMValueRef state_word(hooks *h, unsigned off) {
+  LLVMValueRef o = LLVMConstInt(h->i64, off, 0);
+  return LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), h->state, &o, 1, "");
+}
+
+static const pa_filtered_access *filter_of(const pa_filtered_access *fa, int n_fa, LLVMValueRef in) {
+  for (int k = 0; k < n_fa; k++)
+    if (fa[k].inst == in) return &fa[k];
+  return NULL;
+}
+
+/* Line filter: adds `delta` (an i64 value) to the thread's repeats[function][bin]. */
+static void add_repeats(hooks *h, LLVMValueRef delta, int bin) {
+  LLVMValueRef table = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_REPEATS_OFFSET), "pa.repeats");
+  LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)h->fid * PA_REUSE_BINS + (unsigned long long)bin, 0);
+  LLVMValueRef slot = LLVMBuildGEP2(h->b, h->i64, table, &at, 1, "");
+  LLVMBuildStore(h->b, LLVMBuildAdd(h->b, LLVMBuildLoad2(h->b, h->i64, slot, ""), delta, ""), slot);
+}
+
+/* i1: the filtered item's line is not the one it touched in the previous iteration: the
+ * loop's first iteration, or an address within |stride| bytes of the edge of its line that
+ * the walk enters from (an and and a compare: no state per reference). */
+static LLVMValueRef line_crossed(hooks *h, const pa_filtered_access *f) {
+  LLVMValueRef off = LLVMBuildAnd(h->b, f->addr, LLVMConstInt(h->i64, PA_LINE_BYTES - 1, 0), "");
+  LLVMValueRef c = f->stride > 0 ? LLVMBuildICmp(h->b, LLVMIntULT, off, LLVMConstInt(h->i64, (unsigned long long)f->stride, 0), "")
+                                 : LLVMBuildICmp(h->b, LLVMIntUGE, off, LLVMConstInt(h->i64, (unsigned long long)(PA_LINE_BYTES + f->stride), 0), "");
+  return LLVMBuildOr(h->b, f->first, c, "pa.crossing");
+}
+
+/* i1: a filtered item is hooked when its line changed and that line is sampled; its hash is
+ * computed only here, on the slow path. */
+static LLVMValueRef filtered_sampled(hooks *h, access_item *it, LLVMValueRef threshold) {
+  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), sh = LLVMConstInt(h->i64, 64 - PA_SHARDS_BITS, 0);
+  LLVMValueRef line = LLVMBuildLShr(h->b, it->filter->addr, LLVMConstInt(h->i64, 6, 0), ""); /* log2 PA_LINE_BYTES */
+  it->hash[0] = LLVMBuildLShr(h->b, LLVMBuildMul(h->b, line, mul, ""), sh, "");
+  it->n_hash = 1;
+  return LLVMBuildAnd(h->b, it->crossing, item_sampled(h, it, threshold), "");
+}
+
 /* The block's body moves into a new block H placed before it (predecessors now branch to
  * H, and phis move with the body, so the original block keeps only its terminator and its
  * identity for the successors' phis). H ends by hashing every access's lines and comparing
  * them with the thread's threshold; only if one is under it does control go through a
- * chain of blocks that call the hook for each such access, in program order, and then on. */
-static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
+ * chain of blocks that call the hook for each such access, in program order, and then on.
+ * Line-filtered accesses (fa) only compare their line with the previous iteration's in H;
+ * their hash is tested in the chain when the line changed, and H counts their repeats. */
+static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem,
+                                const pa_filtered_access *fa, int n_fa) {
   move_body_to_head(h, fn, bb);
   item_list items = {0};
-  for (int k = 0; k < n_mem; k++) items_of(h, mem[k], &items);
+  for (int k = 0; k < n_mem; k++) {
+    int before = items.n;
+    items_of(h, mem[k], &items);
+    const pa_filtered_access *x = filter_of(fa, n_fa, mem[k]);
+    if (x && items.n == before + 1) items.v[before].filter = x;
+  }
   LLVMValueRef threshold = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.threshold");
   LLVMValueRef any = NULL;
+  int n_filtered = 0, bin = 0;
   for (int k = 0; k < items.n; k++) {
-    hash_item(h, &items.v[k]);
-    LLVMValueRef c = item_sampled(h, &items.v[k], threshold);
+    access_item *it = &items.v[k];
+    LLVMValueRef c;
+    if (it->filter) { /* the fast path only tests for a line change */
+      c = it->crossing = line_crossed(h, it->filter);
+      n_filtered++, bin = it->filter->bin;
+    } else {
+      hash_item(h, it);
+      c = item_sampled(h, it, threshold);
+    }
     any = any ? LLVMBuildOr(h->b, any, c, "") : c;
   }
+  /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
+  if (n_filtered) add_repeats(h, LLVMConstInt(h->i64, (unsigned long long)n_filtered, 0), bin);
   if (!any) { /* nothing to hook after all */
     LLVMBuildBr(h->b, bb);
     free(items.v);
@@ -188,10 +248,18 @@ static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
   }
   LLVMBasicBlockRef test = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.sample");
   LLVMBuildCondBr(h->b, any, test, bb);
+  if (n_filtered) {
+    LLVMPositionBuilderAtEnd(h->b, test);
+    LLVMValueRef crossed = LLVMConstInt(h->i64, 0, 0);
+    for (int k = 0; k < items.n; k++)
+      if (items.v[k].filter) crossed = LLVMBuildAdd(h->b, crossed, LLVMBuildZExt(h->b, items.v[k].crossing, h->i64, ""), "");
+    add_repeats(h, LLVMBuildNeg(h->b, crossed, ""), bin);
+  }
   for (int k = 0; k < items.n; k++) {
     /* re-read the threshold: a hooked access may have started or ended a burst */
     LLVMPositionBuilderAtEnd(h->b, test);
-    LLVMValueRef c = item_sampled(h, &items.v[k], LLVMBuildLoad2(h->b, h->i64, h->state, ""));
+    LLVMValueRef thr = LLVMBuildLoad2(h->b, h->i64, h->state, "");
+    LLVMValueRef c = items.v[k].filter ? filtered_sampled(h, &items.v[k], thr) : item_sampled(h, &items.v[k], thr);
     LLVMBasicBlockRef call = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.hook");
     LLVMBasicBlockRef next = k + 1 < items.n ? LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.sample") : bb;
     LLVMBuildCondBr(h->b, c, call, next);
@@ -263,12 +331,6 @@ static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
 
 static int count_items(LLVMValueRef *mem, int n_mem);
 
-/* The state word at byte offset `off` of this function's pa_thread_state. */
-static LLVMValueRef state_word(hooks *h, unsigned off) {
-  LLVMValueRef o = LLVMConstInt(h->i64, off, 0);
-  return LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), h->state, &o, 1, "");
-}
-
 /* Windowed: the body moves into H (as in instrument_filtered), untouched. H then counts the
  * thread's gate down by the block's accesses, so time is counted in accesses (calling
  * __pa_phase when it passes zero: a window starts or ends) and,
@@ -333,7 +395,8 @@ static void instrument_direct(hooks *h, LLVMValueRef *mem, int n_mem) {
   }
 }
 
-int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, pt_diag *d) {
+int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, const pa_profile *line_filter,
+                  pt_diag *d) {
   bool memory_hooks = mode != PA_HOOKS_NONE;
   LLVMValueRef *fns;
   int nf = pa_defined_functions(mod, &fns);
@@ -369,6 +432,10 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
     int n_blocks = (int)LLVMCountBasicBlocks(fn);
     LLVMBasicBlockRef *blocks = malloc(sizeof *blocks * (size_t)(n_blocks + 1));
     LLVMGetBasicBlocks(fn, blocks); /* before instrumentation adds blocks */
+    pa_filtered_access *filtered = NULL; /* planned first: it matches the profile's nodes by position */
+    int n_filtered = line_filter && mode == PA_HOOKS_FILTERED && fi < line_filter->n_functions
+                         ? pa_line_filter_plan(h.b, fn, &line_filter->functions[fi], &filtered)
+                         : 0;
     LLVMPositionBuilderBefore(h.b, LLVMGetFirstInstruction(blocks[0]));
     LLVMValueRef enter_args[2] = {rt, LLVMConstInt(h.i32, (unsigned long long)fi, 0)};
     h.state = LLVMBuildCall2(h.b, enter_ty, enter, enter_args, 2, "pa.state");
@@ -405,11 +472,12 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
       if (buffered && mode == PA_HOOKS_WINDOWED) instrument_gated(&h, fn, bb, mem, n);
       else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
       else if (n && (direct || mode != PA_HOOKS_FILTERED)) instrument_direct(&h, mem, n);
-      else if (n) instrument_filtered(&h, fn, bb, mem, n);
+      else if (n) instrument_filtered(&h, fn, bb, mem, n, filtered, n_filtered);
       free(mem);
     }
     base += n_blocks;
     free(blocks);
+    free(filtered);
   }
   LLVMDisposeBuilder(h.b);
   free(fns);

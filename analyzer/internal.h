@@ -105,7 +105,25 @@ typedef enum {
 #define PA_BUF_OFFSET_BUF 16
 #define PA_GATE_OFFSET 24
 #define PA_RECORDING_OFFSET 32
-int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, pt_diag *d);
+#define PA_REPEATS_OFFSET 40 /* line filter: uint64_t *, [function][PA_REUSE_BINS] repeats */
+/* line_filter.c: the loads and stores the per-reference line filter applies to (one-line,
+ * 1..63 bytes per iteration of an innermost loop without calls whose iteration touches at most
+ * 64 lines, in a block that runs every iteration), each with its address as an integer (built
+ * just before it), its stride (bytes per iteration) and its loop's `first` flag (an i1 phi in
+ * the header: true in the loop's first iteration). Its line is the previous iteration's unless
+ * `first` or the address is within |stride| of the line's edge the walk enters from. bin: the
+ * distance bin its repeats are counted in (the loop body's lines - 1, a bound). Call before
+ * anything else is inserted into fn; returns how many (*out: free). */
+typedef struct {
+  LLVMValueRef inst, addr, first;
+  int64_t stride;
+  int bin;
+} pa_filtered_access;
+int pa_line_filter_plan(LLVMBuilderRef b, LLVMValueRef fn, const pa_function *f, pa_filtered_access **out);
+/* line_filter (PA_HOOKS_FILTERED only; NULL: none): the static profile of the same module,
+ * whose loops and strides choose the accesses the per-reference line filter applies to. */
+int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, const pa_profile *line_filter,
+                  pt_diag *d);
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
@@ -172,6 +190,9 @@ void pa_runtime_counts(const pa_runtime *rt, int slot, int fid, uint64_t *out);
 int pa_runtime_threads(const pa_runtime *rt);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);
+/* Line filter: the accesses of a thread slot and function that repeated their reference's
+ * line, per distance bin (PA_REUSE_BINS words). */
+const uint64_t *pa_runtime_repeats(const pa_runtime *rt, int slot, int fid);
 const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot);
 
 /* run.c: results of the instrumented run, filled by a child process. */
@@ -180,6 +201,7 @@ typedef struct {
   uint64_t *counts;      /* per block, functions in order */
   uint64_t *thread_mask; /* per function */
   uint64_t *hist;        /* [thread][function][PA_TRACKER_WORDS] tracker counts */
+  uint64_t *repeats;     /* [thread][function][PA_REUSE_BINS] line-filtered repeats */
   int threads;
   double seconds;
 } pa_run_result;

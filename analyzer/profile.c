@@ -100,9 +100,9 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
     int threads = 1;
     for (int i = 0; i < spec->n_args; i++)
       if (spec->args[i].kind == PA_ARG_POOL && spec->args[i].threads > threads) threads = spec->args[i].threads;
-    if (opt->no_reuse || (opt->sample_rate > 0 && opt->sample_rate < 1) || threads > 1) {
-      pt_fail(d, PT_ERR_UNSUPPORTED, "windowed reuse: one thread at rate 1 only (got %d threads, rate %g)", threads,
-              opt->sample_rate);
+    if (opt->no_reuse || (opt->sample_rate > 0 && opt->sample_rate < 1) || threads > 1 || opt->line_filter) {
+      pt_fail(d, PT_ERR_UNSUPPORTED, "windowed reuse: one thread at rate 1 only, without the line filter (got %d threads, rate %g%s)",
+              threads, opt->sample_rate, opt->line_filter ? ", line filter" : "");
       return NULL;
     }
     p = pa_profile_static_counts(m, &(pa_static_opts){.entry = spec->entry, .threads = 1}, d);
@@ -123,6 +123,7 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
   p->run_seconds = r.seconds;
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
   p->sample_rate = opt->no_reuse ? 0 : rate;
+  p->line_filter = opt->line_filter && !opt->no_reuse;
   if (opt->windowed) p->window_share = opt->windows.share >= 1 ? 1 : opt->windows.share > 0 ? opt->windows.share : 0.05;
   if (!opt->no_reuse && rate < 1 && opt->exact_window >= 0) {
     pa_tracker *probe = pa_tracker_new(1, rate, opt->exact_window); /* the window the run used */
@@ -157,6 +158,9 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
       for (int t = 0; t < nt; t++) {
         pa_reuse_hist h;
         pa_tracker_hist(keys[t].hist + (size_t)f * PA_TRACKER_WORDS, rate, p->exact_window, &h);
+        /* line filter: the repeats are counted exactly, beside the tracker's estimate */
+        const uint64_t *rep = r.repeats + ((size_t)keys[t].slot * (size_t)nf + (size_t)f) * PA_REUSE_BINS;
+        for (int k = 0; k < PA_REUSE_BINS; k++) h.bins[k] += (double)rep[k], h.accesses += (double)rep[k];
         if (h.accesses == 0) continue;
         p->reuse[p->n_reuse++] = (pa_reuse_entry){f, t, h};
         hist_add(&p->reuse_by_function[f], &h);

@@ -144,6 +144,7 @@ char *pa_profile_to_json(const pa_profile *p) {
   cJSON_AddNumberToObject(reuse, "exact_window", (double)p->exact_window);
   if (p->trace_share > 0) cJSON_AddNumberToObject(reuse, "trace_share", p->trace_share);
   if (p->window_share > 0) cJSON_AddNumberToObject(reuse, "window_share", p->window_share);
+  if (p->line_filter) cJSON_AddBoolToObject(reuse, "line_filter", 1);
   cJSON_AddItemToObject(reuse, "total", hist_json(&p->reuse_total));
   cJSON *byf = cJSON_AddArrayToObject(reuse, "functions");
   for (int i = 0; i < p->n_functions; i++) {
@@ -501,6 +502,7 @@ pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
   if (cJSON_IsNumber(ts)) p->trace_share = ts->valuedouble;
   const cJSON *ws = cJSON_GetObjectItemCaseSensitive(reuse, "window_share"); /* optional */
   if (cJSON_IsNumber(ws)) p->window_share = ws->valuedouble;
+  p->line_filter = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reuse, "line_filter")); /* optional */
   const cJSON *total = field(&r, reuse, "total", "$.reuse");
   if (cJSON_IsObject(total)) read_hist(&r, total, "$.reuse.total", &p->reuse_total);
   const cJSON *byf = field(&r, reuse, "functions", "$.reuse"), *x;

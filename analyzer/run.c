@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Error.h>
@@ -33,7 +34,7 @@ typedef struct {
 
 typedef struct {
   shared_hdr *hdr;
-  uint64_t *counts, *masks, *hist;
+  uint64_t *counts, *masks, *hist, *repeats;
   size_t bytes;
 } shared_region;
 
@@ -184,7 +185,7 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
 }
 
 static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
-                      const bool *count_blocks, int64_t win_blocks, shared_region *sh, int nf) {
+                      const bool *count_blocks, const pa_profile *p, int64_t win_blocks, shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
   bool reuse = !opt->no_reuse;
   LLVMInitializeNativeTarget();
@@ -196,8 +197,19 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (LLVMParseBitcodeInContext2(ctx, mb, &mod)) return child_fail(h, "cannot re-read the module's bitcode");
   pt_diag d = {0};
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
-  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE : opt->windowed ? PA_HOOKS_WINDOWED : rate >= 1 ? PA_HOOKS_BUFFERED : PA_HOOKS_FILTERED;
-  if (pa_instrument(mod, mode, count_blocks, &d) || pa_add_main_wrapper(mod, spec, &d)) return child_fail(h, "%s", d.msg);
+  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE
+                      : opt->windowed ? PA_HOOKS_WINDOWED
+                      : rate >= 1 && !opt->line_filter ? PA_HOOKS_BUFFERED
+                                                       : PA_HOOKS_FILTERED;
+  if (pa_instrument(mod, mode, count_blocks, opt->line_filter ? p : NULL, &d) || pa_add_main_wrapper(mod, spec, &d))
+    return child_fail(h, "%s", d.msg);
+  char *invalid = NULL; /* instrumentation is ours: invalid IR here is an analyzer bug, said plainly */
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &invalid)) {
+    int rc = child_fail(h, "the instrumented module does not verify (an analyzer bug): %.600s", invalid);
+    LLVMDisposeMessage(invalid);
+    return rc;
+  }
+  LLVMDisposeMessage(invalid);
   pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
   if (mode == PA_HOOKS_WINDOWED) pa_runtime_set_windows(rt, &opt->windows, win_blocks);
 
@@ -327,8 +339,11 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   for (int f = 0; f < nf; f++) sh->masks[f] = pa_runtime_thread_mask(rt, f);
   if (reuse)
     for (int s = 0; s < nt; s++)
-      for (int f = 0; f < nf; f++)
+      for (int f = 0; f < nf; f++) {
         pa_runtime_counts(rt, s, f, sh->hist + ((size_t)s * (size_t)nf + (size_t)f) * PA_TRACKER_WORDS);
+        memcpy(sh->repeats + ((size_t)s * (size_t)nf + (size_t)f) * PA_REUSE_BINS, pa_runtime_repeats(rt, s, f),
+               sizeof(uint64_t) * PA_REUSE_BINS);
+      }
   if (pool) pt_pool_free(pool);
   h->status = 1;
   return 0;
@@ -363,14 +378,16 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
   int nf = p->n_functions, nblocks = 0;
   for (int i = 0; i < nf; i++) nblocks += p->functions[i].n_blocks;
   size_t hist_words = (size_t)PA_MAX_THREADS * (size_t)nf * PA_TRACKER_WORDS;
+  size_t repeat_words = (size_t)PA_MAX_THREADS * (size_t)nf * PA_REUSE_BINS;
   shared_region sh = {0};
-  sh.bytes = round_up(sizeof(shared_hdr), 64) + sizeof(uint64_t) * ((size_t)nblocks + (size_t)nf + hist_words + 1);
+  sh.bytes = round_up(sizeof(shared_hdr), 64) + sizeof(uint64_t) * ((size_t)nblocks + (size_t)nf + hist_words + repeat_words + 1);
   void *mem = mmap(NULL, sh.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return pt_fail(d, PT_ERR_NOMEM, "cannot map %zu bytes for the run's results", sh.bytes);
   sh.hdr = mem;
   sh.counts = (uint64_t *)((char *)mem + round_up(sizeof(shared_hdr), 64));
   sh.masks = sh.counts + nblocks;
   sh.hist = sh.masks + nf;
+  sh.repeats = sh.hist + hist_words;
   /* Windowed: the accesses to place the windows over (the profile's counts are static then). */
   int64_t win_blocks = 0;
   for (int i = 0; i < nf && opt->windowed; i++)
@@ -390,7 +407,7 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
     return pt_fail(d, PT_ERR_RUNTIME, "cannot fork the run: %s", strerror(errno));
   }
   if (pid == 0) {
-    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, count_blocks, win_blocks, &sh, nf);
+    int rc = child_main(LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), spec, opt, count_blocks, p, win_blocks, &sh, nf);
     fflush(NULL);
     _exit(rc);
   }
@@ -437,6 +454,9 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
     size_t used = (size_t)out->threads * (size_t)nf * PA_TRACKER_WORDS;
     out->hist = malloc(sizeof(uint64_t) * (used + 1));
     memcpy(out->hist, sh.hist, sizeof(uint64_t) * used);
+    size_t used_repeats = (size_t)out->threads * (size_t)nf * PA_REUSE_BINS;
+    out->repeats = malloc(sizeof(uint64_t) * (used_repeats + 1));
+    memcpy(out->repeats, sh.repeats, sizeof(uint64_t) * used_repeats);
   }
   munmap(mem, sh.bytes);
   return err;
@@ -446,5 +466,6 @@ void pa_run_result_free(pa_run_result *r) {
   free(r->counts);
   free(r->thread_mask);
   free(r->hist);
+  free(r->repeats);
   memset(r, 0, sizeof *r);
 }

@@ -46,6 +46,7 @@ struct pa_thread_state {
   uint64_t *buf;              /* PA_BUF_WORDS + 2 x PA_BUF_MAX_ITEMS words */
   int64_t gate;               /* windowed: gated blocks left in this phase, minus one */
   uint64_t recording;         /* windowed: gated blocks append their accesses */
+  uint64_t *repeats;          /* line filter: [function][PA_REUSE_BINS] accesses that repeated a line */
   uint64_t sampled_threshold; /* threshold outside bursts */
   pa_tracker *tracker;        /* NULL: counts only, or a thread beyond PA_MAX_THREADS */
   win_state *win;             /* windowed runs only */
@@ -54,7 +55,8 @@ struct pa_thread_state {
 static_assert(offsetof(struct pa_thread_state, pos) == PA_BUF_OFFSET_POS &&
                   offsetof(struct pa_thread_state, buf) == PA_BUF_OFFSET_BUF &&
                   offsetof(struct pa_thread_state, gate) == PA_GATE_OFFSET &&
-                  offsetof(struct pa_thread_state, recording) == PA_RECORDING_OFFSET,
+                  offsetof(struct pa_thread_state, recording) == PA_RECORDING_OFFSET &&
+                  offsetof(struct pa_thread_state, repeats) == PA_REPEATS_OFFSET,
               "instrument.c addresses the buffer and the gate by these offsets");
 
 struct pa_runtime {
@@ -82,8 +84,10 @@ pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool tr
   rt->track_reuse = track_reuse;
   pthread_mutex_init(&rt->lock, NULL);
   rt->masks = calloc((size_t)n_functions + 1, sizeof *rt->masks);
-  for (int i = 0; i <= PA_MAX_THREADS; i++)
+  for (int i = 0; i <= PA_MAX_THREADS; i++) {
     rt->states[i].buf = aligned_alloc(64, sizeof(uint64_t) * (PA_BUF_WORDS + 2 * PA_BUF_MAX_ITEMS));
+    rt->states[i].repeats = calloc((size_t)n_functions * PA_REUSE_BINS + 1, sizeof(uint64_t));
+  }
   return rt;
 }
 
@@ -94,7 +98,7 @@ void pa_runtime_free(pa_runtime *rt) {
     win_state *w = rt->states[i].win;
     if (w) free(w->first), free(w->rest), free(w->base), free(w->acc), free(w);
   }
-  for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf);
+  for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf), free(rt->states[i].repeats);
   pthread_mutex_destroy(&rt->lock);
   free((void *)rt->masks);
   free(rt);
@@ -299,5 +303,9 @@ bool pa_runtime_overflowed(const pa_runtime *rt) { return atomic_load((_Atomic i
 int pa_runtime_threads(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->n_threads); }
 
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid) { return atomic_load(&rt->masks[fid]); }
+
+const uint64_t *pa_runtime_repeats(const pa_runtime *rt, int slot, int fid) {
+  return rt->states[slot].repeats + (size_t)fid * PA_REUSE_BINS;
+}
 
 const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot) { return rt->states[slot].tracker; }

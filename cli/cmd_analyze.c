@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
+          "       [--window LINES] [--line-filter] [--run-static-counts] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
           "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
           "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
           "                    seeded inputs (schedule options as for `portent compile --help`)\n"
@@ -25,6 +25,12 @@ static void usage(FILE *f) {
           "  --sample RATE     SHARDS spatial sampling of cache lines, 0 < RATE <= 1 (default 1)\n"
           "  --window LINES    with --sample: distances below LINES are measured exactly on every access\n"
           "                    (default: the power of two >= 16/RATE); 0 = plain SHARDS (fastest)\n"
+          "  --line-filter     loads and stores of innermost loops that repeat their previous\n"
+          "                    iteration's line skip the tracker (counted as short reuses); the rest\n"
+          "                    go through --sample as usual (docs/design.md, \"Line filter\")\n"
+          "  --run-static-counts  in the run, functions whose blocks all have static counts get one\n"
+          "                    counter (calls) instead of one per block (what bench analyze and the\n"
+          "                    analytic cost model run)\n"
           "  --seed S          seed of the random argument data (overrides the spec's)\n"
           "  --timeout SEC     kill the instrumented run after SEC seconds (overrides the spec's)\n"
           "  --no-reuse        block counts only (no memory-access hooks: faster)\n"
@@ -112,6 +118,8 @@ int cmd_analyze(int argc, char **argv) {
       return EXIT_OK;
     } else if (strcmp(arg, "--json") == 0) json = true;
     else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
+    else if (strcmp(arg, "--line-filter") == 0) opt.line_filter = true;
+    else if (strcmp(arg, "--run-static-counts") == 0) opt.static_counts = true;
     else if (strcmp(arg, "--static-counts") == 0) static_counts = true;
     else if (strcmp(arg, "--reuse") == 0 && has_val) {
       if (strcmp(argv[++i], "trace") != 0 && strcmp(argv[i], "run") != 0 && strcmp(argv[i], "windows") != 0) {

@@ -61,6 +61,10 @@ typedef struct {
    * median run and total cost, and its miss-ratio distance from the full run's (-1: not run) */
   double win_run_s, win_total_s, win_mrc;
   char win_note[160];
+  /* the line-filtered sampled run (static counts + 1% SHARDS + pa_options.line_filter): cost,
+   * and miss-ratio distances from the full run at 1% and with the filter alone (rate 1) */
+  double filt_run_s, filt_total_s, filt_mrc, filt_exact_mrc;
+  char filt_note[160];
 } row;
 
 typedef struct {
@@ -100,6 +104,9 @@ static void predict(const pa_profile *p, double out[N_CACHES][2], double assoc[N
   }
 }
 
+/* The line-filtered sampled profile bench analyze times (what the tuner's analytic model runs). */
+static const pa_options filtered_opts = {.sample_rate = 0.01, .static_counts = true, .line_filter = true};
+
 /* Profiles `m` exactly (predictions, full-run cost) and at 1% (predictions); then, below the
  * size limit, compiles the IR file and simulates it. */
 static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_spec *spec, const char *ir,
@@ -133,6 +140,16 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   else
     snprintf(r->win_note, sizeof r->win_note, "%.150s", d.msg);
   pa_profile_free(windowed);
+  r->filt_mrc = r->filt_exact_mrc = -1;
+  pa_profile *fe = pa_profile_build(m, spec, &(pa_options){.sample_rate = 1, .line_filter = true}, &d);
+  if (fe) r->filt_exact_mrc = pa_reuse_mrc_distance(&full->reuse_total, &fe->reuse_total, 4096 / PA_LINE_BYTES,
+                                                    (64 << 20) / PA_LINE_BYTES);
+  pa_profile_free(fe);
+  pa_profile *fs = pa_profile_build(m, spec, &filtered_opts, &d);
+  if (fs) r->filt_mrc = pa_reuse_mrc_distance(&full->reuse_total, &fs->reuse_total, 4096 / PA_LINE_BYTES,
+                                              (64 << 20) / PA_LINE_BYTES);
+  else snprintf(r->filt_note, sizeof r->filt_note, "%.150s", d.msg);
+  pa_profile_free(fs);
   pa_profile_free(full);
   if (o->cost_only) {
     snprintf(r->note, sizeof r->note, "not simulated: --cost-only");
@@ -223,6 +240,17 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_r
   }
   r->win_run_s = median(run, n);
   r->win_total_s = median(total, n);
+  n = 0;
+  for (int i = 0; i < o->repeats && i < 16 && r->filt_mrc >= 0; i++) {
+    double t0 = pt_now();
+    pa_profile *p = pa_profile_build(m, spec, &filtered_opts, &d);
+    if (!p) break;
+    total[n] = pt_now() - t0;
+    run[n++] = p->run_seconds;
+    pa_profile_free(p);
+  }
+  r->filt_run_s = median(run, n);
+  r->filt_total_s = median(total, n);
 }
 
 /* A suite workload under its default schedule (which 0) or a random one (which 1): the
@@ -423,6 +451,30 @@ static void print_text(const row *rows, int n) {
     if (kw < 256) xw[kw] = r->win_run_s / r->native_s, xwt[kw++] = r->win_total_s / r->native_s;
   }
   if (kw) printf("median: windowed run %.1fx native, windowed total %.1fx (%d candidates)\n", median(xw, kw), median(xwt, kw), kw);
+  printf("\nLine-filtered sampled run (static counts + 1%% SHARDS + line filter, docs/design.md): miss-ratio distance\n"
+         "from the full run with the filter alone (rate 1) and at 1%%, and its cost (run, and total with fork and JIT)\n"
+         "%-34s %9s %9s %10s %11s %8s %11s %8s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x", "filt tot", "x");
+  double xf1[256], xft[256], worst = 0;
+  int kfl = 0;
+  for (int i = 0; i < n; i++) {
+    const row *r = &rows[i];
+    if (r->filt_mrc < 0) {
+      if (r->filt_note[0]) printf("%-34s not profiled: %s\n", r->name, r->filt_note);
+      continue;
+    }
+    if (r->filt_mrc > worst) worst = r->filt_mrc;
+    if (!(r->native_s > 0) || !(r->filt_run_s > 0)) {
+      printf("%-34s %9.4f %9.4f\n", r->name, r->filt_exact_mrc, r->filt_mrc);
+      continue;
+    }
+    printf("%-34s %9.4f %9.4f %10.3f %11.3f %8.1f %11.1f %8.1f\n", r->name, r->filt_exact_mrc, r->filt_mrc,
+           r->native_s * 1e3, r->filt_run_s * 1e3, r->filt_run_s / r->native_s, r->filt_total_s * 1e3,
+           r->filt_total_s / r->native_s);
+    if (kfl < 256) xf1[kfl] = r->filt_run_s / r->native_s, xft[kfl++] = r->filt_total_s / r->native_s;
+  }
+  if (kfl)
+    printf("median: line-filtered run %.1fx native, total %.1fx (%d candidates); largest mrc distance at 1%% %.4f\n",
+           median(xf1, kfl), median(xft, kfl), kfl, worst);
 }
 
 static void print_json(const row *rows, int n) {
@@ -447,9 +499,11 @@ static void print_json(const row *rows, int n) {
       }
     printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
            "\"full_run_s\": %.6g, \"full_total_s\": %.6g, \"trace_s\": %.6g, \"trace_mrc\": %.6g, \"windows_run_s\": %.6g, "
-           "\"windows_total_s\": %.6g, \"windows_mrc\": %.6g}",
+           "\"windows_total_s\": %.6g, \"windows_mrc\": %.6g, \"filtered_run_s\": %.6g, \"filtered_total_s\": %.6g, "
+           "\"filtered_mrc\": %.6g, \"filtered_exact_mrc\": %.6g}",
            r->native_s, r->compile_s, r->sampled_run_s, r->sampled_total_s, r->full_run_s, r->full_total_s, r->trace_s,
-           r->trace_mrc, r->win_run_s, r->win_total_s, r->win_mrc);
+           r->trace_mrc, r->win_run_s, r->win_total_s, r->win_mrc, r->filt_run_s, r->filt_total_s, r->filt_mrc,
+           r->filt_exact_mrc);
   }
   printf("\n]}\n");
 }

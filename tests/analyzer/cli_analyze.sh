@@ -27,6 +27,12 @@ grep -q '"trace_share":1' "$T/tr.json" || fail "--reuse trace: no trace_share"
 grep -q '"window_share":1' "$T/w1.json" || fail "--reuse windows: no window_share"
 [ "$(grep -o '"total":{[^}]*}' "$T/w1.json")" = "$(grep -o '"total":{[^}]*}' "$T/a.json")" ] ||
   fail "--reuse windows: $(grep -o '"total":{[^}]*}' "$T/w1.json") vs the run's $(grep -o '"total":{[^}]*}' "$T/a.json")"
+# The line filter at rate 1: every access and first touch kept (repeats counted beside the tracker).
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --line-filter -o "$T/lf.json" > /dev/null || fail "--line-filter exited $?"
+grep -q '"line_filter":true' "$T/lf.json" || fail "--line-filter: no line_filter field"
+tot() { grep -o '"total":{[^}]*}' "$1" | grep -o '"cold":[-0-9.e+]*,"accesses":[-0-9.e+]*'; }
+[ -n "$(tot "$T/a.json")" ] && [ "$(tot "$T/lf.json")" = "$(tot "$T/a.json")" ] ||
+  fail "--line-filter: $(tot "$T/lf.json") vs the run's $(tot "$T/a.json")"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --reuse bogus > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--reuse bogus: want exit 2"
 # A stack-allocated local buffer: the same bytes in separate processes (stack starts differ).
