@@ -156,7 +156,7 @@ typedef struct pp_analytic_opts {
   pp_options predict;
   bool reuse;           /* profile reuse distances too (10-80x slower runs; on this machine they
                            change the ranking little: docs/validation.md); default: counts only */
-  double sample_rate;   /* SHARDS rate of the reuse profile (0 -> 0.01) */
+  double sample_rate;   /* SHARDS rate of the reuse profile (0 -> 0.01), with the line filter */
   int profile_threads;  /* threads of the instrumented run (0 -> 1) */
   double timeout_s;     /* a candidate whose counting run takes longer ranks last (0 -> 5 s: the
                            instrumented run is 10-100x slower than the kernel) */
