@@ -19,8 +19,8 @@ static void usage(FILE *f) {
           "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
           "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
-          "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--train-weights none|occurrences|time]\n"
-          "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
+          "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
+          "       [--train-weights none|occurrences|time] [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
           "--val-networks every task of those training networks, weighted by its occurrences in them.\n"
@@ -31,6 +31,7 @@ static void usage(FILE *f) {
           "                           TLP trained on its labels alone, scored with its head\n"
           "  --fractions LIST         MTL-TLP's shares of the ranked platform's training labels (default\n"
           "                           0.07,0.2,1: TLP's 7%%, 20%% and all; at 1, TLP alone is the tlp row)\n"
+          "  --rows TEXT              mtl: only the rows whose name contains TEXT (e.g. 'aux'), to split a run\n"
           "  --per-task               each test task's top-1 per model, with its share of the weighted score\n"
           "  --train-weights W        TLP's loss of a training task scaled by its occurrences in the training\n"
           "                           networks (occurrences), times its best latency (time: its share of a score\n"
@@ -96,6 +97,7 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--platform") == 0 && v) o.platform = argv[++i];
     else if (strcmp(a, "--fractions") == 0 && v) fraction_list = argv[++i];
     else if (strcmp(a, "--per-task") == 0) o.per_task = true;
+    else if (strcmp(a, "--rows") == 0 && v) o.rows = argv[++i];
     else if (strcmp(a, "--train-weights") == 0 && v) {
       const char *tw = argv[++i];
       if (strcmp(tw, "none") == 0) o.train_weights = LB_TW_NONE;

@@ -38,6 +38,7 @@ typedef struct lb_opts {
   uint64_t seed;
   double throughput_s; /* how long the throughput loop runs */
   bool per_task;       /* print each test task's top-1 per model */
+  const char *rows;    /* MTL-TLP: only the variants whose name contains this (NULL: all) */
   int train_weights;   /* LB_TW_*: TLP's loss per training task as the score weighs a test task */
   bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl, run_transfer;
 } lb_opts;

@@ -554,6 +554,7 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
     if (data->n_targets < 2)
       printf("mtl-tlp on real platforms alone: the records hold one platform, so it is tlp 7%%/20%%\n");
     for (int i = 0; i < n_v && rc == 0; i++) {
+      if (o->rows && !strstr(variants[i].name, o->rows)) continue; /* --rows: a long run split in parts */
       while (n_made < variants[i].n_aux) { /* the auxiliary labels, when a variant first needs them */
         snprintf(aux_paths[n_made], sizeof aux_paths[n_made], "/tmp/portent-learn-aux-XXXXXX");
         int fd = mkstemp(aux_paths[n_made]);

@@ -116,6 +116,11 @@ for row in "tlp 20% " "mtl-tlp 20% real (2 tasks)" "mtl-tlp 20% +1 aux (3 tasks)
   has bench-learn-2p "$tmp/out" "^$row"
 done
 has bench-learn-2p "$tmp/out" "^measured on znver5 *- *1.0000 "
+# --rows: only the MTL-TLP rows named so (a long run split in parts)
+check bench-learn-rows 0 "$portent" bench learn --data $sample --data "$tmp/zen4.jsonl" --platform znver4 --quick \
+  --models mtl --fractions 0.2 --aux-targets '' --rows real
+has bench-learn-rows "$tmp/out" "^mtl-tlp 20% real (2 tasks)"
+if grep -q "^tlp 20% " "$tmp/out"; then echo "FAIL bench-learn-rows: a row --rows leaves out ran"; fail=1; fi
 check bench-learn-noplatform 2 "$portent" bench learn --data $sample --quick --platform znver3 --models xgb
 has bench-learn-noplatform "$tmp/err" "znver3: no record of it (the records' platforms: znver5)"
 check bench-learn-fractions 2 "$portent" bench learn --data $sample --quick --fractions 0.2,1.5
