@@ -190,6 +190,26 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Medians over up to `repeats` (at most 16) profiles of the module with these options: the
+ * instrumented run's seconds and the whole build's (instrumenting, JIT, run); stops at the
+ * first build that fails, 0 when none succeeded. */
+static void time_builds(pa_module *m, const pa_run_spec *spec, const pa_options *po, int repeats, double *run_s,
+                        double *total_s) {
+  double run[16], total[16];
+  int n = 0;
+  pt_diag d = {0};
+  for (int i = 0; i < repeats && i < 16; i++) {
+    double t0 = pt_now();
+    pa_profile *p = pa_profile_build(m, spec, po, &d);
+    if (!p) break;
+    total[n] = pt_now() - t0;
+    run[n++] = p->run_seconds;
+    pa_profile_free(p);
+  }
+  *run_s = median(run, n);
+  *total_s = median(total, n);
+}
+
 /* Native time of the state (child process, checked against the reference) and the median
  * cost of a sampled profile of its module over o->repeats runs. */
 static void measure_cost(const options *o, row *r, const pc_state *s, const pc_reference *ref, pa_module *m,
@@ -208,19 +228,10 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_r
     snprintf(r->note, sizeof r->note, "measure: %.180s", d.msg[0] ? d.msg : mr.message);
     return;
   }
-  double run[16], total[16];
+  time_builds(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, o->repeats, &r->sampled_run_s,
+              &r->sampled_total_s);
+  double total[16];
   int n = 0;
-  for (int i = 0; i < o->repeats && i < 16; i++) {
-    double t0 = pt_now();
-    pa_profile *p = pa_profile_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &d);
-    if (!p) continue;
-    total[n] = pt_now() - t0;
-    run[n++] = p->run_seconds;
-    pa_profile_free(p);
-  }
-  r->sampled_run_s = median(run, n);
-  r->sampled_total_s = median(total, n);
-  n = 0;
   for (int i = 0; i < o->repeats && i < 16 && r->trace_mrc >= 0; i++) {
     double t0 = pt_now();
     pa_profile *p = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
@@ -229,28 +240,9 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_r
     pa_profile_free(p);
   }
   r->trace_s = median(total, n);
-  n = 0;
-  for (int i = 0; i < o->repeats && i < 16 && r->win_mrc >= 0; i++) {
-    double t0 = pt_now();
-    pa_profile *p = pa_profile_build(m, spec, &(pa_options){.windowed = true}, &d);
-    if (!p) break;
-    total[n] = pt_now() - t0;
-    run[n++] = p->run_seconds;
-    pa_profile_free(p);
-  }
-  r->win_run_s = median(run, n);
-  r->win_total_s = median(total, n);
-  n = 0;
-  for (int i = 0; i < o->repeats && i < 16 && r->filt_mrc >= 0; i++) {
-    double t0 = pt_now();
-    pa_profile *p = pa_profile_build(m, spec, &filtered_opts, &d);
-    if (!p) break;
-    total[n] = pt_now() - t0;
-    run[n++] = p->run_seconds;
-    pa_profile_free(p);
-  }
-  r->filt_run_s = median(run, n);
-  r->filt_total_s = median(total, n);
+  if (r->win_mrc >= 0)
+    time_builds(m, spec, &(pa_options){.windowed = true}, o->repeats, &r->win_run_s, &r->win_total_s);
+  if (r->filt_mrc >= 0) time_builds(m, spec, &filtered_opts, o->repeats, &r->filt_run_s, &r->filt_total_s);
 }
 
 /* A suite workload under its default schedule (which 0) or a random one (which 1): the
