@@ -9,6 +9,7 @@
 
 #include "analyzer/analyzer.h"
 #include "compiler/compiler.h"
+#include "schedules.h"
 #include "test.h"
 
 static pa_profile *full_of(pc_kernel *k, pt_diag *d) {
@@ -66,21 +67,13 @@ static double check(const char *what, const pc_state *s, bool windows) {
   return dist;
 }
 
+static void check_schedule(const char *what, const pc_state *s, bool is_default, void *windows) {
+  (void)is_default;
+  check(what, s, *(bool *)windows);
+}
+
 static void workload(const char *name, int randoms, bool windows) {
-  pt_diag d = {0};
-  pc_program *p = pc_workload_build(name, &d);
-  CHECK_MSG(p, "%s: %s", name, d.msg);
-  if (!p) return;
-  pt_rng rng = {7};
-  for (int i = -1; i < randoms; i++) {
-    pc_state *s = pc_state_new(p);
-    int rc = i < 0 ? pc_schedule_default(s, 16, &d) : pc_schedule_random(s, &rng, &d);
-    char what[96];
-    snprintf(what, sizeof what, "%s %s %d", name, i < 0 ? "default" : "random", i);
-    if (rc == 0) check(what, s, windows);
-    pc_state_free(s);
-  }
-  pc_program_free(p);
+  for_each_schedule(name, randoms, 7, check_schedule, &windows);
 }
 
 /* An index read from memory decides the address: the trace must refuse it. */

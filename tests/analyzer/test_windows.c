@@ -10,6 +10,7 @@
 
 #include "analyzer/analyzer.h"
 #include "compiler/compiler.h"
+#include "schedules.h"
 #include "test.h"
 
 static pa_profile *run_of(pc_kernel *k, int threads, const pa_options *o, pt_diag *d) {
@@ -63,22 +64,12 @@ static void check(const char *what, const pc_state *s) {
   pc_kernel_free(k);
 }
 
-static void workload(const char *name, int randoms) {
-  pt_diag d = {0};
-  pc_program *p = pc_workload_build(name, &d);
-  CHECK_MSG(p, "%s: %s", name, d.msg);
-  if (!p) return;
-  pt_rng rng = {11};
-  for (int i = -1; i < randoms; i++) {
-    pc_state *s = pc_state_new(p);
-    int rc = i < 0 ? pc_schedule_default(s, 16, &d) : pc_schedule_random(s, &rng, &d);
-    char what[96];
-    snprintf(what, sizeof what, "%s %s %d", name, i < 0 ? "default" : "random", i);
-    if (rc == 0) check(what, s);
-    pc_state_free(s);
-  }
-  pc_program_free(p);
+static void check_schedule(const char *what, const pc_state *s, bool is_default, void *ctx) {
+  (void)is_default, (void)ctx;
+  check(what, s);
 }
+
+static void workload(const char *name, int randoms) { for_each_schedule(name, randoms, 11, check_schedule, NULL); }
 
 /* Windows are per thread and placed by one thread's static counts: two threads are refused. */
 static void refuses_threads(void) {

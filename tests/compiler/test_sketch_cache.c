@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "sketch_samples.h"
 #include "test.h"
 
 /* The split steps with 3 lengths (spatial, in axis order) and with 1 (reduction). */
@@ -19,7 +20,17 @@ static int splits(const pc_state *s, int n_lengths, const pc_step **out, int cap
 
 static int64_t inner2(const pc_step *sp) { return sp->lengths[1] * sp->lengths[2]; }
 
-/* Fraction of `n` samples of every sketch whose blocks fit 48 KiB and 1 MiB. */
+typedef struct {
+  int64_t l1, l2;
+} cache_sizes;
+
+static bool fits(const pc_sketches *sk, int i, const pc_state *s, void *ctx) {
+  const cache_sizes *c = ctx;
+  int64_t w1 = pc_sketch_working_set(sk, i, s, 1), w2 = pc_sketch_working_set(sk, i, s, 2);
+  return w1 > 0 && w1 <= c->l1 && w2 <= c->l2;
+}
+
+/* Fraction of `n` samples of every sketch whose blocks fit l1 and l2 bytes (the rule on or off). */
 static double fit_fraction(const pc_program *p, int64_t l1, int64_t l2, bool rule, int n, int *n_bad) {
   pc_sketch_opts so;
   pc_sketch_opts_default(&so);
@@ -27,25 +38,7 @@ static double fit_fraction(const pc_program *p, int64_t l1, int64_t l2, bool rul
     so.cache_bytes[0] = l1;
     so.cache_bytes[1] = l2;
   }
-  pt_diag d = {0};
-  pc_sketches *sk = pc_sketches_generate(p, &so, &d);
-  if (!sk) return -1;
-  pt_rng rng = {7};
-  int fit = 0, total = 0;
-  for (int i = 0; i < pc_sketches_count(sk); i++)
-    for (int k = 0; k < n; k++) {
-      pc_state *s = pc_sketch_sample(sk, i, &rng, &d);
-      if (!s) {
-        (*n_bad)++;
-        continue;
-      }
-      int64_t w1 = pc_sketch_working_set(sk, i, s, 1), w2 = pc_sketch_working_set(sk, i, s, 2);
-      fit += w1 > 0 && w1 <= l1 && w2 <= l2;
-      total++;
-      pc_state_free(s);
-    }
-  pc_sketches_free(sk);
-  return total ? (double)fit / total : 0;
+  return sample_share(p, &so, 7, n, fits, &(cache_sizes){l1, l2}, n_bad);
 }
 
 int main(void) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "sketch_samples.h"
 #include "test.h"
 
 /* Product of the first lengths of the split steps with one length: the reduction splits of
@@ -19,31 +20,23 @@ static int64_t r1_by_hand(const pc_state *s) {
   return n ? r1 : 0;
 }
 
+typedef struct {
+  int64_t at_least, exactly;
+} tile_floor;
+
+static bool reaches(const pc_sketches *sk, int i, const pc_state *s, void *ctx) {
+  const tile_floor *t = ctx;
+  int64_t r1 = pc_sketch_reduction_tile(sk, i, s);
+  return t->exactly > 0 ? r1 == t->exactly : r1 >= t->at_least;
+}
+
 /* Share of `n` samples of every sketch of p with r1 >= `at_least` (or == `exactly` when > 0),
  * under the rule `min_tile` (0 off); samples that fail to apply are counted in *n_bad. */
 static double share(const pc_program *p, int min_tile, int64_t at_least, int64_t exactly, int n, int *n_bad) {
   pc_sketch_opts so;
   pc_sketch_opts_default(&so);
   so.min_reduction_tile = min_tile;
-  pt_diag d = {0};
-  pc_sketches *sk = pc_sketches_generate(p, &so, &d);
-  if (!sk) return -1;
-  pt_rng rng = {11};
-  int hit = 0, total = 0;
-  for (int i = 0; i < pc_sketches_count(sk); i++)
-    for (int k = 0; k < n; k++) {
-      pc_state *s = pc_sketch_sample(sk, i, &rng, &d);
-      if (!s) {
-        (*n_bad)++;
-        continue;
-      }
-      int64_t r1 = pc_sketch_reduction_tile(sk, i, s);
-      hit += exactly > 0 ? r1 == exactly : r1 >= at_least;
-      total++;
-      pc_state_free(s);
-    }
-  pc_sketches_free(sk);
-  return total ? (double)hit / total : 0;
+  return sample_share(p, &so, 11, n, reaches, &(tile_floor){at_least, exactly}, n_bad);
 }
 
 /* Every sketch's samples: r1 as counted by hand, at least one sketch with a tiled reduction. */
