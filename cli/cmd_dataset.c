@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "compiler.h"
 #include "dataset_keys.h"
+#include "measure_args.h"
 #include "learn_bench.h"
 
 static void collect_usage(FILE *f) {
@@ -178,17 +179,18 @@ static int count_existing(const pc_record *r, int line, void *ctx) {
 }
 
 static int cmd_collect(int argc, char **argv) {
-  const char *list = NULL, *log = NULL, *target = NULL, *networks = NULL;
-  int per = 0, shard = 0, n_shards = 1;
+  const char *list = NULL, *log = NULL, *networks = NULL;
+  int per = 0;
   double max_gflop = 0;
   uint64_t seed = 1;
-  pc_measure_opts mo;
-  pc_measure_opts_default(&mo);
-  mo.min_time_s = 0.05;
-  mo.timeout_s = 5;
+  measure_args ma;
+  measure_args_init(&ma);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
+    int taken = measure_args_take(&ma, "dataset collect", argc, argv, &i);
+    if (taken < 0) return EXIT_USAGE;
+    if (taken) continue;
     if (strcmp(a, "--help") == 0) {
       collect_usage(stdout);
       return EXIT_OK;
@@ -198,22 +200,13 @@ static int cmd_collect(int argc, char **argv) {
     else if (strcmp(a, "--per-workload") == 0 && v) per = atoi(argv[++i]);
     else if (strcmp(a, "--log") == 0 && v) log = argv[++i];
     else if (strcmp(a, "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
-    else if (strcmp(a, "--threads") == 0 && v) mo.threads = atoi(argv[++i]);
-    else if (strcmp(a, "--min-time") == 0 && v) mo.min_time_s = atof(argv[++i]);
-    else if (strcmp(a, "--timeout") == 0 && v) mo.timeout_s = atof(argv[++i]);
-    else if (strcmp(a, "--target") == 0 && v) target = argv[++i];
-    else if (strcmp(a, "--shard") == 0 && v) {
-      if (sscanf(argv[++i], "%d/%d", &shard, &n_shards) != 2 || n_shards < 1 || shard < 0 || shard >= n_shards) {
-        fprintf(stderr, "portent dataset collect: --shard wants i/N with 0 <= i < N\n");
-        return EXIT_USAGE;
-      }
-    } else {
+    else {
       fprintf(stderr, "portent dataset collect: unexpected argument '%s'\n", a);
       collect_usage(stderr);
       return EXIT_USAGE;
     }
   }
-  if (!list == !networks || !log || per < 1 || mo.threads < 1 || mo.timeout_s <= 0) {
+  if (!list == !networks || !log || per < 1 || ma.mo.threads < 1 || ma.mo.timeout_s <= 0) {
     fprintf(stderr, "portent dataset collect: one of --workloads or --network, --log and --per-workload >= 1 are required\n");
     return EXIT_USAGE;
   }
@@ -221,7 +214,7 @@ static int cmd_collect(int argc, char **argv) {
   int n = networks ? network_specs(networks, max_gflop, &specs) : split_workloads(list, &specs);
   if (n < 0) return EXIT_USAGE;
   resume_ctx rc_ctx = {specs, n, calloc((size_t)n + 1, sizeof(int)), ""};
-  if (target) snprintf(rc_ctx.target, sizeof rc_ctx.target, "%s", target);
+  if (ma.target) snprintf(rc_ctx.target, sizeof rc_ctx.target, "%s", ma.target);
   else pc_host_target_string(rc_ctx.target, sizeof rc_ctx.target);
   if (access(log, F_OK) == 0) {
     pt_diag d = {0};
@@ -235,9 +228,9 @@ static int cmd_collect(int argc, char **argv) {
      * shard draws what the full run would and a task draws the same whichever networks ask. */
     uint64_t stream = networks ? ds_fnv(1469598103934665603ull, specs[w]) : (uint64_t)w;
     pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + stream};
-    if (w % n_shards == shard) {
+    if (w % ma.n_shards == ma.shard) {
       if (rc_ctx.count[w] >= per) done++;
-      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &mo, target, log, &n_ok, &n_fail) < 0) failed++;
+      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &ma.mo, ma.target, log, &n_ok, &n_fail) < 0) failed++;
     }
     free(specs[w]);
   }

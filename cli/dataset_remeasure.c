@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "compiler.h"
 #include "dataset_keys.h"
+#include "measure_args.h"
 
 static void remeasure_usage(FILE *f) {
   fprintf(f, "usage: portent dataset remeasure --from in.jsonl [--from ...] --log out.jsonl [--shard i/N]\n"
@@ -134,16 +135,17 @@ static int remeasure_task(const program_ref *v, int from, int to, int budget, co
 }
 
 int cmd_dataset_remeasure(int argc, char **argv) {
-  const char *from[16], *log = NULL, *target = NULL;
-  int n_from = 0, shard = 0, n_shards = 1, limit = -1;
+  const char *from[16], *log = NULL;
+  int n_from = 0, limit = -1;
   remeasure_set m = {0};
-  pc_measure_opts mo;
-  pc_measure_opts_default(&mo);
-  mo.min_time_s = 0.05;
-  mo.timeout_s = 5;
+  measure_args ma;
+  measure_args_init(&ma);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
+    int taken = measure_args_take(&ma, "dataset remeasure", argc, argv, &i);
+    if (taken < 0) return EXIT_USAGE;
+    if (taken) continue;
     if (strcmp(a, "--help") == 0) {
       remeasure_usage(stdout);
       return EXIT_OK;
@@ -151,28 +153,19 @@ int cmd_dataset_remeasure(int argc, char **argv) {
     else if (strcmp(a, "--log") == 0 && v) log = argv[++i];
     else if (strcmp(a, "--limit") == 0 && v) limit = atoi(argv[++i]);
     else if (strcmp(a, "--failed") == 0) m.with_failed = true;
-    else if (strcmp(a, "--threads") == 0 && v) mo.threads = atoi(argv[++i]);
-    else if (strcmp(a, "--min-time") == 0 && v) mo.min_time_s = atof(argv[++i]);
-    else if (strcmp(a, "--timeout") == 0 && v) mo.timeout_s = atof(argv[++i]);
-    else if (strcmp(a, "--target") == 0 && v) target = argv[++i];
-    else if (strcmp(a, "--shard") == 0 && v) {
-      if (sscanf(argv[++i], "%d/%d", &shard, &n_shards) != 2 || n_shards < 1 || shard < 0 || shard >= n_shards) {
-        fprintf(stderr, "portent dataset remeasure: --shard wants i/N with 0 <= i < N\n");
-        return EXIT_USAGE;
-      }
-    } else {
+    else {
       fprintf(stderr, "portent dataset remeasure: unexpected argument '%s'\n", a);
       remeasure_usage(stderr);
       return EXIT_USAGE;
     }
   }
-  if (!n_from || !log || mo.threads < 1 || mo.timeout_s <= 0) {
+  if (!n_from || !log || ma.mo.threads < 1 || ma.mo.timeout_s <= 0) {
     fprintf(stderr, "portent dataset remeasure: --from and --log are required\n");
     remeasure_usage(stderr);
     return EXIT_USAGE;
   }
   char host[256];
-  if (target) snprintf(host, sizeof host, "%s", target);
+  if (ma.target) snprintf(host, sizeof host, "%s", ma.target);
   else pc_host_target_string(host, sizeof host);
   m.target = host;
   pt_diag d = {0};
@@ -197,8 +190,8 @@ int cmd_dataset_remeasure(int argc, char **argv) {
   for (int i = 0; i < m.n && (limit < 0 || measured < limit);) {
     int j = i;
     while (j < m.n && m.v[j].group == m.v[i].group) j++;
-    if (m.v[i].group % n_shards == shard) {
-      int got = remeasure_task(m.v, i, j, limit < 0 ? j - i : limit - measured, &mo, host, log, &n_fail);
+    if (m.v[i].group % ma.n_shards == ma.shard) {
+      int got = remeasure_task(m.v, i, j, limit < 0 ? j - i : limit - measured, &ma.mo, host, log, &n_fail);
       if (got < 0) {
         rc = EXIT_FAILED;
         break;

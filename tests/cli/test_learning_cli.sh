@@ -42,6 +42,10 @@ has empty "$tmp/err" "no training sample"
 head -c 100 "$tmp/t.safetensors" >"$tmp/trunc.safetensors"
 check truncated 2 "$portent" eval --model "$tmp/trunc.safetensors" --data "$tmp/d.jsonl"
 has truncated "$tmp/err" "trunc.safetensors"
+check bad-shard 2 "$portent" dataset collect --workloads 'matmul:32,24,40' --per-workload 1 --log "$tmp/x.jsonl" --shard 2/2
+has bad-shard "$tmp/err" "dataset collect: --shard wants i/N"
+check bad-shard-remeasure 2 "$portent" dataset remeasure --from "$tmp/d.jsonl" --log "$tmp/x.jsonl" --shard 1/0
+has bad-shard-remeasure "$tmp/err" "dataset remeasure: --shard wants i/N"
 check bad-loss 2 "$portent" train tlp --data "$tmp/d.jsonl" --loss hinge -o "$tmp/x.safetensors"
 check no-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" -o "$tmp/x.safetensors"
 check absent-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" --target-platform nosuch -o "$tmp/x.safetensors"

@@ -1,0 +1,20 @@
+/* Shared by dataset collect and dataset remeasure: how each record is measured and which shard
+ * of the work this process takes. */
+#ifndef PORTENT_CLI_MEASURE_ARGS_H
+#define PORTENT_CLI_MEASURE_ARGS_H
+
+#include "compiler.h"
+
+typedef struct {
+  pc_measure_opts mo;     /* --threads, --min-time, --timeout */
+  const char *target;     /* --target T.json: the platform the records name */
+  int shard, n_shards;    /* --shard i/N */
+} measure_args;
+
+/* Defaults of the dataset commands: 0.05 s per measurement, a 5 s timeout, the whole work. */
+void measure_args_init(measure_args *a);
+/* Consumes a measurement option at argv[*i] if it is one; returns 1 if consumed, 0 if not, -1
+ * on a bad value (said on stderr, prefixed with `cmd`). */
+int measure_args_take(measure_args *a, const char *cmd, int argc, char **argv, int *i);
+
+#endif
