@@ -196,28 +196,105 @@ static int header_fp_phis(const pa_function *f, int loop) {
   return k;
 }
 
-/* Iterations of block b per entry into its loop: its executions over its preheader's, or the
- * static trip count. */
+/* Entries into loop l: the executions of its preheader, unless the preheader is a block of
+ * another loop that does not contain l (consecutive loops: the exit of one is the preheader of
+ * the next, and it runs at every iteration of its own loop), whose exits, i.e. its own entries,
+ * are l's. 0 when unknown. */
+static double loop_entries(const pa_profile *p, const pa_function *f, int l) {
+  for (int depth = 0; depth < 16 && l >= 0; depth++) {
+    int ph = f->loops[l].preheader;
+    if (ph < 0) return 0;
+    int m = f->blocks[ph].loop;
+    bool encloses = m < 0;
+    for (int a = f->loops[l].parent; a >= 0 && !encloses; a = f->loops[a].parent) encloses = a == m;
+    if (encloses) return block_executions(p, f, &f->blocks[ph]);
+    l = m;
+  }
+  return 0;
+}
+
+/* Iterations of block b per entry into its loop: its executions over the loop's entries, or
+ * the static trip count. */
 static double loop_trip(const pa_profile *p, const pa_function *f, const pa_block *b, double execs) {
   const pa_loop *L = &f->loops[b->loop];
-  double entries = L->preheader >= 0 ? block_executions(p, f, &f->blocks[L->preheader]) : 0;
+  double entries = loop_entries(p, f, b->loop);
   return entries >= 1 ? execs / entries : (double)L->trip_count;
+}
+
+/* Whether a block between two loops leaves a float value alone: it neither stores a float
+ * nor computes with one. */
+static bool passes_floats_on(const pa_block *b) {
+  for (int i = 0; i < b->n_nodes; i++) {
+    const pa_node *n = &b->nodes[i];
+    bool fp = n->elem && (n->elem[0] == 'f' || n->elem[0] == 'b');
+    if (fp && (n->is_memory ? n->op == PA_OP_STORE || n->op == PA_OP_GATHER : !is_phi_node(n) && n->op != PA_OP_OTHER))
+      return false;
+  }
+  return true;
+}
+
+/* The sibling loop whose float accumulator single-block loop l continues, or -1. An
+ * accumulator has to leave its loop somewhere: when l has a float header phi and the blocks
+ * from l's preheader back to a sibling single-block loop with a float header phi (one
+ * predecessor each, in l's parent) neither store nor use a float, that loop's result enters
+ * l's phi. A reduction loop split and unrolled becomes such a chain of loops (mm512 #26: eight
+ * 64-iteration k loops, one after the other, one accumulator). */
+static int handed_from(const pa_function *f, int l) {
+  const pa_loop *L = &f->loops[l];
+  if (L->n_blocks != 1 || header_fp_phis(f, l) == 0) return -1;
+  for (int b = L->preheader, steps = 0; b >= 0 && steps < 8; steps++) {
+    const pa_block *pb = &f->blocks[b];
+    if (pb->loop != L->parent) {
+      int m = pb->loop;
+      return m >= 0 && m != l && f->loops[m].parent == L->parent && f->loops[m].n_blocks == 1 &&
+                     header_fp_phis(f, m) > 0 ? m : -1;
+    }
+    if (!passes_floats_on(pb) || pb->n_preds != 1) return -1;
+    b = pb->preds[0];
+  }
+  return -1;
+}
+
+/* Per single-block loop of f (scale[l], 1 for the others): the dynamic instructions of the
+ * chain of loops that hand one accumulator on (handed_from) over this loop's own, per entry.
+ * The work independent of one instance of such a loop lies past the whole chain, which is how
+ * far the reorder window must reach to overlap it (loop_overlap). Instructions of the IR block
+ * stand for each loop's uops. */
+static void chain_scales(const pa_profile *p, const pa_function *f, double *scale) {
+  int n = f->n_loops;
+  int *from = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), *head = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  double *work = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), *group = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+  for (int l = 0; l < n; l++) {
+    from[l] = handed_from(f, l);
+    const pa_block *h = &f->blocks[f->loops[l].header];
+    double execs = block_executions(p, f, h), trip = loop_trip(p, f, h, execs);
+    work[l] = (trip >= 1 ? trip : 1) * (double)(h->features.instructions > 0 ? h->features.instructions : 1);
+  }
+  for (int l = 0; l < n; l++) {
+    int g = l;
+    for (int steps = 0; from[g] >= 0 && steps < n; steps++) g = from[g];
+    head[l] = g;
+    group[g] += work[l];
+  }
+  for (int l = 0; l < n; l++) scale[l] = group[head[l]] / work[l] > 1 ? group[head[l]] / work[l] : 1;
+  free(from), free(head), free(work), free(group);
 }
 
 /* Instances of a latency-bound single-block innermost loop that run at once: an instance
  * whose accumulator starts afresh (no float phi carried by the enclosing loop) does not wait
  * for the previous one, so the out-of-order core runs the next one as far as its reorder
- * window reaches past the current one: 1 + window / (trip count x uops per iteration), and
- * never faster than the block's resource bound. 1 when the loop is not such a loop. */
+ * window reaches past the current one: 1 + window / (trip count x uops per iteration x the
+ * chain's scale, chain_scales), and never faster than the block's resource bound. 1 when the
+ * loop is not such a loop. */
 static double loop_overlap(const pp_predictor *pp, const pa_profile *p, const pa_function *f, const pa_block *b,
-                           double execs, int uops, double cyc, double res) {
+                           double execs, int uops, double cyc, double res, const double *chain_scale) {
   if (!pp->o.overlap || !pp->o.steady_state || b->loop < 0 || b->loop >= f->n_loops || uops <= 0) return 1;
   const pa_loop *L = &f->loops[b->loop];
   if (L->n_blocks != 1 || !(cyc > 1.1 * res) || !(res > 0)) return 1;
   if (L->parent >= 0 && header_fp_phis(f, L->parent) > 0) return 1; /* accumulator carried across instances */
   double trip = loop_trip(p, f, b, execs);
   if (!(trip >= 1)) return 1;
-  double inflight = 1 + pp->window / (trip * uops);
+  double inflight = 1 + pp->window / (trip * uops * chain_scale[b->loop]);
   return inflight < cyc / res ? inflight : cyc / res;
 }
 
@@ -326,6 +403,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     if (p->functions[i].n_loops > max_loops) max_loops = p->functions[i].n_loops;
   double *loop_chain = malloc(sizeof(double) * max_loops), *loop_cycles = malloc(sizeof(double) * max_loops);
   int *loop_costliest = malloc(sizeof(int) * max_loops), *loop_phis = malloc(sizeof(int) * max_loops);
+  double *chain_scale = malloc(sizeof(double) * max_loops);
   double footprint = p->reuse_total.cold;
   for (int i = 0; i < p->n_functions; i++) {
     const pa_function *f = &p->functions[i];
@@ -341,7 +419,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     double l1_bytes = 0;
     int first_block = r->n_blocks;
     for (int l = 0; l < f->n_loops; l++)
-      loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l);
+      loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l), chain_scale[l] = 1;
+    if (pp->o.overlap && pp->o.steady_state) chain_scales(p, f, chain_scale);
     if (pp->o.carried && pp->o.steady_state)
       for (int l = 0; l < f->n_loops; l++) {
         int k = pp_accumulating_phis(f, l);
@@ -388,7 +467,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bool issue = memo->issue;
       double chain = memo->chain;
       bp->uops = uops;
-      double overlap = loop_overlap(pp, p, f, b, execs, uops, cyc, res);
+      double overlap = loop_overlap(pp, p, f, b, execs, uops, cyc, res, chain_scale);
       if (overlap > 1) cyc /= overlap, compute /= overlap;
       bp->bound = res >= 0.9 * compute ? (issue ? PP_BOUND_ISSUE : PP_BOUND_UNIT) : PP_BOUND_LATENCY;
       if (bp->bound == PP_BOUND_UNIT) bp->unit = pt_strdup(r->arena, pp->unit_names[unit]); /* outlives pp */
@@ -503,7 +582,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     r->compute_seconds += fp->compute_cycles / hz;
     r->memory_seconds += fp->memory_cycles / hz;
   }
-  free(ops), free(ops_l1), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis);
+  free(ops), free(ops_l1), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
   r->bound = PP_BOUND_ISSUE;
   for (int b = 0; b < PP_BOUND_COUNT; b++)
     if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;

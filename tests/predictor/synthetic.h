@@ -3,7 +3,10 @@
 #define PORTENT_TESTS_PREDICTOR_SYNTHETIC_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "predictor.h"
 
@@ -45,6 +48,22 @@ static inline ptg_target *synthetic_target(int native_bits, int cores) {
   t->memory.latency_cycles.value = 200;
   t->memory.overlapping_misses.value = 10;
   return t;
+}
+
+/* The static-count profile of LLVM IR text (through a temporary .ll file): function `entry`,
+ * one call, counted without running. NULL (d filled where the analyzer failed) on error. */
+static inline pa_profile *synthetic_profile_ir(const char *ir, const char *entry, pt_diag *d) {
+  char path[] = "/tmp/portent_synthetic_XXXXXX.ll";
+  int fd = mkstemps(path, 3);
+  if (fd < 0) return NULL;
+  bool written = write(fd, ir, strlen(ir)) == (ssize_t)strlen(ir);
+  close(fd);
+  pa_module *m = written ? pa_module_load(path, d) : NULL;
+  pa_static_opts so = {entry, 1};
+  pa_profile *p = m ? pa_profile_static_counts(m, &so, d) : NULL;
+  pa_module_free(m);
+  unlink(path);
+  return p;
 }
 
 static inline pa_node synthetic_node(pa_opclass op, const char *opcode, int lanes) {

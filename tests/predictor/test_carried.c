@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "predictor.h"
+#include "synthetic.h"
 
 /* for j < OUTER: acc = 0; for i < TRIP: acc += a[8i] + ... + a[8i+7] (in order); c[j] = acc.
  * %m is a float phi of the header that only feeds a multiply: no accumulator. */
@@ -37,18 +37,9 @@ static const char *ir_fmt =
     "exit:\n  ret void\n}\n";
 
 static pa_profile *profile(int trip, int outer, pt_diag *d) {
-  char ir[4096], path[] = "/tmp/portent_carried_XXXXXX.ll";
+  char ir[4096];
   snprintf(ir, sizeof ir, ir_fmt, trip, outer);
-  int fd = mkstemps(path, 3);
-  if (fd < 0) return NULL;
-  if (write(fd, ir, strlen(ir)) != (ssize_t)strlen(ir)) return close(fd), NULL;
-  close(fd);
-  pa_module *m = pa_module_load(path, d);
-  pa_static_opts so = {"red", 1};
-  pa_profile *p = m ? pa_profile_static_counts(m, &so, d) : NULL;
-  pa_module_free(m);
-  unlink(path);
-  return p;
+  return synthetic_profile_ir(ir, "red", d);
 }
 
 /* Predicted cycles per iteration of the inner loop under `model`. */

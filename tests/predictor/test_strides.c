@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "predictor.h"
+#include "synthetic.h"
 
 /* for j < 512: for i < 512: acc += a[i * ROW + j]; c[j] = acc  (ROW floats per row) */
 static const char *ir_fmt =
@@ -27,18 +27,9 @@ static const char *ir_fmt =
     "exit:\n  ret void\n}\n";
 
 static pa_profile *profile(const char *outer, const char *inner, int row, pt_diag *d) {
-  char ir[2048], path[] = "/tmp/portent_strides_XXXXXX.ll";
+  char ir[2048];
   snprintf(ir, sizeof ir, ir_fmt, outer, row, inner);
-  int fd = mkstemps(path, 3);
-  if (fd < 0) return NULL;
-  if (write(fd, ir, strlen(ir)) != (ssize_t)strlen(ir)) return close(fd), NULL;
-  close(fd);
-  pa_module *m = pa_module_load(path, d);
-  pa_static_opts so = {"walk", 1};
-  pa_profile *p = m ? pa_profile_static_counts(m, &so, d) : NULL;
-  pa_module_free(m);
-  unlink(path);
-  return p;
+  return synthetic_profile_ir(ir, "walk", d);
 }
 
 static const pa_node *load_in(const pa_profile *p, const char *block) {
