@@ -123,8 +123,8 @@ int cmd_bench_compile(int argc, char **argv) {
       double host = measure_default(p, ref, true, t, min_time, err, sizeof err);
       double blas = 0, dnnl = 0, dnnl_native = 0;
       pt_diag bd = {0};
-      if (pc_baseline_openblas(p, t, min_time, &blas, &bd)) blas = 0;
-      if (pc_baseline_onednn(p, t, min_time, &dnnl, &dnnl_native, &bd)) dnnl = dnnl_native = 0;
+      if (pc_baseline_openblas(p, t, min_time, false, &blas, &bd)) blas = 0;
+      if (pc_baseline_onednn(p, t, min_time, false, &dnnl, &dnnl_native, &bd)) dnnl = dnnl_native = 0;
       double g = p->flops * 1e-9;
 #define GF(sec) ((sec) > 0 ? g / (sec) : 0.0)
       printf("%-11s %9.1f %3d %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f\n", t == 1 ? name : "", t == 1 ? cms : 0.0, t,

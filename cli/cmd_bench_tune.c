@@ -51,7 +51,7 @@ static double load_average(void) {
 static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
-             "       [--measure-per-round K] [--threads N] [--min-time SEC] [--seed S] [--target T.json]\n"
+             "       [--measure-per-round K] [--threads N] [--min-time SEC] [--wall-clock] [--seed S] [--target T.json]\n"
              "       [--svg-dir DIR] [--rerank-cold N] [--cache-rule] [--min-reduction-tile N] [--baselines-only]\n"
              "       [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
@@ -64,6 +64,8 @@ static void usage(FILE *f) {
              "                         .stats.json) and the library timings (WORKLOAD.baselines.json, median of the\n"
              "                         runs); a rerun continues every search from its log\n"
              "  --max-measurements N   stop each search at N measurements in all (rerun later with a larger N)\n"
+             "  --wall-clock           with --threads 1, time candidates and libraries by the wall clock (default:\n"
+             "                         the thread's CPU time, which other processes' time slices do not inflate)\n"
              "  --report DIR           tune nothing: print the table from DIR's files\n"
              "  --baselines-only       with --results: time the libraries once more (one more sample for the\n"
              "                         medians on a noisy machine), tune nothing, print the table\n"
@@ -199,6 +201,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--measure-per-round") == 0 && v) o.measure_per_round = atoi(argv[++i]);
     else if (strcmp(a, "--threads") == 0 && v) o.measure.threads = o.sketch.num_cores = atoi(argv[++i]);
     else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
+    else if (strcmp(a, "--wall-clock") == 0) o.measure.cpu_clock = false;
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
@@ -250,9 +253,10 @@ int cmd_bench_tune(int argc, char **argv) {
   if (max_meas > 0 && max_meas < limit) limit = max_meas;
   if (!json && !report_dir) {
     printf("seed %llu, %d threads, population %d, %d generations, %d measured per round, up to %d measurements; "
-           "load average %.1f; OpenBLAS core %s\n",
+           "timed by %s; load average %.1f; OpenBLAS core %s\n",
            (unsigned long long)o.seed, o.measure.threads, o.population, o.generations, o.measure_per_round, limit,
-           load_average(), pc_baseline_openblas_core());
+           o.measure.cpu_clock && o.measure.threads == 1 ? "CPU time" : "the wall clock", load_average(),
+           pc_baseline_openblas_core());
     if (o.sketch.min_reduction_tile > 1 || o.sketch.cache_bytes[0] > 0 || o.sketch.cache_bytes[1] > 0)
       printf("tile rules: reduction tile >= %d, cache blocks %lld / %lld bytes\n", o.sketch.min_reduction_tile,
              (long long)o.sketch.cache_bytes[0], (long long)o.sketch.cache_bytes[1]);
@@ -274,8 +278,8 @@ int cmd_bench_tune(int argc, char **argv) {
     int n_samples = 0;
     if (!report_dir) {
       pt_diag bd = {0};
-      if (pc_baseline_openblas(p, o.measure.threads, 0.3, &blas, &bd)) blas = 0;
-      if (pc_baseline_onednn(p, o.measure.threads, 0.3, &dnnl, &dnnl_native, &bd)) dnnl = dnnl_native = 0;
+      if (pc_baseline_openblas(p, o.measure.threads, 0.3, o.measure.cpu_clock, &blas, &bd)) blas = 0;
+      if (pc_baseline_onednn(p, o.measure.threads, 0.3, o.measure.cpu_clock, &dnnl, &dnnl_native, &bd)) dnnl = dnnl_native = 0;
       n_samples = 1;
       if (dir && bt_baselines_add(dir, name, o.measure.threads, dnnl, dnnl_native, blas, &d)) {
         fprintf(stderr, "portent bench tune: %s\n", d.msg);

@@ -9,11 +9,13 @@
 
 static void usage(FILE *f) {
   fprintf(f, "usage: portent run (WORKLOAD | --expr FILE) [schedule options] [--threads N] [--seed S]\n"
-             "       [--timeout SEC] [--min-time SEC] [--json]\n\n%s"
+             "       [--timeout SEC] [--min-time SEC] [--cpu-clock] [--json]\n\n%s"
              "  --threads N           thread pool size (default: all online CPUs)\n"
              "  --seed S              seed of the random inputs (default 1)\n"
              "  --timeout SEC         kill the measuring child after SEC seconds (default 60)\n"
              "  --min-time SEC        repeat until this much time is measured (default 0.5)\n"
+             "  --cpu-clock           with --threads 1: time by the thread's CPU time, not the wall clock\n"
+             "                        (as tune does: another process's time slices are not counted)\n"
              "  --log FILE            append the measurement to FILE as a TVM record (JSON line)\n"
              "Output is checked against the unscheduled program (relative tolerance 1e-3, floor 1e-3 x\n"
              "the largest reference value). Exit 1 if the kernel crashed, hung or was wrong.\n",
@@ -49,6 +51,7 @@ int cmd_run(int argc, char **argv) {
     else if (strcmp(arg, "--seed") == 0 && has_val) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(arg, "--timeout") == 0 && has_val) o.timeout_s = atof(argv[++i]);
     else if (strcmp(arg, "--min-time") == 0 && has_val) o.min_time_s = atof(argv[++i]);
+    else if (strcmp(arg, "--cpu-clock") == 0) o.cpu_clock = true;
     else if (strcmp(arg, "--log") == 0 && has_val) log = argv[++i];
     else if (arg[0] != '-' && !a.workload) a.workload = arg;
     else {

@@ -15,7 +15,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent tune WORKLOAD [--target T.json] [--model random|xgb|analytic] [--trials N]\n"
           "       [--measure-per-round K] [--population P] [--generations G] [--log records.jsonl]\n"
-          "       [--resume] [--seed S] [--threads N] [--min-time SEC] [--timeout SEC] [--lanes L]\n"
+          "       [--resume] [--seed S] [--threads N] [--min-time SEC] [--timeout SEC] [--wall-clock] [--lanes L]\n"
           "       [--cache-rule] [--min-reduction-tile N] [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg]\n"
           "       [--quiet] [--json]\n\n"
           "  --target T.json        vector width, registers, L1/L2 sizes and cores of the target (default: 16\n"
@@ -35,6 +35,8 @@ static void usage(FILE *f) {
           "  --log FILE             append every measured candidate as a TVM record, at once\n"
           "  --resume               read --log first: its candidates count as measured and train the model\n"
           "  --measure 0            measure nothing: rank with the model and emit its predicted best\n"
+          "  --wall-clock           time one-thread candidates by the wall clock (default: the thread's CPU\n"
+          "                         time, which another process's time slices do not inflate)\n"
           "  -o FILE                the best schedule's module (.ll target-neutral IR, .o/.s host code)\n"
           "  --curve FILE.svg       best latency against measurements (default: LOG.svg when --log is given)\n"
           "Prints a progress line per measurement on standard error and the best steps at the end.\n",
@@ -86,6 +88,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--threads") == 0 && v) o.measure.threads = atoi(argv[++i]);
     else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
     else if (strcmp(a, "--timeout") == 0 && v) o.measure.timeout_s = atof(argv[++i]);
+    else if (strcmp(a, "--wall-clock") == 0) o.measure.cpu_clock = false;
     else if (strcmp(a, "--lanes") == 0 && v) lanes = atoi(argv[++i]);
     else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
     else if (strcmp(a, "--min-reduction-tile") == 0 && v) o.sketch.min_reduction_tile = atoi(argv[++i]);

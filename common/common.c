@@ -126,6 +126,12 @@ double pt_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double pt_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int pt_write_file_atomic(const char *path, const void *data, size_t len, pt_diag *d) {
   size_t n = strlen(path);
   char *tmp = malloc(n + 32);

@@ -50,6 +50,9 @@ void pt_sbuf_printf(pt_sbuf *b, const char *fmt, ...) __attribute__((format(prin
 
 /* Monotonic time in seconds. */
 double pt_now(void);
+/* Seconds of CPU time the calling thread has run (CLOCK_THREAD_CPUTIME_ID): the time of a
+ * single-threaded run less the slices another process took from its core. */
+double pt_cpu_now(void);
 
 /* Writes a file atomically: to a temporary beside it, then rename. */
 int pt_write_file_atomic(const char *path, const void *data, size_t len, pt_diag *d);

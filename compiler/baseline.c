@@ -69,16 +69,18 @@ static int cmp_d(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Median of repeated calls after one warm-up, until min_time has been spent. */
+/* Median of repeated calls after one warm-up, until min_time has been spent; timed by the
+ * thread's CPU time when asked (single-threaded, as the tuner's candidates with cpu_clock). */
 typedef void (*run_fn)(void *ctx);
-static double time_median(run_fn f, void *ctx, double min_time) {
+static double time_median(run_fn f, void *ctx, double min_time, bool cpu_clock) {
+  double (*clock)(void) = cpu_clock ? pt_cpu_now : pt_now;
   double t[512], total = 0;
   int n = 0;
   f(ctx);
   while (n < 512 && (total < min_time || n < 3)) {
-    double t0 = pt_now();
+    double t0 = clock();
     f(ctx);
-    t[n] = pt_now() - t0;
+    t[n] = clock() - t0;
     total += t[n++];
   }
   qsort(t, (size_t)n, sizeof(double), cmp_d);
@@ -127,7 +129,8 @@ static void run_im2col(void *ctx) {
 
 const char *pc_baseline_openblas_core(void) { return openblas_get_corename(); }
 
-int pc_baseline_openblas(const pc_program *prog, int threads, double min_time, double *seconds, pt_diag *d) {
+int pc_baseline_openblas(const pc_program *prog, int threads, double min_time, bool cpu_clock, double *seconds,
+                         pt_diag *d) {
   key_params k;
   int rc = parse_key(prog, &k, d);
   if (rc) return rc;
@@ -136,12 +139,12 @@ int pc_baseline_openblas(const pc_program *prog, int threads, double min_time, d
   if (matmul_of(&k, &j.N, &j.L, &j.M)) {
     j.relu = strcmp(k.op, "matmul_relu") == 0;
     j.A = random_floats(j.N * j.L, 1), j.B = random_floats(j.L * j.M, 2), j.C = random_floats(j.N * j.M, 3);
-    *seconds = time_median(run_sgemm, &j, min_time);
+    *seconds = time_median(run_sgemm, &j, min_time, cpu_clock && threads == 1);
   } else if (conv_of(&k, &j.cv)) {
     conv_shape *c = &j.cv;
     j.A = random_floats(c->N * c->C * c->H * c->W, 1), j.B = random_floats(c->K * c->C * c->R * c->S, 2);
     j.C = random_floats(c->N * c->K * c->OH * c->OW, 3), j.col = random_floats(c->C * c->R * c->S * c->OH * c->OW, 4);
-    *seconds = time_median(run_im2col, &j, min_time);
+    *seconds = time_median(run_im2col, &j, min_time, cpu_clock && threads == 1);
   } else
     return pt_fail(d, PT_ERR_UNSUPPORTED, "%s: no OpenBLAS baseline for %s", prog->name, k.op);
   free(j.A), free(j.B), free(j.C), free(j.col);
@@ -203,7 +206,8 @@ static dnnl_status_t plain_and_chosen(dnnl_engine_t eng, const dnnl_memory_desc_
   return s;
 }
 
-int pc_baseline_onednn(const pc_program *prog, int threads, double min_time, double *with_reorders, double *native,
+int pc_baseline_onednn(const pc_program *prog, int threads, double min_time, bool cpu_clock, double *with_reorders,
+                       double *native,
                        pt_diag *d) {
   key_params k;
   int rc = parse_key(prog, &k, d);
@@ -257,9 +261,9 @@ int pc_baseline_onednn(const pc_program *prog, int threads, double min_time, dou
   }
   j.n_args = 3;
   j.with_reorders = true;
-  *with_reorders = time_median(run_dnnl, &j, min_time);
+  *with_reorders = time_median(run_dnnl, &j, min_time, cpu_clock && threads == 1);
   j.with_reorders = false;
-  *native = time_median(run_dnnl, &j, min_time);
+  *native = time_median(run_dnnl, &j, min_time, cpu_clock && threads == 1);
 done:
   for (int i = 0; i < 3; i++) {
     if (mems[i] && mems[i] != users[i]) dnnl_memory_destroy(mems[i]);

@@ -364,6 +364,11 @@ typedef struct pc_measure_opts {
   uint64_t seed;
   double rtol, atol;     /* output check tolerance */
   bool in_process;       /* skip the child process (trusted kernels only) */
+  /* Time single-threaded runs by the thread's CPU time instead of the wall clock: on a
+   * shared machine a run that loses its core to another process for a few slices is not
+   * charged for them (docs/tuning.md, "Measuring on a shared machine"). Ignored with
+   * threads > 1, whose workers' time would add up. */
+  bool cpu_clock;
 } pc_measure_opts;
 
 void pc_measure_opts_default(pc_measure_opts *o);
@@ -412,12 +417,13 @@ typedef struct pc_cost_model {
 /* Median seconds of OpenBLAS (cblas_sgemm; conv2d NCHW as im2col + sgemm) on the workload's
  * shapes; matmul family and ungrouped conv2d_nchw only. Unset OPENBLAS_CORETYPE before the
  * process starts: OpenBLAS reads it when it loads. */
-int pc_baseline_openblas(const pc_program *p, int threads, double min_time, double *seconds, pt_diag *d);
+int pc_baseline_openblas(const pc_program *p, int threads, double min_time, bool cpu_clock, double *seconds, pt_diag *d);
 const char *pc_baseline_openblas_core(void);
 /* oneDNN's primitive with layouts of its choosing: time with the reorders from and to the
- * plain layouts, and without them (native). */
-int pc_baseline_onednn(const pc_program *p, int threads, double min_time, double *with_reorders, double *native,
-                       pt_diag *d);
+ * plain layouts, and without them (native). With cpu_clock and one thread both libraries are
+ * timed by the thread's CPU time, as pc_measure_opts.cpu_clock times the candidates. */
+int pc_baseline_onednn(const pc_program *p, int threads, double min_time, bool cpu_clock, double *with_reorders,
+                       double *native, pt_diag *d);
 
 /* ---------------------------------------------------------------- tuner */
 

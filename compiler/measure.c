@@ -131,6 +131,25 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The clock runs are timed by: the thread's CPU time for single-threaded runs when asked
+ * (time slices another process took are not the kernel's), else the wall clock. */
+static double run_clock(const pc_measure_opts *o) { return o->cpu_clock && o->threads == 1 ? pt_cpu_now() : pt_now(); }
+
+/* One warm-up run, then repeats until min_time_s has been timed (at least min_repeats). */
+static void time_runs(pc_kernel_fn fn, float **bufs, pt_pool *pool, const pc_measure_opts *o, shared_result *sr) {
+  fn(bufs, pool);
+  sr->stage = 1;
+  double total = 0;
+  while (sr->n_times < MAX_TIMES && (total < o->min_time_s || sr->n_times < o->min_repeats)) {
+    double t0 = run_clock(o);
+    fn(bufs, pool);
+    double t = run_clock(o) - t0;
+    sr->times[sr->n_times++] = t;
+    total += t;
+  }
+  sr->stage = 2;
+}
+
 static void child_run(pc_kernel *k, const pc_program *p, const pc_reference *ref, const pc_measure_opts *o, float **outs, shared_result *sr) {
   float *bufs[PC_MAX_STAGES], *owned[PC_MAX_STAGES];
   pt_diag d = {0};
@@ -143,18 +162,7 @@ static void child_run(pc_kernel *k, const pc_program *p, const pc_reference *ref
     _exit(3);
   }
   pt_pool *pool = pt_pool_new(o->threads);
-  pc_kernel_fn fn = pc_kernel_entry(k);
-  fn(bufs, pool);
-  sr->stage = 1;
-  double total = 0;
-  while (sr->n_times < MAX_TIMES && (total < o->min_time_s || sr->n_times < o->min_repeats)) {
-    double t0 = pt_now();
-    fn(bufs, pool);
-    double t = pt_now() - t0;
-    sr->times[sr->n_times++] = t;
-    total += t;
-  }
-  sr->stage = 2;
+  time_runs(pc_kernel_entry(k), bufs, pool, o, sr);
   pt_pool_free(pool);
   _exit(0);
 }
@@ -219,16 +227,7 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
       return rc;
     }
     pt_pool *pool = pt_pool_new(o->threads);
-    pc_kernel_entry(k)(bufs, pool);
-    sr->stage = 1;
-    double sum = 0;
-    while (sr->n_times < MAX_TIMES && (sum < o->min_time_s || sr->n_times < o->min_repeats)) {
-      double t0 = pt_now();
-      pc_kernel_entry(k)(bufs, pool);
-      sr->times[sr->n_times] = pt_now() - t0;
-      sum += sr->times[sr->n_times++];
-    }
-    sr->stage = 2;
+    time_runs(pc_kernel_entry(k), bufs, pool, o, sr);
     pt_pool_free(pool);
     for (int i = 0; i < PC_MAX_STAGES; i++)
       if (i < pc_kernel_n_buffers(k)) free(owned[i]);

@@ -45,6 +45,9 @@ void pc_tune_opts_default(pc_tune_opts *o) {
   o->measure.min_time_s = 0.1;
   o->measure.min_repeats = 3;
   o->measure.timeout_s = 10;
+  /* A search shares its machine: timed by CPU time, a candidate is not charged for the slices
+   * another process takes (one thread only; docs/tuning.md, "Measuring on a shared machine"). */
+  o->measure.cpu_clock = true;
   o->target = "llvm -keys=cpu";
 }
 

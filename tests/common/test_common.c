@@ -1,8 +1,10 @@
 /* common/: the thread pool visits every index exactly once for any size and thread count;
- * atomic writes leave the old file intact on failure; the arena hands out zeroed memory. */
+ * atomic writes leave the old file intact on failure; the arena hands out zeroed memory; the
+ * CPU clock does not count time the thread was not running. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -68,5 +70,18 @@ int main(void) {
     double u = pt_rng_uniform(&r1);
     CHECK(u >= 0 && u < 1);
   }
+
+  /* The CPU clock counts the thread's running time only: a 50 ms sleep (the time slices
+   * another process would take) adds nearly nothing, spinning adds to both clocks. */
+  double c0 = pt_cpu_now(), w0 = pt_now();
+  struct timespec nap = {0, 50 * 1000 * 1000};
+  nanosleep(&nap, NULL);
+  double slept_cpu = pt_cpu_now() - c0;
+  CHECK(pt_now() - w0 >= 0.05);
+  CHECK_MSG(slept_cpu >= 0 && slept_cpu < 0.025, "a 50 ms sleep counted %.4f s of CPU time", slept_cpu);
+  double c1 = pt_cpu_now();
+  volatile uint64_t spin = 0;
+  while (pt_cpu_now() - c1 < 0.01) spin++;
+  CHECK(spin > 0 && pt_cpu_now() > c1);
   TEST_DONE();
 }
