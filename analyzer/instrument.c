@@ -1,8 +1,8 @@
 /* Instrumentation through the C API: one counter per block (atomicrmw add, so parallel
  * callers count correctly; only the entry block where static counts stand in for the rest),
  * a function-entry hook (which threads ran it; returns the thread's state), and memory-access
- * hooks behind an inline SHARDS filter (the tracker is called only for sampled lines and
- * during its bursts); and __pa_main(slots), which unpacks the run spec's argument slots and
+ * hooks behind an inline SHARDS filter (one call per block whose test passes: a sampled line,
+ * or a burst of the tracker); and __pa_main(slots), which unpacks the run spec's argument slots and
  * calls the entry, so no FFI is needed to call any signature. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +15,8 @@ typedef struct {
   LLVMContextRef ctx;
   LLVMBuilderRef b;
   LLVMTargetDataRef td;
-  LLVMTypeRef i1, i32, i64, ptr, access_ty, flush_ty;
-  LLVMValueRef access, flush, phase;
+  LLVMTypeRef i1, i32, i64, ptr, access_ty, flush_ty, block_ty;
+  LLVMValueRef access, flush, phase, block;
   LLVMValueRef state; /* this function's pa_thread_state, from the entry hook */
   int fid;
 } hooks;
@@ -26,10 +26,7 @@ typedef struct {
   LLVMValueRef addr, bytes_value;
   uint64_t bytes;
   unsigned align;
-  int n_hash;
-  LLVMValueRef hash[6]; /* SHARDS hashes of the lines it may touch; none: always hooked */
   const pa_filtered_access *filter; /* line filter: hooked only when its line changed */
-  LLVMValueRef crossing;            /* filter: i1, its line differs from the previous iteration's */
 } access_item;
 
 typedef struct {
@@ -108,38 +105,26 @@ static bool calls_out(LLVMValueRef in) {
   return op == LLVMCall && strncmp(callee_of(in), "llvm.", 5) != 0;
 }
 
-/* SHARDS hashes (pa_shards_hash) of the lines an item may touch: its first line, the lines a
- * size of `bytes` must cross and its last line; one line when the alignment keeps it in one. */
-static void hash_item(hooks *h, access_item *it) {
-  if (it->bytes_value || !it->bytes) return;
-  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), sh = LLVMConstInt(h->i64, 64 - PA_SHARDS_BITS, 0);
-  LLVMValueRef six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
-  LLVMValueRef ai = LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
-  LLVMValueRef l0 = LLVMBuildLShr(h->b, ai, six, "");
-  LLVMValueRef lines[6];
-  int n = 0;
-  lines[n++] = l0;
-  bool one_line = it->bytes <= PA_LINE_BYTES && (it->bytes & (it->bytes - 1)) == 0 && it->align >= it->bytes;
-  if (!one_line) {
-    uint64_t span = (it->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES;
-    if (span > 4) return; /* a large access: always hooked */
-    for (uint64_t k = 1; k < span; k++) lines[n++] = LLVMBuildAdd(h->b, l0, LLVMConstInt(h->i64, k, 0), "");
-    LLVMValueRef end = LLVMBuildAdd(h->b, ai, LLVMConstInt(h->i64, it->bytes - 1, 0), "");
-    lines[n++] = LLVMBuildLShr(h->b, end, six, "");
+/* i1: one of the lines an item of `bytes` bytes at integer address `ai` touches is sampled:
+ * its product line x PA_SHARDS_MUL is under the thread's limit (pa_thread_state.threshold,
+ * SHARDS' threshold shifted to the product's top bits, so no shift is needed). The lines are
+ * the first, the span's next ones (products one PA_SHARDS_MUL apart) and the last; one line
+ * when the alignment keeps the access in one. NULL for a large access (over 4 lines): it is
+ * hooked whenever the slow path runs. */
+static LLVMValueRef lines_sampled(hooks *h, LLVMValueRef ai, uint64_t bytes, unsigned align, LLVMValueRef limit) {
+  bool one_line = bytes <= PA_LINE_BYTES && (bytes & (bytes - 1)) == 0 && align >= bytes;
+  uint64_t span = (bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES;
+  if (!one_line && span > 4) return NULL;
+  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  LLVMValueRef p0 = LLVMBuildMul(h->b, LLVMBuildLShr(h->b, ai, six, ""), mul, "");
+  LLVMValueRef c = LLVMBuildICmp(h->b, LLVMIntULT, p0, limit, "");
+  if (one_line) return c;
+  for (uint64_t k = 1; k < span; k++) {
+    LLVMValueRef pk = LLVMBuildAdd(h->b, p0, LLVMConstInt(h->i64, k * PA_SHARDS_MUL, 0), "");
+    c = LLVMBuildOr(h->b, c, LLVMBuildICmp(h->b, LLVMIntULT, pk, limit, ""), "");
   }
-  for (int k = 0; k < n; k++) it->hash[k] = LLVMBuildLShr(h->b, LLVMBuildMul(h->b, lines[k], mul, ""), sh, "");
-  it->n_hash = n;
-}
-
-/* i1: one of the item's lines is under the thread's current threshold (true if unhashed). */
-static LLVMValueRef item_sampled(hooks *h, const access_item *it, LLVMValueRef threshold) {
-  if (!it->n_hash) return LLVMConstInt(h->i1, 1, 0);
-  LLVMValueRef c = NULL;
-  for (int k = 0; k < it->n_hash; k++) {
-    LLVMValueRef ck = LLVMBuildICmp(h->b, LLVMIntULT, it->hash[k], threshold, "");
-    c = c ? LLVMBuildOr(h->b, c, ck, "") : ck;
-  }
-  return c;
+  LLVMValueRef end = LLVMBuildLShr(h->b, LLVMBuildAdd(h->b, ai, LLVMConstInt(h->i64, bytes - 1, 0), ""), six, "");
+  return LLVMBuildOr(h->b, c, LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, end, mul, ""), limit, ""), "");
 }
 
 /* Points every branch to `from` (in fn) at `to`. */
@@ -189,7 +174,8 @@ static void add_repeats(hooks *h, LLVMValueRef delta, int bin) {
 
 /* i1: the filtered item's line is not the one it touched in the previous iteration: the
  * loop's first iteration, or an address within |stride| bytes of the edge of its line that
- * the walk enters from (an and and a compare: no state per reference). */
+ * the walk enters from (an and and a compare: no state per reference). pa_rt_block repeats
+ * the test on the slow path. */
 static LLVMValueRef line_crossed(hooks *h, const pa_filtered_access *f) {
   LLVMValueRef off = LLVMBuildAnd(h->b, f->addr, LLVMConstInt(h->i64, PA_LINE_BYTES - 1, 0), "");
   LLVMValueRef c = f->stride > 0 ? LLVMBuildICmp(h->b, LLVMIntULT, off, LLVMConstInt(h->i64, (unsigned long long)f->stride, 0), "")
@@ -197,25 +183,28 @@ static LLVMValueRef line_crossed(hooks *h, const pa_filtered_access *f) {
   return LLVMBuildOr(h->b, f->first, c, "pa.crossing");
 }
 
-/* i1: a filtered item is hooked when its line changed and that line is sampled; its hash is
- * computed only here, on the slow path. */
-static LLVMValueRef filtered_sampled(hooks *h, access_item *it, LLVMValueRef threshold) {
-  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), sh = LLVMConstInt(h->i64, 64 - PA_SHARDS_BITS, 0);
-  LLVMValueRef line = LLVMBuildLShr(h->b, it->filter->addr, LLVMConstInt(h->i64, 6, 0), ""); /* log2 PA_LINE_BYTES */
-  it->hash[0] = LLVMBuildLShr(h->b, LLVMBuildMul(h->b, line, mul, ""), sh, "");
-  it->n_hash = 1;
-  return LLVMBuildAnd(h->b, it->crossing, item_sampled(h, it, threshold), "");
+/* The slow path is rare: weights keep the kernel's registers out of its spill code. */
+static void mark_unlikely(hooks *h, LLVMValueRef condbr) {
+  LLVMMetadataRef md[3] = {LLVMMDStringInContext2(h->ctx, "branch_weights", 14),
+                           LLVMValueAsMetadata(LLVMConstInt(h->i32, 1, 0)),
+                           LLVMValueAsMetadata(LLVMConstInt(h->i32, 64, 0))};
+  LLVMSetMetadata(condbr, LLVMGetMDKindIDInContext(h->ctx, "prof", 4),
+                  LLVMMetadataAsValue(h->ctx, LLVMMDNodeInContext2(h->ctx, md, 3)));
 }
 
 /* The block's body moves into a new block H placed before it (predecessors now branch to
  * H, and phis move with the body, so the original block keeps only its terminator and its
- * identity for the successors' phis). H ends by hashing every access's lines and comparing
- * them with the thread's threshold; only if one is under it does control go through a
- * chain of blocks that call the hook for each such access, in program order, and then on.
- * Line-filtered accesses (fa) only compare their line with the previous iteration's in H;
- * their hash is tested in the chain when the line changed, and H counts their repeats. */
-static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem,
-                                const pa_filtered_access *fa, int n_fa) {
+ * identity for the successors' phis). H stores each access's address (and a memory
+ * intrinsic's length) in the thread's buffer and tests its lines against the thread's limit;
+ * line-filtered accesses (fa) only test whether their line changed, and H counts them all as
+ * repeats. Only when one test passes does H call __pa_block once with the block's descriptor
+ * (a constant: items, function, repeat bin, then per item its flags and bytes, and a filtered
+ * item's stride): the runtime repeats each item's test in program order against the current
+ * limit (a hooked access may start or end a burst), feeds the hooked ones to the tracker and
+ * takes back the repeats that crossed. No hash outlives H, so the kernel's registers do not
+ * spill for them, and the slow path is one call, not one per access. */
+static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem,
+                               const pa_filtered_access *fa, int n_fa) {
   move_body_to_head(h, fn, bb);
   item_list items = {0};
   for (int k = 0; k < n_mem; k++) {
@@ -224,51 +213,85 @@ static void instrument_filtered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
     const pa_filtered_access *x = filter_of(fa, n_fa, mem[k]);
     if (x && items.n == before + 1) items.v[before].filter = x;
   }
-  LLVMValueRef threshold = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.threshold");
-  LLVMValueRef any = NULL;
-  int n_filtered = 0, bin = 0;
+  LLVMValueRef limit = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
+  LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
+  int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);
+  uint64_t *desc = calloc((size_t)words_n, sizeof *desc);
+  /* accesses tested together (line_groups.c): static sizes, not filtered */
+  LLVMValueRef *addrs = malloc(sizeof *addrs * (size_t)items.n), *ai = malloc(sizeof *ai * (size_t)items.n);
+  uint64_t *group_bytes = malloc(sizeof *group_bytes * (size_t)items.n);
+  int *group_of = malloc(sizeof *group_of * (size_t)items.n), *bit_of_group = malloc(sizeof *bit_of_group * (size_t)items.n);
+  pa_line_group *groups = malloc(sizeof *groups * (size_t)items.n);
+  for (int k = 0; k < items.n; k++) {
+    addrs[k] = items.v[k].addr;
+    group_bytes[k] = items.v[k].filter || items.v[k].bytes_value ? 0 : items.v[k].bytes;
+  }
+  int n_groups = pa_line_groups(h->td, addrs, group_bytes, items.n, group_of, groups);
+  for (int g = 0; g < n_groups; g++) bit_of_group[g] = -1;
+  LLVMValueRef passed = NULL, first = NULL; /* passed: bit b < 63 the b-th test, bit 63 any later one */
+  int n_filtered = 0, bin = 0, slot = 0, n_bits = 0;
   for (int k = 0; k < items.n; k++) {
     access_item *it = &items.v[k];
-    LLVMValueRef c;
-    if (it->filter) { /* the fast path only tests for a line change */
-      c = it->crossing = line_crossed(h, it->filter);
-      n_filtered++, bin = it->filter->bin;
-    } else {
-      hash_item(h, it);
-      c = item_sampled(h, it, threshold);
+    ai[k] = it->filter ? it->filter->addr : LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
+    uint64_t *d = &desc[PA_DESC_HEADER + PA_DESC_ITEM * k];
+    d[0] = it->bytes & PA_DESC_BYTES, d[1] = 0, d[2] = (uint64_t)slot;
+    LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)slot++, 0);
+    LLVMBuildStore(h->b, ai[k], LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+    LLVMValueRef c = NULL;
+    int g = group_of[k];
+    if (g >= 0 && bit_of_group[g] >= 0) { /* its group's test, built at the group's first item */
+      d[3] = (uint64_t)bit_of_group[g];
+      continue;
     }
-    any = any ? LLVMBuildOr(h->b, any, c, "") : c;
+    if (it->bytes_value) { /* a memory intrinsic: its length follows, and it is always hooked */
+      at = LLVMConstInt(h->i64, (unsigned long long)slot++, 0);
+      LLVMBuildStore(h->b, it->bytes_value, LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+      d[0] = PA_DESC_DYNAMIC | PA_DESC_ALWAYS;
+    } else if (it->filter) { /* H only tests for a line change */
+      c = line_crossed(h, it->filter);
+      d[0] |= PA_DESC_FILTERED, d[1] = (uint64_t)it->filter->stride;
+      first = it->filter->first, n_filtered++, bin = it->filter->bin;
+    } else if (g >= 0) { /* the lines of the whole group, from its leader's address */
+      const pa_line_group *lg = &groups[g];
+      LLVMValueRef lead = lg->leader == k ? ai[k] : LLVMBuildPtrToInt(h->b, items.v[lg->leader].addr, h->i64, "");
+      c = lg->n_items == 1 ? lines_sampled(h, lead, it->bytes, it->align, limit) : lines_sampled(h, lead, lg->bytes, 1, limit);
+    }
+    if (!c && !it->filter) d[0] |= PA_DESC_ALWAYS;
+    int b = n_bits < 63 ? n_bits : 63;
+    n_bits++;
+    d[3] = (uint64_t)b;
+    if (g >= 0) bit_of_group[g] = b;
+    LLVMValueRef bit = LLVMConstInt(h->i64, 1ULL << b, 0);
+    if (c) bit = LLVMBuildSelect(h->b, c, bit, LLVMConstInt(h->i64, 0, 0), "");
+    passed = passed ? LLVMBuildOr(h->b, passed, bit, "") : bit;
   }
+  free(addrs), free(ai), free(group_bytes), free(group_of), free(bit_of_group), free(groups);
   /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
   if (n_filtered) add_repeats(h, LLVMConstInt(h->i64, (unsigned long long)n_filtered, 0), bin);
-  if (!any) { /* nothing to hook after all */
+  if (!passed) { /* nothing to hook after all */
     LLVMBuildBr(h->b, bb);
-    free(items.v);
+    free(items.v), free(desc);
     return;
   }
-  LLVMBasicBlockRef test = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.sample");
-  LLVMBuildCondBr(h->b, any, test, bb);
-  if (n_filtered) {
-    LLVMPositionBuilderAtEnd(h->b, test);
-    LLVMValueRef crossed = LLVMConstInt(h->i64, 0, 0);
-    for (int k = 0; k < items.n; k++)
-      if (items.v[k].filter) crossed = LLVMBuildAdd(h->b, crossed, LLVMBuildZExt(h->b, items.v[k].crossing, h->i64, ""), "");
-    add_repeats(h, LLVMBuildNeg(h->b, crossed, ""), bin);
-  }
-  for (int k = 0; k < items.n; k++) {
-    /* re-read the threshold: a hooked access may have started or ended a burst */
-    LLVMPositionBuilderAtEnd(h->b, test);
-    LLVMValueRef thr = LLVMBuildLoad2(h->b, h->i64, h->state, "");
-    LLVMValueRef c = items.v[k].filter ? filtered_sampled(h, &items.v[k], thr) : item_sampled(h, &items.v[k], thr);
-    LLVMBasicBlockRef call = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.hook");
-    LLVMBasicBlockRef next = k + 1 < items.n ? LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.sample") : bb;
-    LLVMBuildCondBr(h->b, c, call, next);
-    LLVMPositionBuilderAtEnd(h->b, call);
-    call_access(h, &items.v[k]);
-    LLVMBuildBr(h->b, next);
-    test = next;
-  }
-  free(items.v);
+  desc[0] = (uint64_t)items.n, desc[1] = (uint64_t)h->fid, desc[2] = (uint64_t)bin;
+  for (int k = 0; k < items.n && items.n <= 64; k++) /* the items each bit stands for */
+    desc[PA_DESC_HEADER + PA_DESC_ITEM * items.n + desc[PA_DESC_HEADER + PA_DESC_ITEM * k + 3]] |= 1ULL << k;
+  LLVMValueRef *words = malloc(sizeof *words * (size_t)words_n);
+  for (int k = 0; k < words_n; k++) words[k] = LLVMConstInt(h->i64, desc[k], 0);
+  LLVMValueRef table = LLVMConstArray2(h->i64, words, (uint64_t)words_n);
+  LLVMValueRef g = LLVMAddGlobal(LLVMGetGlobalParent(fn), LLVMTypeOf(table), "pa.desc");
+  LLVMSetInitializer(g, table);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.slow");
+  LLVMValueRef any = LLVMBuildICmp(h->b, LLVMIntNE, passed, LLVMConstInt(h->i64, 0, 0), "");
+  mark_unlikely(h, LLVMBuildCondBr(h->b, any, slow, bb));
+  LLVMPositionBuilderAtEnd(h->b, slow);
+  LLVMValueRef args[4] = {h->state, g, passed, first ? LLVMBuildZExt(h->b, first, h->i64, "") : LLVMConstInt(h->i64, 0, 0)};
+  LLVMBuildCall2(h->b, h->block_ty, h->block, args, 4, "");
+  LLVMBuildBr(h->b, bb);
+  free(items.v), free(desc), free(words);
 }
 
 /* Stores each access item of memory instruction `in` into the thread's buffer as two words,
@@ -291,7 +314,7 @@ static int buffer_items(hooks *h, LLVMValueRef in, LLVMValueRef pos, LLVMValueRe
   return k;
 }
 
-/* Rate 1: the block's body moves into a new block H before it (as in instrument_filtered);
+/* Rate 1: the block's body moves into a new block H before it (as in instrument_sampled);
  * before each access H stores its address and (bytes << 16 | function) at the thread's
  * buffer position, and at its end advances the position and, past PA_BUF_WORDS, calls the
  * flush hook. No call per access, so the kernel's vector registers stay live. */
@@ -331,7 +354,7 @@ static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
 
 static int count_items(LLVMValueRef *mem, int n_mem);
 
-/* Windowed: the body moves into H (as in instrument_filtered), untouched. H then counts the
+/* Windowed: the body moves into H (as in instrument_sampled), untouched. H then counts the
  * thread's gate down by the block's accesses, so time is counted in accesses (calling
  * __pa_phase when it passes zero: a window starts or ends) and,
  * only while `recording` is set, branches to a block that appends the block's accesses to the
@@ -422,6 +445,9 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
   h.flush_ty = LLVMFunctionType(LLVMVoidTypeInContext(h.ctx), &h.ptr, 1, 0);
   h.flush = LLVMAddFunction(mod, PA_SYM_FLUSH, h.flush_ty);
   h.phase = mode == PA_HOOKS_WINDOWED ? LLVMAddFunction(mod, PA_SYM_PHASE, h.flush_ty) : NULL;
+  LLVMTypeRef block_params[4] = {h.ptr, h.ptr, h.i64, h.i64};
+  h.block_ty = LLVMFunctionType(LLVMVoidTypeInContext(h.ctx), block_params, 4, 0);
+  h.block = mode == PA_HOOKS_FILTERED ? LLVMAddFunction(mod, PA_SYM_BLOCK, h.block_ty) : NULL;
   /* The hooks write memory, so a function may no longer promise `memory(argmem: ...)`. */
   unsigned memory_attr = LLVMGetEnumAttributeKindForName("memory", 6);
   int base = 0;
@@ -471,8 +497,9 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
                       count_items(mem, n) <= PA_BUF_MAX_ITEMS;
       if (buffered && mode == PA_HOOKS_WINDOWED) instrument_gated(&h, fn, bb, mem, n);
       else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
-      else if (n && (direct || mode != PA_HOOKS_FILTERED)) instrument_direct(&h, mem, n);
-      else if (n) instrument_filtered(&h, fn, bb, mem, n, filtered, n_filtered);
+      else if (n && (direct || mode != PA_HOOKS_FILTERED || 2 * count_items(mem, n) > PA_BUF_WORDS))
+        instrument_direct(&h, mem, n);
+      else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered);
       free(mem);
     }
     base += n_blocks;

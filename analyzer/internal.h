@@ -4,6 +4,7 @@
 #define PORTENT_ANALYZER_INTERNAL_H
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
 
 #include "analyzer.h"
 
@@ -82,12 +83,14 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_FLUSH "__pa_flush"
 #define PA_SYM_MAIN "__pa_main"
 #define PA_SYM_PHASE "__pa_phase"
+#define PA_SYM_BLOCK "__pa_block"
 /* count_blocks[f] false: only the entry block of function f gets a counter (its calls; the
  * other blocks' counts come from static trip counts). NULL: every block. */
 typedef enum {
   PA_HOOKS_NONE,     /* block counts only */
   PA_HOOKS_EVERY,    /* a hook call before every access (rate 1) */
-  PA_HOOKS_FILTERED, /* SHARDS' hash tested inline; hooks only for sampled lines and bursts */
+  PA_HOOKS_FILTERED, /* SHARDS' hash tested inline; a block whose test passes (a sampled line,
+                        or any line during a burst) calls __pa_block once */
   PA_HOOKS_BUFFERED, /* rate 1: each access appends (address, bytes x 2^16 + function) to the
                         thread's buffer inline; __pa_flush feeds the tracker when it fills */
   PA_HOOKS_WINDOWED, /* buffered, behind a gate: each block counts the thread's `gate` word
@@ -106,6 +109,33 @@ typedef enum {
 #define PA_GATE_OFFSET 24
 #define PA_RECORDING_OFFSET 32
 #define PA_REPEATS_OFFSET 40 /* line filter: uint64_t *, [function][PA_REUSE_BINS] repeats */
+/* The sampled slow path (PA_HOOKS_FILTERED): a block stores its accesses' addresses (and a
+ * memory intrinsic's length after its address) at the start of the thread's buffer and, when
+ * an inline test passes, calls __pa_block(state, desc, passed, first): desc is a constant of
+ * PA_DESC_HEADER words (items, function, repeat bin) and PA_DESC_ITEM per item (flags | bytes;
+ * a filtered item's stride in bytes per iteration; its address's word in the buffer; the bit
+ * of `passed` its inline test sets: its own, or its line group's, pa_line_groups); passed: bit
+ * b < 63 for the b-th test that passed, bit 63 for any later one; first: the filtered items'
+ * loop is in its first iteration. Blocks of at most 64 items end their descriptor with 64
+ * words: the set of items (bit k for item k) each bit of `passed` stands for. */
+#define PA_DESC_HEADER 3
+#define PA_DESC_ITEM 4
+#define PA_DESC_FILTERED (1ULL << 62) /* line filter: hooked when its line changed and is sampled */
+#define PA_DESC_ALWAYS (1ULL << 61)   /* no inline test (over 4 lines, or a length): always hooked */
+#define PA_DESC_DYNAMIC (1ULL << 60)  /* its length is the buffer word after its address */
+#define PA_DESC_BYTES ((1ULL << 60) - 1)
+/* line_groups.c: accesses of one block whose addresses differ by constants and leave no whole
+ * line untouched between them (at most 4 lines from the lowest address to the highest end):
+ * together they touch exactly the lines of [leader's address, + bytes), so one inline test of
+ * those lines tells whether any of them may be sampled. group_of[k]: item k's group, -1 when
+ * bytes[k] is 0 or over 4 lines (tested on its own); returns the number of groups. */
+typedef struct {
+  int leader;     /* the item with the lowest address */
+  uint64_t bytes; /* from the leader's address to the group's last byte, + 1 */
+  int n_items;
+} pa_line_group;
+int pa_line_groups(LLVMTargetDataRef td, LLVMValueRef *addrs, const uint64_t *bytes, int n, int *group_of,
+                   pa_line_group *groups);
 /* line_filter.c: the loads and stores the per-reference line filter applies to (one-line,
  * 1..63 bytes per iteration of an innermost loop without calls whose iteration touches at most
  * 64 lines, in a block that runs every iteration), each with its address as an integer (built
@@ -174,12 +204,17 @@ void pa_windows_combine(int n_groups, const double *first, const double *rest, d
 
 /* runtime.c: the hooks the instrumented code calls, and their per-run state. */
 typedef struct pa_runtime pa_runtime;
-typedef struct pa_thread_state pa_thread_state; /* its first word: the inline filter's threshold */
+/* Its first word: the inline test's limit on line x PA_SHARDS_MUL (SHARDS' threshold shifted to
+ * the product's top PA_SHARDS_BITS bits; UINT64_MAX during a burst, 0 for a thread never hooked). */
+typedef struct pa_thread_state pa_thread_state;
 pa_runtime *pa_runtime_new(int n_functions, double sample_rate, int64_t window, bool track_reuse);
 void pa_runtime_free(pa_runtime *rt);
 pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid);
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid);
 void pa_rt_flush(pa_thread_state *st); /* the buffered accesses, in order, then empties it */
+/* A sampled block's slow path: in program order, each item whose inline test passed (and every
+ * item once a hooked access changed the limit: a burst started or ended) is tested on its own. */
+void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int64_t first);
 void pa_runtime_flush_all(pa_runtime *rt); /* after the run: every thread's remainder */
 /* Windowed runs (PA_HOOKS_WINDOWED, rate 1): o's windows over `accesses`, the accesses the
  * run is expected to make (static counts); before any thread enters. */

@@ -230,7 +230,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
       {PA_SYM_COUNTS, sh->counts},         {PA_SYM_CTX, rt},
       {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},
       {PA_SYM_FLUSH, (void *)pa_rt_flush},         {PA_SYM_PHASE, (void *)pa_rt_phase},
-      {"pt_parallel_for", (void *)pt_parallel_for}, {"pt_pool_threads", (void *)pt_pool_threads},
+      {PA_SYM_BLOCK, (void *)pa_rt_block},        {"pt_parallel_for", (void *)pt_parallel_for}, {"pt_pool_threads", (void *)pt_pool_threads},
   };
   LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
   for (size_t i = 0; i < PT_ARRAY_LEN(syms); i++) {

@@ -132,7 +132,10 @@ static int thread_slot(pa_runtime *rt) {
     } else if (rt->track_reuse) {
       st->tracker = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
       /* every access at rate 1; a tracker starts in a burst when sampling */
-      st->sampled_threshold = rt->rate >= 1 ? UINT64_MAX : (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5);
+      /* the limit on line x PA_SHARDS_MUL: hash < T iff the product is under T << (64 - bits) */
+      st->sampled_threshold = rt->rate >= 1 ? UINT64_MAX
+                                            : (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5)
+                                                  << (64 - PA_SHARDS_BITS);
       st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
     }
     atomic_store_explicit(&rt->n_threads, n + 1, memory_order_release);
@@ -259,6 +262,51 @@ void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t 
   access_lines(st->tracker, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
   if (st->sampled_threshold != UINT64_MAX)
     st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
+}
+
+/* One line in [a / 64, (a + bytes - 1) / 64] is under the thread's limit. */
+static bool lines_sampled(const pa_thread_state *st, uint64_t a, uint64_t bytes) {
+  for (uint64_t line = a / PA_LINE_BYTES, last = (a + bytes - 1) / PA_LINE_BYTES; line <= last; line++)
+    if (line * PA_SHARDS_MUL < st->threshold) return true;
+  return false;
+}
+
+/* Item k of a block's slow path (instrument.c's inline test of that access alone, against the
+ * current limit): hooked or not, and a filtered item that crossed into a new line counted in
+ * *crossed. */
+static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, int64_t first, uint64_t *crossed) {
+  const uint64_t *item = desc + PA_DESC_HEADER + PA_DESC_ITEM * k, *word = st->buf + item[2];
+  uint64_t a = word[0], bytes = item[0] & PA_DESC_DYNAMIC ? word[1] : item[0] & PA_DESC_BYTES;
+  if (item[0] & PA_DESC_FILTERED) { /* instrument.c's line_crossed, then the line's test */
+    int64_t stride = (int64_t)item[1];
+    uint64_t off = a & (PA_LINE_BYTES - 1);
+    if (!first && (stride > 0 ? off >= (uint64_t)stride : off < (uint64_t)(PA_LINE_BYTES + stride))) return;
+    ++*crossed;
+  }
+  if ((item[0] & PA_DESC_ALWAYS) || lines_sampled(st, a, bytes))
+    pa_rt_access(st, (const void *)(uintptr_t)a, (int64_t)bytes, (int)desc[1]);
+}
+
+void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int64_t first) {
+  uint64_t n = desc[0], crossed = 0, limit = st->threshold;
+  if (n <= 64) { /* the items of the tests that passed, as a set of bits in program order */
+    const uint64_t *items_of_bit = desc + PA_DESC_HEADER + PA_DESC_ITEM * n;
+    uint64_t todo = 0;
+    for (uint64_t left = passed; left; left &= left - 1) todo |= items_of_bit[__builtin_ctzll(left)];
+    while (todo) {
+      uint64_t k = (uint64_t)__builtin_ctzll(todo);
+      todo &= todo - 1;
+      block_item(st, desc, k, first, &crossed);
+      if (st->threshold != limit) /* a burst started or ended: every later item is tested again */
+        todo = k + 1 < n ? (~0ULL >> (64 - n)) & (~0ULL << (k + 1)) : 0, limit = st->threshold;
+    }
+  } else
+    for (uint64_t k = 0; k < n; k++) {
+      /* while the limit is the one the inline tests used, an item whose test failed is not hooked */
+      if (!(passed >> desc[PA_DESC_HEADER + PA_DESC_ITEM * k + 3] & 1) && st->threshold == limit) continue;
+      block_item(st, desc, k, first, &crossed);
+    }
+  if (crossed) st->repeats[(size_t)desc[1] * PA_REUSE_BINS + desc[2]] -= crossed;
 }
 
 void pa_runtime_set_windows(pa_runtime *rt, const pa_trace_opts *o, int64_t blocks) {
