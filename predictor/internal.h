@@ -91,9 +91,15 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
  * block (executions[j]: block j's, one thread) (recurrence.c). */
 double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, double load_latency,
                              const double *executions);
-/* Float phis of loop `loop`'s header that accumulate in the loop's own blocks: some carried edge
- * takes the phi to an add, FMA or min/max of a block whose innermost loop is `loop` (a phi that
- * only enters inner loops is theirs). -1 when the profile has no carried edges (older files). */
+/* Whether header phi `node` of loop `loop` receives, around every back edge, a value loaded
+ * from an address that moves at each iteration (the profile's carried edges; a rotated load
+ * of the next element): no chain of adds runs through it, the next iteration's adds start
+ * from memory (dwconv_mb #9: its xx loop's one float phi takes the next element's load).
+ * False when the profile has no carried edges for it (recurrence.c). */
+bool pp_phi_reloads(const pa_function *f, int loop, int node);
+/* Float phis of loop `loop`'s header that accumulate in the loop's own blocks (not
+ * pp_phi_reloads): some carried edge takes the phi to an add, FMA or min/max of a block whose
+ * innermost loop is `loop` (a phi that only enters inner loops is theirs). -1 when the profile has no carried edges (older files). */
 int pp_accumulating_phis(const pa_function *f, int loop);
 /* The outermost loop that carries loop `loop`'s accumulators: up from `loop` while a float phi
  * of the enclosing header gives one of the accumulating phis below it its initial value. `loop`

@@ -186,13 +186,14 @@ static uint64_t block_key(const pa_block *b, double load_latency, double copies,
 
 /* Accumulators carried around a loop live in float phis of its header: without one, the
  * float chains of its blocks end in stores and iterations overlap; with k of them, the
- * chains are taken to be k independent ones of equal length. */
+ * chains are taken to be k independent ones of equal length. A phi that takes a freshly
+ * loaded value around the back edge carries no chain (pp_phi_reloads). */
 static int header_fp_phis(const pa_function *f, int loop) {
   const pa_block *h = &f->blocks[f->loops[loop].header];
   int k = 0;
   for (int i = 0; i < h->n_nodes; i++)
-    k += h->nodes[i].opcode && h->nodes[i].opcode[0] == 'p' && strcmp(h->nodes[i].opcode, "phi") == 0 && h->nodes[i].elem &&
-         (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b');
+    k += is_phi_node(&h->nodes[i]) && h->nodes[i].elem && (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b') &&
+         !pp_phi_reloads(f, loop, i);
   return k;
 }
 

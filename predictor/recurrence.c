@@ -83,13 +83,31 @@ double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, d
   return best;
 }
 
+bool pp_phi_reloads(const pa_function *f, int loop, int node) {
+  int header = f->loops[loop].header;
+  bool any = false;
+  for (int c = 0; c < f->n_carried; c++) {
+    const pa_carried_edge *ce = &f->carried[c];
+    if (ce->phi_block != header || ce->phi_node != node || ce->src_block < 0 || ce->src_block >= f->n_blocks) continue;
+    const pa_block *sb = &f->blocks[ce->src_block];
+    if (ce->src_node < 0 || ce->src_node >= sb->n_nodes) return false;
+    const pa_node *src = &sb->nodes[ce->src_node];
+    bool moving = src->n_strides >= 1 && src->strides[0] != 0 && src->strides[0] != PA_STRIDE_UNKNOWN;
+    if (src->op != PA_OP_LOAD || !src->is_memory || !moving) return false;
+    any = true;
+  }
+  return any;
+}
+
+
 int pp_accumulating_phis(const pa_function *f, int loop) {
   if (loop < 0 || loop >= f->n_loops || f->n_carried == 0) return -1;
   int header = f->loops[loop].header, k = 0;
   const pa_block *h = &f->blocks[header];
   for (int i = 0; i < h->n_nodes; i++) {
     const pa_node *phi = &h->nodes[i];
-    if (!is_phi(phi) || !phi->elem || !(phi->elem[0] == 'f' || phi->elem[0] == 'b')) continue;
+    if (!is_phi(phi) || !phi->elem || !(phi->elem[0] == 'f' || phi->elem[0] == 'b') || pp_phi_reloads(f, loop, i))
+      continue;
     bool accumulates = false;
     for (int c = 0; c < f->n_carried && !accumulates; c++) {
       const pa_carried_edge *ce = &f->carried[c];
