@@ -66,6 +66,35 @@ static inline pa_profile *synthetic_profile_ir(const char *ir, const char *entry
   return p;
 }
 
+/* A target file shipped in targets/ ("zen4-epyc-2c"); NULL with d filled on error. */
+static inline ptg_target *synthetic_shipped_target(const char *name, pt_diag *d) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s.json", ptg_shipped_dir(), name);
+  return ptg_target_load(path, d);
+}
+
+/* Cycles per iteration the default model predicts for a profile on one thread of t:
+ * predicted cycles over `iterations`; NAN (d filled) when the prediction fails. */
+static inline double synthetic_cycles_per_iteration(const pa_profile *p, const ptg_target *t, double iterations,
+                                                    pt_diag *d) {
+  pp_options o;
+  pp_options_default(&o);
+  o.threads = 1;
+  pp_prediction *r = pp_predict_profile(p, t, &o, d);
+  double c = r ? r->seconds * r->frequency_ghz * 1e9 / iterations : NAN;
+  pp_prediction_free(r);
+  return c;
+}
+
+/* The same for LLVM IR text (synthetic_profile_ir's function `entry`). */
+static inline double synthetic_ir_cycles_per_iteration(const char *ir, const char *entry, const ptg_target *t,
+                                                       double iterations, pt_diag *d) {
+  pa_profile *p = synthetic_profile_ir(ir, entry, d);
+  double c = p ? synthetic_cycles_per_iteration(p, t, iterations, d) : NAN;
+  pa_profile_free(p);
+  return c;
+}
+
 static inline pa_node synthetic_node(pa_opclass op, const char *opcode, int lanes) {
   pa_node n = {.op = op, .opcode = opcode, .elem = "f32", .lanes = lanes, .bits = 32 * lanes};
   if (op == PA_OP_LOAD || op == PA_OP_STORE) n.is_memory = true, n.bytes = 4 * lanes;

@@ -34,25 +34,14 @@ static double cycles_per_iteration(const ptg_target *t, bool reload) {
   pt_diag d = {0};
   char ir[4096];
   snprintf(ir, sizeof ir, ir_fmt, reload ? "r" : "s1");
-  pa_profile *p = synthetic_profile_ir(ir, "rot", &d);
-  CHECK_MSG(p, "%s", d.msg);
-  if (!p) return NAN;
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1;
-  pp_prediction *r = pp_predict_profile(p, t, &o, &d);
-  CHECK_MSG(r, "%s", d.msg);
-  double c = r ? r->seconds * r->frequency_ghz * 1e9 / 4096.0 : NAN;
-  pp_prediction_free(r);
-  pa_profile_free(p);
+  double c = synthetic_ir_cycles_per_iteration(ir, "rot", t, 4096, &d);
+  CHECK_MSG(!isnan(c), "%s", d.msg);
   return c;
 }
 
 int main(void) {
   pt_diag d = {0};
-  char tpath[1024];
-  snprintf(tpath, sizeof tpath, "%s/zen4-epyc-2c.json", ptg_shipped_dir());
-  ptg_target *t = ptg_target_load(tpath, &d);
+  ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d);
   CHECK_MSG(t, "%s", d.msg);
   if (!t) TEST_DONE();
   double chain = 2 * ptg_target_inst(t, PTG_OP_FMA, PTG_ELEM_F32, 32).latency;
