@@ -70,6 +70,13 @@ typedef struct {
   int64_t cap_lines;
 } lru;
 typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
+/* Bursts (see pa_tracker_new): 64 x 4W accesses apart for the first 8, then 256 x 4W. A
+ * short run keeps the schedule that bounds its curves (tests/analyzer: 8 bursts cover runs
+ * of about 4M line accesses); a long one stops paying 2-4% of its accesses for shares that
+ * 8 bursts of 4W measured accesses already estimate (docs/validation.md, Session 7). */
+#define BURST_GAP 64
+#define BURST_GAP_LATER 256
+#define BURSTS_AT_FIRST_GAP 16
 
 struct pa_tracker {
   double rate;
@@ -81,6 +88,7 @@ struct pa_tracker {
   int64_t left;        /* accesses left in this phase (warm: at most) */
   int64_t since;       /* sampled accesses since the last burst ended */
   int64_t period;      /* sampled accesses between bursts */
+  int64_t bursts;      /* bursts started after the first */
   int64_t measure_len; /* accesses measured per burst */
   int n_groups;
   uint64_t *counts; /* [group][PA_TRACKER_WORDS], see internal.h */
@@ -324,11 +332,13 @@ pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
     if (!t->window)
       for (t->window = 64; (double)t->window < 16 / rate;) t->window *= 2;
     lru_init(&t->near, t->window);
-    /* Bursts measure 4W accesses after warming for up to 8W, once per 64 x 4W accesses on
-     * average (period in sampled accesses = R x that): about 2-4% of the accesses go through
-     * the window. The first burst starts at the first access, with nothing to warm. */
+    /* Bursts measure 4W accesses after warming for up to 8W, once per BURST_GAP x 4W accesses
+     * on average (period in sampled accesses = R x that) for the first BURSTS_AT_FIRST_GAP,
+     * then BURST_GAP_LATER / BURST_GAP times as far apart: about 2-4% of a short run's accesses
+     * go through the window, under 1% of a long one's, whose bursts are still as many.
+     * The first burst starts at the first access, with nothing to warm. */
     t->measure_len = 4 * t->window;
-    t->period = (int64_t)(rate * 64.0 * (double)t->measure_len) + 1;
+    t->period = (int64_t)(rate * BURST_GAP * (double)t->measure_len) + 1;
     t->phase = BURST_MEASURE;
     t->left = t->measure_len;
   }
@@ -402,7 +412,9 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
     if (est >= 0 && est < t->window) est = t->window; /* it missed the window: at least W away */
     return in_sample ? est : -2;
   }
-  if (in_sample && t->window && ++t->since >= t->period) { /* the next access starts a burst */
+  int64_t gap = t->bursts < BURSTS_AT_FIRST_GAP ? t->period : t->period * (BURST_GAP_LATER / BURST_GAP);
+  if (in_sample && t->window && ++t->since >= gap) { /* the next access starts a burst */
+    t->bursts++;
     lru_clear(&t->near);
     t->phase = BURST_WARM;
     t->left = 2 * t->measure_len;
