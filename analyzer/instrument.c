@@ -183,6 +183,35 @@ static LLVMValueRef line_crossed(hooks *h, const pa_filtered_access *f) {
   return LLVMBuildOr(h->b, f->first, c, "pa.crossing");
 }
 
+/* Line groups whose addresses differ by constants (one base) and each within 64 bytes: their
+ * first and last lines, two lanes per group, tested in one vector (a broadcast address plus
+ * constant offsets, shift, multiply, compare); returns the lanes' results as bits of an i64
+ * at `first_bit` (lane 2i and 2i + 1: group gs[i]'s first and last line). */
+static LLVMValueRef groups_sampled(hooks *h, LLVMValueRef base_addr, const pa_line_group *groups, const int *gs, int n,
+                                   LLVMValueRef limit, int first_bit) {
+  unsigned lanes = (unsigned)(2 * n);
+  LLVMValueRef *offs = malloc(sizeof *offs * lanes);
+  for (int i = 0; i < n; i++) {
+    const pa_line_group *g = &groups[gs[i]];
+    offs[2 * i] = LLVMConstInt(h->i64, (unsigned long long)g->off, 0);
+    offs[2 * i + 1] = LLVMConstInt(h->i64, (unsigned long long)(g->off + (int64_t)g->bytes - 1), 0);
+  }
+  LLVMTypeRef vt = LLVMVectorType(h->i64, lanes);
+  LLVMValueRef zero_mask = LLVMConstNull(LLVMVectorType(h->i32, lanes));
+  LLVMValueRef one = LLVMBuildInsertElement(h->b, LLVMGetPoison(vt), base_addr, LLVMConstInt(h->i32, 0, 0), "");
+  LLVMValueRef addr = LLVMBuildAdd(h->b, LLVMBuildShuffleVector(h->b, one, LLVMGetPoison(vt), zero_mask, ""),
+                                   LLVMConstVector(offs, lanes), "");
+  one = LLVMBuildInsertElement(h->b, LLVMGetPoison(vt), limit, LLVMConstInt(h->i32, 0, 0), "");
+  LLVMValueRef limits = LLVMBuildShuffleVector(h->b, one, LLVMGetPoison(vt), zero_mask, "");
+  for (unsigned i = 0; i < lanes; i++) offs[i] = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  LLVMValueRef lines = LLVMBuildLShr(h->b, addr, LLVMConstVector(offs, lanes), "");
+  for (unsigned i = 0; i < lanes; i++) offs[i] = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0);
+  LLVMValueRef c = LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, lines, LLVMConstVector(offs, lanes), ""), limits, "");
+  free(offs);
+  LLVMValueRef bits = LLVMBuildZExt(h->b, LLVMBuildBitCast(h->b, c, LLVMIntTypeInContext(h->ctx, lanes), ""), h->i64, "");
+  return LLVMBuildShl(h->b, bits, LLVMConstInt(h->i64, (unsigned long long)first_bit, 0), "");
+}
+
 /* The slow path is rare: weights keep the kernel's registers out of its spill code. */
 static void mark_unlikely(hooks *h, LLVMValueRef condbr) {
   LLVMMetadataRef md[3] = {LLVMMDStringInContext2(h->ctx, "branch_weights", 14),
@@ -190,6 +219,21 @@ static void mark_unlikely(hooks *h, LLVMValueRef condbr) {
                            LLVMValueAsMetadata(LLVMConstInt(h->i32, 64, 0))};
   LLVMSetMetadata(condbr, LLVMGetMDKindIDInContext(h->ctx, "prof", 4),
                   LLVMMetadataAsValue(h->ctx, LLVMMDNodeInContext2(h->ctx, md, 3)));
+}
+
+/* The groups of `base` (in gs) when there are two or more and each spans at most 64 bytes (two
+ * lines): those are tested in one vector; else 0. */
+static int vector_groups(const pa_line_group *groups, int n_groups, int base, int *gs) {
+  int n = 0;
+  for (int g = base; g < n_groups && groups[g].base == base; g++) {
+    if (groups[g].bytes > PA_LINE_BYTES) return 0;
+    gs[n++] = g;
+  }
+  return n >= 2 ? n : 0;
+}
+
+static LLVMValueRef or_bits(hooks *h, LLVMValueRef passed, LLVMValueRef bits) {
+  return passed ? LLVMBuildOr(h->b, passed, bits, "") : bits;
 }
 
 /* The block's body moves into a new block H placed before it (predecessors now branch to
@@ -227,7 +271,8 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     group_bytes[k] = items.v[k].filter || items.v[k].bytes_value ? 0 : items.v[k].bytes;
   }
   int n_groups = pa_line_groups(h->td, addrs, group_bytes, items.n, group_of, groups);
-  for (int g = 0; g < n_groups; g++) bit_of_group[g] = -1;
+  int *bit2_of_group = malloc(sizeof *bit2_of_group * (size_t)(items.n + 1)), *gs = malloc(sizeof *gs * (size_t)(items.n + 1));
+  for (int g = 0; g < n_groups; g++) bit_of_group[g] = bit2_of_group[g] = -1;
   LLVMValueRef passed = NULL, first = NULL; /* passed: bit b < 63 the b-th test, bit 63 any later one */
   int n_filtered = 0, bin = 0, slot = 0, n_bits = 0;
   for (int k = 0; k < items.n; k++) {
@@ -238,7 +283,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)slot++, 0);
     LLVMBuildStore(h->b, ai[k], LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
     LLVMValueRef c = NULL;
-    int g = group_of[k];
+    int g = group_of[k], n = 0;
     if (g >= 0 && bit_of_group[g] >= 0) { /* its group's test, built at the group's first item */
       d[3] = (uint64_t)bit_of_group[g];
       continue;
@@ -251,6 +296,13 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
       c = line_crossed(h, it->filter);
       d[0] |= PA_DESC_FILTERED, d[1] = (uint64_t)it->filter->stride;
       first = it->filter->first, n_filtered++, bin = it->filter->bin;
+    } else if (g >= 0 && items.n <= 64 && (n = vector_groups(groups, n_groups, groups[g].base, gs)) && 2 * n + n_bits <= 63) {
+      LLVMValueRef base_addr = LLVMBuildPtrToInt(h->b, items.v[groups[groups[g].base].leader].addr, h->i64, "");
+      passed = or_bits(h, passed, groups_sampled(h, base_addr, groups, gs, n, limit, n_bits));
+      for (int i = 0; i < n; i++) bit_of_group[gs[i]] = n_bits + 2 * i, bit2_of_group[gs[i]] = n_bits + 2 * i + 1;
+      n_bits += 2 * n;
+      d[3] = (uint64_t)bit_of_group[g];
+      continue;
     } else if (g >= 0) { /* the lines of the whole group, from its leader's address */
       const pa_line_group *lg = &groups[g];
       LLVMValueRef lead = lg->leader == k ? ai[k] : LLVMBuildPtrToInt(h->b, items.v[lg->leader].addr, h->i64, "");
@@ -263,9 +315,12 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     if (g >= 0) bit_of_group[g] = b;
     LLVMValueRef bit = LLVMConstInt(h->i64, 1ULL << b, 0);
     if (c) bit = LLVMBuildSelect(h->b, c, bit, LLVMConstInt(h->i64, 0, 0), "");
-    passed = passed ? LLVMBuildOr(h->b, passed, bit, "") : bit;
+    passed = or_bits(h, passed, bit);
   }
-  free(addrs), free(ai), free(group_bytes), free(group_of), free(bit_of_group), free(groups);
+  for (int k = 0; k < items.n && items.n <= 64; k++) /* the items each bit stands for */
+    if (group_of[k] >= 0 && bit2_of_group[group_of[k]] >= 0)
+      desc[PA_DESC_HEADER + PA_DESC_ITEM * items.n + bit2_of_group[group_of[k]]] |= 1ULL << k;
+  free(addrs), free(ai), free(group_bytes), free(group_of), free(bit_of_group), free(bit2_of_group), free(gs), free(groups);
   /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
   if (n_filtered) add_repeats(h, LLVMConstInt(h->i64, (unsigned long long)n_filtered, 0), bin);
   if (!passed) { /* nothing to hook after all */

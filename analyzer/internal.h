@@ -133,6 +133,8 @@ typedef struct {
   int leader;     /* the item with the lowest address */
   uint64_t bytes; /* from the leader's address to the group's last byte, + 1 */
   int n_items;
+  int base;    /* the first group whose addresses differ from this one's by a constant */
+  int64_t off; /* the leader's address - that first group's leader's */
 } pa_line_group;
 int pa_line_groups(LLVMTargetDataRef td, LLVMValueRef *addrs, const uint64_t *bytes, int n, int *group_of,
                    pa_line_group *groups);

@@ -105,11 +105,12 @@ int pa_line_groups(LLVMTargetDataRef td, LLVMValueRef *addrs, const uint64_t *by
     for (int j = k; j < n; j++)
       if (group_of[j] < 0 && bytes[j] && bytes[j] <= MAX_GROUP_BYTES && same_base(&v[k], &v[j])) order[m++] = j;
     sort_by_offset(order, m, v);
+    int first_group = n_groups;
     for (int i = 0; i < m;) { /* grow a group while the next access leaves no whole line untouched */
       int lead = order[i];
       int64_t end = v[lead].off + (int64_t)bytes[lead];
       pa_line_group *g = &groups[n_groups];
-      *g = (pa_line_group){.leader = lead, .n_items = 1};
+      *g = (pa_line_group){.leader = lead, .n_items = 1, .base = first_group, .off = v[lead].off - v[order[0]].off};
       group_of[lead] = n_groups;
       for (i++; i < m; i++) {
         int j = order[i];
