@@ -14,7 +14,9 @@ static const int widths[] = {0 /* scalar */, 128, 256, 512};
 static int insns_per_step(pmb_op o) { return o.op == PTG_OP_CONVERT ? 2 : 1; }
 
 /* Stores produce no value a chain could wait for: throughput only. */
-static bool no_latency(pmb_op o) { return o.op == PTG_OP_STORE || o.op == PTG_OP_MASKSTORE; }
+static bool no_latency(pmb_op o) {
+  return o.op == PTG_OP_STORE || o.op == PTG_OP_MASKSTORE || o.op == PTG_OP_SCATTER || o.op == PTG_OP_SCATTER_PAGE;
+}
 
 /* "add:f32,fma:f32:256" -> does it select o? */
 static bool selected(const char *only, pmb_op o) {
@@ -207,7 +209,14 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
     free(es);
     return err < 0 ? err : d->err;
   }
-  void *in = aligned_alloc(64, PMB_REGION * PMB_MAX_CHAINS), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
+  void *in = pmb_kernel_input_new(), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
+  if (!in || !out) {
+    pmb_kernel_input_free(in);
+    free(out);
+    free(text);
+    free(es);
+    return pt_fail(d, PT_ERR_NOMEM, "instruction kernels: no memory for their input");
+  }
   for (int i = 0; i < n; i++) {
     entry *e = &es[i];
     if (!no_latency(e->op) && !(e->lat = (pmb_kernel_fn)pmb_jit_lookup(c->jit, e->lat_name, d))) break;
@@ -240,7 +249,7 @@ int pmb_measure_instructions(pmb_ctx *c, pt_diag *d) {
     r->instruction = pt_strdup(c->t->arena, insn);
     r->source = "measured";
   }
-  free(in);
+  pmb_kernel_input_free(in);
   free(out);
   free(text);
   free(es);

@@ -29,6 +29,13 @@ void *pmb_jit_lookup(pmb_jit *j, const char *name, pt_diag *d);
 /* --- kernels.c: instruction kernels, void f(i64 iters, ptr in, ptr out). --- */
 #define PMB_MAX_CHAINS 16
 #define PMB_REGION 256 /* bytes of `in` per chain: operand x, operand y, accumulator */
+/* Gathers and scatters whose lanes fall on separate pages (gather_page, scatter_page): lane l
+ * of chain c at byte l x PMB_PAGE_LANE_STEP of chain c's span after the chains' regions. A
+ * page and a line apart, so each lane has a 4 KiB page of its own and the lanes of the 12
+ * throughput chains spread over the L1's sets (3 lines per set) instead of one set. */
+#define PMB_PAGE_LANE_STEP (4096 + 64)
+#define PMB_PAGE_SPAN (16 * PMB_PAGE_LANE_STEP) /* bytes per chain: 16 lanes at most */
+#define PMB_INPUT_BYTES (PMB_REGION * PMB_MAX_CHAINS + PMB_MAX_CHAINS * PMB_PAGE_SPAN)
 typedef struct {
   ptg_op op;
   ptg_elem elem;
@@ -45,8 +52,12 @@ typedef void (*pmb_kernel_fn)(int64_t iters, void *in, void *out);
 bool pmb_op_supported(const pmb_jit *j, pmb_op op);
 /* Adds the kernel as function `name` to m; PT_ERR_UNSUPPORTED if an op is not available. */
 int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const char *name, pt_diag *d);
-/* Fills the PMB_REGION x chains input buffer with values that keep each chain stable. */
+/* Fills the input buffer (PMB_INPUT_BYTES) with values that keep each chain stable. */
 void pmb_kernel_fill(const pmb_kernel *k, void *in);
+/* A kernel's input buffer, PMB_INPUT_BYTES in 4 KiB pages (no transparent huge page would put
+ * the page-apart lanes back in one page); NULL when out of memory. */
+void *pmb_kernel_input_new(void);
+void pmb_kernel_input_free(void *in);
 pmb_kernel pmb_kernel_latency(pmb_op op);
 pmb_kernel pmb_kernel_throughput(pmb_op op);
 /* For vector/FP load latency: lane 0 to a GPR and back (vmovq both ways), no load. */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -88,7 +89,11 @@ bool pmb_op_supported(const pmb_jit *j, pmb_op o) {
     if (!x86 || scalar || ptg_elem_bits(o.elem) != 32) return false;
     return o.bits == 512 || pmb_jit_has(j, "avx512vl") || pmb_jit_has(j, fl ? "avx" : "avx2");
   case PTG_OP_GATHER: /* LLVM scalarizes two-lane gathers */
+  case PTG_OP_GATHER_PAGE:
     return x86 && vec && o.bits / eb >= 4 && pmb_jit_has(j, "avx2");
+  case PTG_OP_SCATTER: /* AVX-512 only: without it LLVM scalarizes a scatter */
+  case PTG_OP_SCATTER_PAGE:
+    return x86 && vec && o.bits / eb >= 4 && pmb_jit_has(j, "avx512f") && (o.bits == 512 || vl);
   default: return false;
   }
 }
@@ -128,6 +133,14 @@ static LLVMValueRef load(gen *g, LLVMTypeRef t, LLVMValueRef p, bool is_volatile
  * step k in the first or second of two lines (plain and masked stores alike). */
 static LLVMValueRef store_slot(gen *g, pmb_op o, int k) {
   return at(g, g->in, 128 + 64 * (k & 1) + (g->chain * (o.bits / 8)) % 64);
+}
+
+/* Where a gather or scatter's indices count from: the chain's own region (lanes in one line),
+ * or for the page-apart classes the chain's span past every region (lanes PMB_PAGE_LANE_STEP
+ * apart, pmb_kernel_fill). */
+static bool page_apart(pmb_op o) { return o.op == PTG_OP_GATHER_PAGE || o.op == PTG_OP_SCATTER_PAGE; }
+static LLVMValueRef lanes_base(gen *g, pmb_op o, LLVMValueRef region) {
+  return page_apart(o) ? at(g, g->in, PMB_REGION * PMB_MAX_CHAINS + g->chain * PMB_PAGE_SPAN) : region;
 }
 
 /* Integer view of a value (same bits): gather indices and load-chain offsets. */
@@ -308,15 +321,28 @@ static LLVMValueRef step(gen *g, pmb_op o, LLVMValueRef acc, LLVMValueRef x, LLV
     LLVMSetVolatile(s, 1);
     return acc;
   }
-  case PTG_OP_GATHER: {
+  case PTG_OP_GATHER:
+  case PTG_OP_GATHER_PAGE:
+  case PTG_OP_SCATTER:
+  case PTG_OP_SCATTER_PAGE: {
+    /* a gather chases its own result (the values are the next indices); a scatter writes the
+     * accumulator at the loop-invariant indices x */
+    bool scatter = o.op == PTG_OP_SCATTER || o.op == PTG_OP_SCATTER_PAGE;
     int lanes = o.bits / ptg_elem_bits(o.elem);
     LLVMTypeRef ptrs = LLVMVectorType(LLVMPointerTypeInContext(g->c, 0), (unsigned)lanes);
-    LLVMValueRef idx = as_int(g, o, acc);
-    LLVMValueRef addr = LLVMBuildGEP2(g->b, scalar_type(g->c, o.elem), region, &idx, 1, "");
+    LLVMValueRef idx = as_int(g, o, scatter ? x : acc);
+    LLVMValueRef addr = LLVMBuildGEP2(g->b, scalar_type(g->c, o.elem), lanes_base(g, o, region), &idx, 1, "");
     LLVMValueRef mask = LLVMConstAllOnes(LLVMVectorType(LLVMInt1TypeInContext(g->c), (unsigned)lanes));
-    LLVMValueRef args[4] = {addr, LLVMConstInt(g->i32, (unsigned long long)ptg_elem_bits(o.elem) / 8, 0), mask, LLVMGetPoison(t)};
+    LLVMValueRef align = LLVMConstInt(g->i32, (unsigned long long)ptg_elem_bits(o.elem) / 8, 0);
     LLVMTypeRef over[2] = {t, ptrs};
-    return call_intrinsic(g, "llvm.masked.gather", over, 2, args, 4);
+    if (!scatter) {
+      LLVMValueRef args[4] = {addr, align, mask, LLVMGetPoison(t)};
+      return call_intrinsic(g, "llvm.masked.gather", over, 2, args, 4);
+    }
+    LLVMValueRef args[4] = {acc, addr, align, mask};
+    call_intrinsic(g, "llvm.masked.scatter", over, 2, args, 4);
+    sink(g, NULL);
+    return acc;
   }
   default: return acc;
   }
@@ -370,8 +396,7 @@ int pmb_kernel_build(pmb_jit *j, LLVMModuleRef m, const pmb_kernel *k, const cha
       g.chain = c;
       acc[c] = step(&g, k->ops[c], acc[c], x[c], y[c], region[c], u);
       pmb_op o = k->ops[c];
-      bool arith = o.op != PTG_OP_LOAD && o.op != PTG_OP_STORE && o.op != PTG_OP_GATHER && o.op != PTG_OP_SHUFFLE &&
-                   o.op != PTG_OP_MASKLOAD && o.op != PTG_OP_MASKSTORE;
+      bool arith = o.op <= PTG_OP_CONVERT || o.op == PTG_OP_OTHER; /* add .. convert: the arithmetic classes */
       if (arith && !ptg_elem_is_float(o.elem) && !is_dot(o)) acc[c] = opaque(&g, acc[c]);
     }
   LLVMValueRef next = LLVMBuildAdd(g.b, i, LLVMConstInt(g.i64, 1, 0), "");
@@ -450,14 +475,25 @@ void pmb_kernel_fill(const pmb_kernel *k, void *in) {
       for (int l = 0; l < o.bits / 32; l++) put(r + 128, acc_e, l, 1);
       continue;
     }
-    for (int l = 0; l < lanes; l++) {
-      if (o.op == PTG_OP_GATHER) { /* table[l] = l, indices l (in the lane's bits for floats) */
-        if (eb == 32)
-          ((int32_t *)r)[l] = ((int32_t *)(r + 128))[l] = l;
-        else
-          ((int64_t *)r)[l] = ((int64_t *)(r + 128))[l] = l;
-        continue;
+    if (o.op == PTG_OP_GATHER || o.op == PTG_OP_GATHER_PAGE || o.op == PTG_OP_SCATTER || o.op == PTG_OP_SCATTER_PAGE) {
+      /* Indices i_l = l (one line) or l x PMB_PAGE_LANE_STEP bytes (a page each), in the
+       * lanes' bits for floats: in x (the table a gather starts from, a scatter's indices)
+       * and the accumulator; the table holds i_l at i_l, so a gather's chain stays put. */
+      char *table = page_apart(o) ? (char *)in + PMB_REGION * PMB_MAX_CHAINS + c * PMB_PAGE_SPAN : r;
+      if (page_apart(o)) memset(table, 0, PMB_PAGE_SPAN);
+      for (int l = 0; l < lanes; l++) {
+        int64_t i = page_apart(o) ? (int64_t)l * PMB_PAGE_LANE_STEP / (eb / 8) : l;
+        if (eb == 32) {
+          ((int32_t *)r)[l] = ((int32_t *)(r + 128))[l] = (int32_t)i;
+          ((int32_t *)table)[i] = (int32_t)i;
+        } else {
+          ((int64_t *)r)[l] = ((int64_t *)(r + 128))[l] = i;
+          ((int64_t *)table)[i] = i;
+        }
       }
+      continue;
+    }
+    for (int l = 0; l < lanes; l++) {
       put(r, o.elem, l, xv);
       if (o.op == PTG_OP_SHUFFLE) { /* y is the permutation: rotate by one lane */
         if (eb == 32) ((int32_t *)(r + 64))[l] = (l + 1) % lanes;
@@ -468,6 +504,17 @@ void pmb_kernel_fill(const pmb_kernel *k, void *in) {
       put(r + 128, o.elem, l, av);
     }
   }
+}
+
+void *pmb_kernel_input_new(void) {
+  void *p = mmap(NULL, PMB_INPUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  madvise(p, PMB_INPUT_BYTES, MADV_NOHUGEPAGE);
+  return p;
+}
+
+void pmb_kernel_input_free(void *in) {
+  if (in) munmap(in, PMB_INPUT_BYTES);
 }
 
 pmb_kernel pmb_kernel_latency(pmb_op op) {

@@ -54,8 +54,10 @@ static void bounds(const rep *a, const rep *b, double *apart, double *together) 
 static const char *unit_of(const ptg_target *t, const rep *r, int n, const ptg_inst *row, const char **names) {
   bool fl = ptg_elem_is_float(row->elem), scalar = row->vector_bits == ptg_elem_bits(row->elem);
   int best = -1;
-  /* masked loads and stores are loads and stores with a mask operand: the same pipes */
-  ptg_op mem = row->op == PTG_OP_MASKLOAD ? PTG_OP_LOAD : row->op == PTG_OP_MASKSTORE ? PTG_OP_STORE : row->op;
+  /* masked loads and stores are loads and stores with a mask operand: the same pipes; scatters
+   * and the page-apart classes are given the gather's (ptg_op_fallback) */
+  ptg_op mem = row->op;
+  while (ptg_op_fallback(mem) != mem) mem = ptg_op_fallback(mem);
   for (int i = 0; i < n; i++) {
     bool rfl = ptg_elem_is_float(r[i].op.elem), rscalar = r[i].op.bits == ptg_elem_bits(r[i].op.elem);
     /* memory ops and permutes use the same units whatever the lanes hold */
@@ -94,7 +96,12 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
     return err;
   }
   if ((err = pmb_jit_add(c->jit, m, d)) < 0) return err;
-  void *in = aligned_alloc(64, PMB_REGION * PMB_MAX_CHAINS), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
+  void *in = pmb_kernel_input_new(), *out = aligned_alloc(64, 64 * PMB_MAX_CHAINS);
+  if (!in || !out) {
+    pmb_kernel_input_free(in);
+    free(out);
+    return pt_fail(d, PT_ERR_NOMEM, "execution units: no memory for the kernels' input");
+  }
   double cyc = c->ghz * 1e9;
   double share[32][32]; /* 0: side by side, 1: one after the other, NaN: not measured */
   for (int a = 0; a < n; a++)
@@ -190,7 +197,7 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d) {
     pmb_progress(c, "issue width %.2f instructions/cycle (mix %.2f, scalar adds %.2f)", c->t->issue_width.value, ipc, alu_ipc);
   }
 done:
-  free(in);
+  pmb_kernel_input_free(in);
   free(out);
   return d->err ? d->err : PT_OK;
 }

@@ -30,6 +30,17 @@ const char *ptg_elem_name(ptg_elem e) { return (unsigned)e < PTG_ELEM_COUNT ? el
 int ptg_elem_bits(ptg_elem e) { return (unsigned)e < PTG_ELEM_COUNT ? elem_info[e].bits : 0; }
 bool ptg_elem_is_float(ptg_elem e) { return (unsigned)e < PTG_ELEM_COUNT && elem_info[e].is_float; }
 
+ptg_op ptg_op_fallback(ptg_op op) {
+  switch (op) {
+  case PTG_OP_MASKLOAD: return PTG_OP_LOAD;
+  case PTG_OP_MASKSTORE: return PTG_OP_STORE;
+  case PTG_OP_SCATTER:
+  case PTG_OP_GATHER_PAGE: return PTG_OP_GATHER;
+  case PTG_OP_SCATTER_PAGE: return PTG_OP_SCATTER;
+  default: return op;
+  }
+}
+
 int ptg_op_from_name(const char *name) {
   for (int i = 0; i < PTG_OP_COUNT; i++)
     if (strcmp(name, op_names[i]) == 0) return i;
@@ -121,11 +132,11 @@ ptg_inst_cost ptg_target_inst(const ptg_target *t, ptg_op op, ptg_elem elem, int
   const ptg_inst *r = ptg_target_find_inst(t, op, elem, vector_bits);
   if (r && !isnan(r->recip_throughput.value)) return cost_of(r, vector_bits, 1);
   if ((r = nearest_width(t, op, elem, vector_bits))) return cost_of(r, vector_bits, 2);
-  if (op == PTG_OP_MASKLOAD || op == PTG_OP_MASKSTORE) { /* the class missing: its unmasked form */
+  if (ptg_op_fallback(op) != op) { /* the class missing: the one it was priced as before it existed */
     bool any = false;
     for (int i = 0; i < t->n_insts && !any; i++) any = t->insts[i].op == op;
     if (!any) {
-      ptg_inst_cost c = ptg_target_inst(t, op == PTG_OP_MASKLOAD ? PTG_OP_LOAD : PTG_OP_STORE, elem, vector_bits);
+      ptg_inst_cost c = ptg_target_inst(t, ptg_op_fallback(op), elem, vector_bits);
       if (c.fallback < 3) c.fallback = 3;
       return c;
     }

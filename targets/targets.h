@@ -33,7 +33,10 @@
   X(GATHER, "gather", "gather from L1")                                 \
   X(OTHER, "other", "anything else (charged as the cheapest integer op)") \
   X(MASKLOAD, "maskload", "masked (predicated) vector load from L1, mask not constant") \
-  X(MASKSTORE, "maskstore", "masked (predicated) vector store to L1, mask not constant")
+  X(MASKSTORE, "maskstore", "masked (predicated) vector store to L1, mask not constant") \
+  X(SCATTER, "scatter", "scatter to L1, lanes in one line")                              \
+  X(GATHER_PAGE, "gather_page", "gather whose lanes each fall on a 4 KiB page of their own") \
+  X(SCATTER_PAGE, "scatter_page", "scatter whose lanes each fall on a 4 KiB page of their own")
 
 typedef enum {
 #define PTG_X(e, name, doc) PTG_OP_##e,
@@ -64,6 +67,10 @@ const char *ptg_op_name(ptg_op op);
 const char *ptg_elem_name(ptg_elem e);
 int ptg_elem_bits(ptg_elem e);
 bool ptg_elem_is_float(ptg_elem e);
+/* The class a target file's missing class is priced as (maskload -> load, maskstore -> store,
+ * scatter -> gather, gather_page -> gather, scatter_page -> scatter): the classes added after
+ * earlier targets were characterized; op itself when it has none. */
+ptg_op ptg_op_fallback(ptg_op op);
 /* Name -> enum; -1 when unknown. */
 int ptg_op_from_name(const char *name);
 int ptg_elem_from_name(const char *name);
@@ -277,8 +284,9 @@ ptg_inst *ptg_target_add_inst(ptg_target *t, ptg_op op, ptg_elem elem, int vecto
  *  3. same op, another element of the same kind (float/int) and size, then of the same
  *     kind, then any element, widths chosen as in 2;
  *  4. op "other", then scalar i64 "add", then 1 cycle latency and throughput.
- * maskload / maskstore with no row of their class at all (targets characterized before
- * the class existed) are looked up as load / store, reported as fallback 3 at least. 
+ * A class with no row at all (targets characterized before the class existed: maskload,
+ * maskstore, scatter, gather_page, scatter_page) is looked up as ptg_op_fallback(op),
+ * reported as fallback 3 at least.
  * The returned latency is the row's; recip_throughput is multiplied by split. */
 typedef struct {
   double latency;

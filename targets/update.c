@@ -36,7 +36,16 @@ static const char *old_unit(const cJSON *rows, const cJSON *row) {
     if (same_row(r, row, true)) return cJSON_GetObjectItem(r, "unit")->valuestring;
     if (!other && same_row(r, row, false)) other = r;
   }
-  return other ? cJSON_GetObjectItem(other, "unit")->valuestring : NULL;
+  if (other) return cJSON_GetObjectItem(other, "unit")->valuestring;
+  /* a class the table has no row of (added since): the unit of the class it falls back to */
+  const cJSON *op = cJSON_GetObjectItem(row, "op");
+  int k = cJSON_IsString(op) ? ptg_op_from_name(op->valuestring) : -1;
+  if (k < 0 || ptg_op_fallback((ptg_op)k) == (ptg_op)k) return NULL;
+  cJSON *base = cJSON_Duplicate(row, true);
+  cJSON_ReplaceItemInObjectCaseSensitive(base, "op", cJSON_CreateString(ptg_op_name(ptg_op_fallback((ptg_op)k))));
+  const char *u = old_unit(rows, base);
+  cJSON_Delete(base);
+  return u;
 }
 
 static void take(cJSON *dst, const cJSON *src, const char *key) {

@@ -31,6 +31,9 @@ static const row rows[] = {
     {PTG_OP_LOAD, {"vmov", "vmovss"}, {"vmov", "vmovsd"}, {"vmov", "movl"}, {"vmov", "movq"}},
     {PTG_OP_STORE, {"vmov", "vmovss"}, {"vmov", "vmovsd"}, {"vmov", "movl"}, {"vmov", "movq"}},
     {PTG_OP_GATHER, {"vgatherdps", NULL}, {"vgatherqpd", NULL}, {"vpgatherdd", NULL}, {"vpgatherqq", NULL}},
+    {PTG_OP_GATHER_PAGE, {"vgatherdps", NULL}, {"vgatherqpd", NULL}, {"vpgatherdd", NULL}, {"vpgatherqq", NULL}},
+    {PTG_OP_SCATTER, {"vscatterdps", NULL}, {"vscatterqpd", NULL}, {"vpscatterdd", NULL}, {"vpscatterqq", NULL}},
+    {PTG_OP_SCATTER_PAGE, {"vscatterdps", NULL}, {"vscatterqpd", NULL}, {"vpscatterdd", NULL}, {"vpscatterqq", NULL}},
 };
 
 static int count_in(const char *body, const char *mn, const char *reg, bool whole);
