@@ -60,6 +60,10 @@ typedef struct {
    * through getelementptrs, casts and induction phis); 0 when unknown (and in older profiles).
    * Two accesses of different objects sit at unrelated addresses (separate allocations). */
   int array;
+  /* Gathers and scatters: bytes from one lane's address to the next when the IR fixes it (the
+   * getelementptr's constant offset vector, analyzer/lanes.c); 0 when not known (a step of 0
+   * too) and in profiles written before it. */
+  int64_t lane_step;
 } pa_node;
 #define PA_STRIDE_UNKNOWN INT64_MIN
 

@@ -51,6 +51,11 @@ LLVMValueRef pa_as_increment(LLVMValueRef v, int64_t *step);
  * instruction; NULL for any other. */
 LLVMValueRef pa_node_address(LLVMValueRef in, const pa_node *n);
 
+/* lanes.c: bytes from one lane's address to the next of a gather's or scatter's pointer
+ * vector when the IR makes it constant (a getelementptr of one base by a constant vector, or
+ * by a splat plus a constant vector); 0 when not known. */
+int64_t pa_lane_step(LLVMValueRef ptrs);
+
 /* counts.c: block executions of one call, by interpreting the function's control flow on
  * the integer values its branches depend on (loop indices, arguments, constants), with
  * loops whose iterations all take the same path executed once and multiplied. */

@@ -77,6 +77,7 @@ static cJSON *block_json(const pa_block *b) {
                                                                    : cJSON_CreateNumber((double)n->strides[k]));
     }
     if (n->array > 0) cJSON_AddNumberToObject(x, "array", n->array);
+    if (n->lane_step != 0) cJSON_AddNumberToObject(x, "lane_step", (double)n->lane_step);
     cJSON_AddItemToArray(nodes, x);
   }
   cJSON *edges = cJSON_AddArrayToObject(o, "edges");
@@ -355,6 +356,15 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
     if (ar) {
       n->array = inum(r, x, "array", c);
       if (n->array < 0 || !n->is_memory) bad(r, "array: a non-negative object index on a memory node");
+    }
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(x, "lane_step"); /* absent before lane steps were recorded */
+    if (ls) {
+      if (!cJSON_IsNumber(ls) || !(ls->valuedouble > -9e15 && ls->valuedouble < 9e15) || n->op != PA_OP_GATHER) {
+        path_fmt(r->path, sizeof r->path, "%s.lane_step", c);
+        bad(r, "a byte step on a gather or scatter node");
+      } else {
+        n->lane_step = (int64_t)ls->valuedouble;
+      }
     }
   }
   edges = field(r, o, "edges", ctx);

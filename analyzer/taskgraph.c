@@ -127,6 +127,11 @@ static void mark_mask(LLVMValueRef call, pa_node *n) {
   }
 }
 
+static bool is_scatter(const pa_node *n) { return starts(n->opcode, "llvm.masked.scatter."); }
+
+/* A gather's or scatter's pointer vector: the gather's first operand, the scatter's second. */
+static LLVMValueRef lanes_address(LLVMValueRef in, const pa_node *n) { return LLVMGetOperand(in, is_scatter(n) ? 1 : 0); }
+
 static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   n->op = classify(op);
@@ -172,6 +177,7 @@ static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   n->elem = pa_type_elem(t, &n->lanes, &n->bits);
   n->mask = n->mask_lanes = -1;
   if (op == LLVMCall) mark_mask(in, n);
+  n->lane_step = op == LLVMCall && n->op == PA_OP_GATHER ? pa_lane_step(lanes_address(in, n)) : 0;
   if (n->is_memory && n->bytes == 0 && op != LLVMCall) n->bytes = (n->bits + 7) / 8;
   if (n->is_memory && op == LLVMCall && n->op != PA_OP_OTHER) n->bytes = (n->bits + 7) / 8;
 }
@@ -236,7 +242,12 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
       LLVMValueRef m = LLVMGetOperand(in, mop);
       if (LLVMIsAInstruction(m) && LLVMGetInstructionParent(m) == bb) b->nodes[i].mask = pa_ptrmap_get(&idx, m);
     }
-    LLVMValueRef addr = pa_node_address(in, &b->nodes[i]);
+    /* a scatter orders the gathers (and scatters) of the same pointer vector after it, as a
+     * store orders the loads of its address */
+    const pa_node *nd = &b->nodes[i];
+    bool lanes = LLVMGetInstructionOpcode(in) == LLVMCall && nd->op == PA_OP_GATHER && nd->is_memory;
+    LLVMValueRef addr = lanes ? lanes_address(in, nd) : pa_node_address(in, nd);
+    bool stores = nd->op == PA_OP_STORE || (lanes && is_scatter(nd));
     if (addr) {
       int s = -1;
       for (int k = n_stores - 1; k >= 0 && s < 0; k--)
@@ -245,7 +256,7 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
         if (ne + 2 > cap) edges = realloc(edges, sizeof *edges * (size_t)(cap *= 2));
         edges[ne++] = (pa_edge){store_node[s], i, PA_EDGE_MEMORY};
       }
-      if (b->nodes[i].op == PA_OP_STORE) {
+      if (stores) {
         if (s >= 0) store_node[s] = i; /* the newest store to addr orders what follows */
         else {
           store_addr[n_stores] = addr;
@@ -254,14 +265,12 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
       }
     }
     /* features */
-    const pa_node *nd = &b->nodes[i];
     if (phi) continue;
     b->features.instructions++;
     b->features.by_op[nd->op]++;
     if (nd->lanes > 1) b->features.vector_instructions++;
     if (nd->is_memory) {
-      bool store = nd->op == PA_OP_STORE || starts(nd->opcode, "llvm.masked.scatter.") ||
-                   starts(nd->opcode, "llvm.mem");
+      bool store = nd->op == PA_OP_STORE || is_scatter(nd) || starts(nd->opcode, "llvm.mem");
       if (store) {
         b->features.stores++;
         b->features.store_bytes += nd->bytes;

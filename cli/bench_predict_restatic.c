@@ -1,7 +1,8 @@
 /* Recomputing the static parts of a saved set's profiles: each record's schedule is lowered
  * again (no run) and its static analysis grafted onto the saved profile, whose measured counts
- * and reuse stay. This is how a model that reads a newer static field (per-access strides)
- * is evaluated on a set profiled before the field existed, without re-measuring. */
+ * and reuse stay. This is how a model that reads a newer static field (per-access strides, a
+ * gather's lane step) is evaluated on a set profiled before the field existed, without
+ * re-measuring. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static bool graft(pa_profile *to, const pa_profile *from) {
         n->n_strides = m->n_strides;
         n->strides = m->n_strides ? pt_memdup(to->arena, m->strides, sizeof(int64_t) * (size_t)m->n_strides) : NULL;
         n->array = m->array;
+        n->lane_step = m->lane_step;
       }
   }
   return true;

@@ -193,7 +193,41 @@ static void test_carried_and_masks(void) {
   pa_module_free(m);
 }
 
+/* A gather's lane step from its getelementptr (splat + constant vector, or a constant vector),
+ * none for indices from memory; a scatter orders a later gather of the same pointers (a memory
+ * edge, as store -> load) and counts as a store; the step survives the profile's JSON. */
+static void test_lanes(void) {
+  pt_diag d = {0};
+  pa_module *m = pa_module_load(PA_FIXTURE_DIR "/lanes.ll", &d);
+  CHECK_MSG(m, "%s", d.msg);
+  if (!m) return;
+  pa_profile *p = pa_profile_static(m, &d);
+  const pa_function *f = p ? pa_profile_function(p, "lanes") : NULL;
+  const pa_block *b = f ? block_named(f, "entry") : NULL;
+  CHECK(b && b->n_nodes == 13);
+  if (!b || b->n_nodes != 13) return;
+  /* 4 %g  6 scatter  7 %g2  9 %d  11 %h */
+  CHECK_MSG(b->nodes[4].lane_step == 4096 && b->nodes[6].lane_step == 4096 && b->nodes[7].lane_step == 4096,
+            "lane steps %lld %lld %lld", (long long)b->nodes[4].lane_step, (long long)b->nodes[6].lane_step,
+            (long long)b->nodes[7].lane_step);
+  CHECK_MSG(b->nodes[9].lane_step == 16, "double lanes 2 apart: %lld", (long long)b->nodes[9].lane_step);
+  CHECK(b->nodes[11].lane_step == 0 && b->nodes[2].lane_step == 0);
+  CHECK(has_edge(b, 6, 7, PA_EDGE_MEMORY) && !has_edge(b, 4, 6, PA_EDGE_MEMORY));
+  CHECK(b->features.stores == 1 && b->features.loads == 4);
+  char *json = pa_profile_to_json(p);
+  pa_profile *back = json ? pa_profile_parse(json, "lanes", &d) : NULL;
+  CHECK_MSG(back, "%s", d.msg);
+  const pa_function *fb = back ? pa_profile_function(back, "lanes") : NULL;
+  const pa_block *bb = fb ? block_named(fb, "entry") : NULL;
+  CHECK(bb && bb->nodes[4].lane_step == 4096 && bb->nodes[9].lane_step == 16 && bb->nodes[11].lane_step == 0);
+  free(json);
+  pa_profile_free(back);
+  pa_profile_free(p);
+  pa_module_free(m);
+}
+
 int main(void) {
+  test_lanes();
   test_graph();
   test_carried_and_masks();
   test_vector();
