@@ -137,7 +137,8 @@ static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_
   r.parts = parts * split;
   r.latency = c.latency;
   r.occupancy = c.recip_throughput / split * pp->unit_pipes[unit];
-  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_MASKLOAD || op == PTG_OP_GATHER) && n->op != PA_OP_STORE &&
+  r.is_load = n->is_memory && (op == PTG_OP_LOAD || op == PTG_OP_MASKLOAD || op == PTG_OP_GATHER || op == PTG_OP_GATHER_PAGE) &&
+              n->op != PA_OP_STORE &&
               !(n->op == PA_OP_GATHER && strstr(n->opcode, "scatter"));
   r.is_store = n->is_memory && !r.is_load;
   if (n->is_memory) r.lines = n->bytes > 0 ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
@@ -153,6 +154,13 @@ static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_
 static_assert((int)PA_OP_COUNT == (int)PTG_OP_OTHER + 1, "op class tables differ");
 
 ptg_op pp_node_class(const pa_node *n) {
+  if (n->op == PA_OP_GATHER) {
+    /* scatters have their own rows, and lanes a page or more apart theirs (profiles written
+     * before lane steps were recorded read 0: the one-line rows) */
+    bool scatter = n->opcode && strncmp(n->opcode, "llvm.masked.scatter.", 20) == 0;
+    bool pages = n->lane_step >= 4096 || n->lane_step <= -4096;
+    return scatter ? (pages ? PTG_OP_SCATTER_PAGE : PTG_OP_SCATTER) : (pages ? PTG_OP_GATHER_PAGE : PTG_OP_GATHER);
+  }
   if (n->op != PA_OP_LOAD && n->op != PA_OP_STORE) return (ptg_op)n->op;
   /* llvm.masked.load/store with a mask not known to be all on: the masked row. A constant
    * full mask is an ordinary load or store to the backend. Profiles written before the mask
@@ -165,7 +173,9 @@ ptg_op pp_node_class(const pa_node *n) {
 }
 
 pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n) {
-  return legalize_as(pp, pp_node_class(n), n, 0);
+  ptg_op op = pp_node_class(n);
+  if (!pp->o.lanes && (op == PTG_OP_SCATTER || op == PTG_OP_GATHER_PAGE || op == PTG_OP_SCATTER_PAGE)) op = PTG_OP_GATHER;
+  return legalize_as(pp, op, n, 0);
 }
 
 static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }

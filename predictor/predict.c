@@ -16,8 +16,9 @@ const char *pp_bound_name(pp_bound b) { return b >= 0 && b < PP_BOUND_COUNT ? bo
 void pp_options_default(pp_options *o) {
   memset(o, 0, sizeof *o);
   /* "steady+bw+overlap+strides": the best MAPE and Spearman on the Zen 5 set (docs/validation.md,
-   * session 4) among the models that predict a set-conflicting column walk slower */
-  o->steady_state = o->bandwidth = o->overlap = o->strides = true;
+   * session 4) among the models that predict a set-conflicting column walk slower; "+lanes"
+   * (session 7): its held-out half wins on Zen 4 and ties on Zen 5 (no scatter rows there) */
+  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -37,6 +38,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 8 && strcmp(base + len - 8, "+strides") == 0) base[len - 8] = 0, o->strides = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+carried") == 0) base[len - 8] = 0, o->carried = more = true;
     else if (len > 9 && strcmp(base + len - 9, "+inflight") == 0) base[len - 9] = 0, o->level_inflight = more = true;
+    else if (len > 6 && strcmp(base + len - 6, "+lanes") == 0) base[len - 6] = 0, o->lanes = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;

@@ -35,6 +35,9 @@ typedef struct pp_options {
                            buffers until served, up to the misses in flight out of that level
                            (caches[].overlapping_misses, memory.strided_walks), not only memory's
                            random-chase figure */
+  bool lanes;           /* gathers and scatters by where their lanes fall: scatters with the
+                           target's scatter rows, lanes a page or more apart (the profile's
+                           lane_step) with its gather_page / scatter_page rows; off: all as gathers */
 } pp_options;
 
 /* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
@@ -43,7 +46,7 @@ void pp_options_default(pp_options *o);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
  * consecutive loop instances (steady-state presets); + "+strides": the per-access strides;
  * + "+carried": the recurrences through several blocks; + "+inflight": per-level misses in flight
- * for the strided walks. Suffixes combine ("steady+bw+overlap-assoc"). */
+ * for the strided walks; + "+lanes": scatter and page-apart rows for gathers and scatters. Suffixes combine ("steady+bw+overlap-assoc"). */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {
@@ -126,8 +129,9 @@ typedef struct {
   int lines;        /* cache lines a memory op touches */
 } pp_op;
 
-/* The target instruction class of a node: its analyzer class, or maskload / maskstore for a
- * llvm.masked.load / store whose mask is not a constant with every lane on. */
+/* The target instruction class of a node: its analyzer class, maskload / maskstore for a
+ * llvm.masked.load / store whose mask is not a constant with every lane on, scatter for a
+ * llvm.masked.scatter, and gather_page / scatter_page when the lanes are >= 4096 bytes apart. */
 ptg_op pp_node_class(const pa_node *n);
 /* Legalizes one task-graph node for the predictor's target (splitting/widening to the native
  * vector width; no FMA or broadcast fusion, which need the graph). */
