@@ -236,6 +236,38 @@ static LLVMValueRef or_bits(hooks *h, LLVMValueRef passed, LLVMValueRef bits) {
   return passed ? LLVMBuildOr(h->b, passed, bits, "") : bits;
 }
 
+/* Filtered items (H counted them all as repeats): when one crossed into a new line (rare: the
+ * loop's first iteration, or once per 64 / |stride| iterations), a block after H takes the
+ * crossings back from the repeats and sets the bits of those whose new line is sampled; the
+ * mask after both is returned (a phi). */
+static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, LLVMValueRef *cross, LLVMValueRef *addr, LLVMValueRef *bit,
+                              int n, LLVMValueRef passed, LLVMValueRef limit, int bin) {
+  LLVMValueRef zero = LLVMConstInt(h->i64, 0, 0), any = NULL;
+  if (!passed) passed = zero;
+  for (int k = 0; k < n; k++) any = any ? LLVMBuildOr(h->b, any, cross[k], "") : cross[k];
+  add_repeats(h, LLVMConstInt(h->i64, (unsigned long long)n, 0), bin);
+  LLVMBasicBlockRef head = LLVMGetInsertBlock(h->b);
+  LLVMBasicBlockRef crossed = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.crossed");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.join");
+  mark_unlikely(h, LLVMBuildCondBr(h->b, any, crossed, join));
+  LLVMPositionBuilderAtEnd(h->b, crossed);
+  LLVMValueRef back = zero, bits = passed;
+  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  for (int k = 0; k < n; k++) {
+    back = LLVMBuildAdd(h->b, back, LLVMBuildZExt(h->b, cross[k], h->i64, ""), "");
+    LLVMValueRef sampled = LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, LLVMBuildLShr(h->b, addr[k], six, ""), mul, ""), limit, "");
+    bits = LLVMBuildOr(h->b, bits, LLVMBuildSelect(h->b, LLVMBuildAnd(h->b, cross[k], sampled, ""), bit[k], zero, ""), "");
+  }
+  add_repeats(h, LLVMBuildNeg(h->b, back, ""), bin);
+  LLVMBuildBr(h->b, join);
+  LLVMPositionBuilderAtEnd(h->b, join);
+  LLVMValueRef phi = LLVMBuildPhi(h->b, h->i64, "pa.passed");
+  LLVMValueRef vals[2] = {passed, bits};
+  LLVMBasicBlockRef from[2] = {head, crossed};
+  LLVMAddIncoming(phi, vals, from, 2);
+  return phi;
+}
+
 /* The block's body moves into a new block H placed before it (predecessors now branch to
  * H, and phis move with the body, so the original block keeps only its terminator and its
  * identity for the successors' phis). H stores each access's address (and a memory
@@ -274,6 +306,9 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   int *bit2_of_group = malloc(sizeof *bit2_of_group * (size_t)(items.n + 1)), *gs = malloc(sizeof *gs * (size_t)(items.n + 1));
   for (int g = 0; g < n_groups; g++) bit_of_group[g] = bit2_of_group[g] = -1;
   LLVMValueRef passed = NULL, first = NULL; /* passed: bit b < 63 the b-th test, bit 63 any later one */
+  LLVMValueRef *cross = malloc(sizeof *cross * (size_t)(3 * items.n + 1)), *cross_addr = cross + items.n,
+               *cross_bit = cross + 2 * items.n; /* filtered items: crossing, address, bit */
+  int n_cross = 0;
   int n_filtered = 0, bin = 0, slot = 0, n_bits = 0;
   for (int k = 0; k < items.n; k++) {
     access_item *it = &items.v[k];
@@ -314,6 +349,10 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     d[3] = (uint64_t)b;
     if (g >= 0) bit_of_group[g] = b;
     LLVMValueRef bit = LLVMConstInt(h->i64, 1ULL << b, 0);
+    if (it->filter) { /* its line's test waits for a crossing (below) */
+      cross[n_cross] = c, cross_addr[n_cross] = ai[k], cross_bit[n_cross++] = bit;
+      continue;
+    }
     if (c) bit = LLVMBuildSelect(h->b, c, bit, LLVMConstInt(h->i64, 0, 0), "");
     passed = or_bits(h, passed, bit);
   }
@@ -322,7 +361,8 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
       desc[PA_DESC_HEADER + PA_DESC_ITEM * items.n + bit2_of_group[group_of[k]]] |= 1ULL << k;
   free(addrs), free(ai), free(group_bytes), free(group_of), free(bit_of_group), free(bit2_of_group), free(gs), free(groups);
   /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
-  if (n_filtered) add_repeats(h, LLVMConstInt(h->i64, (unsigned long long)n_filtered, 0), bin);
+  if (n_filtered) passed = crossings(h, fn, cross, cross_addr, cross_bit, n_cross, passed, limit, bin);
+  free(cross);
   if (!passed) { /* nothing to hook after all */
     LLVMBuildBr(h->b, bb);
     free(items.v), free(desc);

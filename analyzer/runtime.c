@@ -272,23 +272,22 @@ static bool lines_sampled(const pa_thread_state *st, uint64_t a, uint64_t bytes)
 }
 
 /* Item k of a block's slow path (instrument.c's inline test of that access alone, against the
- * current limit): hooked or not, and a filtered item that crossed into a new line counted in
- * *crossed. */
-static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, int64_t first, uint64_t *crossed) {
+ * current limit): hooked or not (a filtered item only when it crossed into a new line; the
+ * block itself took the crossings back from its repeats). */
+static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, int64_t first) {
   const uint64_t *item = desc + PA_DESC_HEADER + PA_DESC_ITEM * k, *word = st->buf + item[2];
   uint64_t a = word[0], bytes = item[0] & PA_DESC_DYNAMIC ? word[1] : item[0] & PA_DESC_BYTES;
   if (item[0] & PA_DESC_FILTERED) { /* instrument.c's line_crossed, then the line's test */
     int64_t stride = (int64_t)item[1];
     uint64_t off = a & (PA_LINE_BYTES - 1);
     if (!first && (stride > 0 ? off >= (uint64_t)stride : off < (uint64_t)(PA_LINE_BYTES + stride))) return;
-    ++*crossed;
   }
   if ((item[0] & PA_DESC_ALWAYS) || lines_sampled(st, a, bytes))
     pa_rt_access(st, (const void *)(uintptr_t)a, (int64_t)bytes, (int)desc[1]);
 }
 
 void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int64_t first) {
-  uint64_t n = desc[0], crossed = 0, limit = st->threshold;
+  uint64_t n = desc[0], limit = st->threshold;
   if (n <= 64) { /* the items of the tests that passed, as a set of bits in program order */
     const uint64_t *items_of_bit = desc + PA_DESC_HEADER + PA_DESC_ITEM * n;
     uint64_t todo = 0;
@@ -296,7 +295,7 @@ void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int
     while (todo) {
       uint64_t k = (uint64_t)__builtin_ctzll(todo);
       todo &= todo - 1;
-      block_item(st, desc, k, first, &crossed);
+      block_item(st, desc, k, first);
       if (st->threshold != limit) /* a burst started or ended: every later item is tested again */
         todo = k + 1 < n ? (~0ULL >> (64 - n)) & (~0ULL << (k + 1)) : 0, limit = st->threshold;
     }
@@ -304,9 +303,8 @@ void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int
     for (uint64_t k = 0; k < n; k++) {
       /* while the limit is the one the inline tests used, an item whose test failed is not hooked */
       if (!(passed >> desc[PA_DESC_HEADER + PA_DESC_ITEM * k + 3] & 1) && st->threshold == limit) continue;
-      block_item(st, desc, k, first, &crossed);
+      block_item(st, desc, k, first);
     }
-  if (crossed) st->repeats[(size_t)desc[1] * PA_REUSE_BINS + desc[2]] -= crossed;
 }
 
 void pa_runtime_set_windows(pa_runtime *rt, const pa_trace_opts *o, int64_t blocks) {
