@@ -86,7 +86,7 @@ static void print_worst(const ptg_target *t, const bp_set *s, int k) {
       if (p > 0 && me > 0) m[n++] = (miss){fabs(log(p / me)), i, j};
     }
   qsort(m, n, sizeof *m, by_err);
-  pp_options o;
+  pp_options o = {0};
   pp_options_preset(&o, bp_preset_name(BP_HEADLINE));
   o.threads = s->threads;
   pt_diag d = {0};

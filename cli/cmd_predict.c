@@ -72,7 +72,7 @@ int cmd_predict(int argc, char **argv) {
   pp_options o;
   pp_options_default(&o);
   if (pp_options_preset(&o, model)) {
-    fprintf(stderr, "portent predict: unknown --model '%s' (patent, patent+bw, steady, steady+mlp, steady+bw, full; +strides, +overlap, -assoc)\n", model);
+    fprintf(stderr, "portent predict: unknown --model '%s' (patent, patent+bw, steady, steady+mlp, steady+bw, full; +overlap, +strides, +carried, +inflight, +lanes, -assoc)\n", model);
     return EXIT_USAGE;
   }
   pt_diag d = {0};

@@ -46,7 +46,8 @@ void pp_options_default(pp_options *o);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
  * consecutive loop instances (steady-state presets); + "+strides": the per-access strides;
  * + "+carried": the recurrences through several blocks; + "+inflight": per-level misses in flight
- * for the strided walks; + "+lanes": scatter and page-apart rows for gathers and scatters. Suffixes combine ("steady+bw+overlap-assoc"). */
+ * for the strided walks; + "+lanes": scatter and page-apart rows for gathers and scatters. Suffixes
+ * combine ("steady+bw+overlap-assoc"). Keeps o's threads and no_breakdown: o must be initialized. */
 int pp_options_preset(pp_options *o, const char *name);
 
 typedef enum {

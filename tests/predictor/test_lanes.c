@@ -44,7 +44,7 @@ int main(void) {
   CHECK(pp_node_class(&sc) == PTG_OP_SCATTER && pp_node_class(&scfar) == PTG_OP_SCATTER_PAGE);
 
   pt_diag d = {0};
-  pp_options lanes, plain;
+  pp_options lanes = {0}, plain = {0};
   CHECK(pp_options_preset(&lanes, "steady+bw+lanes") == 0 && lanes.lanes);
   CHECK(pp_options_preset(&plain, "steady+bw") == 0 && !plain.lanes);
   /* every class measured: each its own row */
@@ -54,6 +54,8 @@ int main(void) {
   add_row(t, PTG_OP_GATHER_PAGE, 90, 40);
   add_row(t, PTG_OP_SCATTER_PAGE, NAN, 60);
   pp_predictor *pp = pp_predictor_new(t, &lanes, &d);
+  CHECK_MSG(pp, "predictor: %s", d.msg);
+  if (!pp) TEST_DONE();
   pp_op g = pp_legalize_node(pp, &near), gf = pp_legalize_node(pp, &far), s = pp_legalize_node(pp, &sc),
         sf = pp_legalize_node(pp, &scfar);
   CHECK_MSG(g.latency == 30 && gf.latency == 90, "gather latency %g, page-apart %g", g.latency, gf.latency);
