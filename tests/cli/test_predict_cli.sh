@@ -70,6 +70,9 @@ check bench-threads0 2 "$portent" bench predict --threads 0
 # or unknown-version profile or target: exit 2, naming what was wrong.
 check analyze 0 "$portent" analyze $w -o "$tmp/p.json"
 check predict 0 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 64
+has predict "$tmp/out" "model: steady-state +bandwidth +overlap +strides +lanes"
+check predict-model 0 "$portent" predict --target amd-zen2 "$tmp/p.json" --model steady+bw-assoc
+has predict-model "$tmp/out" "model: steady-state +bandwidth -assoc"
 check threads0 2 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 0
 has threads0 "$tmp/err" "positive integer"
 check threads-over 2 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 65
