@@ -8,6 +8,7 @@
 
 #include "analyzer/analyzer.h"
 #include "compiler/compiler.h"
+#include "schedules.h"
 #include "test.h"
 #include "util.h"
 
@@ -104,23 +105,19 @@ static const char *const small_of[][2] = {
     {"dwconv_mb", "depthwise_conv2d_nchw:1,8,28,28,3,3,1,1"},
 };
 
+typedef struct {
+  tally *t;
+  bool run_default, run_random;
+} schedule_ctx;
+
+static void check_schedule(const char *what, const pc_state *s, bool is_default, void *ctx) {
+  schedule_ctx *c = ctx;
+  compare(what, s, c->t, is_default ? c->run_default : c->run_random);
+}
+
 /* Schedules of one workload: the default one and n_random random ones (fixed seed). */
 static void schedules(const char *workload, uint64_t seed, int n_random, bool run_default, bool run_random, tally *t) {
-  pt_diag d = {0};
-  pc_program *p = pc_workload_build(workload, &d);
-  CHECK_MSG(p, "%s: %s", workload, d.msg);
-  if (!p) return;
-  pt_rng rng = {seed};
-  for (int i = -1; i < n_random; i++) {
-    pc_state *s = pc_state_new(p);
-    int rc = i < 0 ? pc_schedule_default(s, 16, &d) : pc_schedule_random(s, &rng, &d);
-    CHECK_MSG(rc == 0, "%s: schedule %d: %s", workload, i, d.msg);
-    char what[96];
-    snprintf(what, sizeof what, "%s %s %d", workload, i < 0 ? "default" : "random", i);
-    if (rc == 0) compare(what, s, t, i < 0 ? run_default : run_random);
-    pc_state_free(s);
-  }
-  pc_program_free(p);
+  for_each_schedule(workload, n_random, seed, check_schedule, &(schedule_ctx){t, run_default, run_random});
 }
 
 static void test_suite(bool quick) {
