@@ -19,7 +19,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
           "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
-          "       [--replay SET]\n"
+          "       [--replay SET [--measure-only]]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--tsv FILE] [--mca [N]] [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--split LIST] [--svg FILE] [--json]\n"
           "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K]\n\n"
@@ -38,6 +38,9 @@ static void usage(FILE *f) {
           "  --replay SET      measure and profile a saved set's schedules (its workloads, steps and\n"
           "                    candidate numbers) instead of drawing random ones: how a second machine\n"
           "                    makes a set that --cross pairs one to one with the first\n"
+          "  --measure-only    with --replay: measure only, and predict from SET's own profiles (made on\n"
+          "                    the machine SET comes from): the cross-machine check in one run, without\n"
+          "                    the cost of profiling; --save then keeps SET's profiles with this run's times\n"
           "  --save DIR        write the set (target file, records with measured times, gzipped profiles)\n"
           "                    to DIR, e.g. data/predict/zen5, so it can be predicted later without running\n"
           "  --platform NAME   the platform name the saved records carry (default: DIR's last component)\n"
@@ -135,7 +138,7 @@ int cmd_bench_predict(int argc, char **argv) {
   const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
   const char *tsv = NULL, *split = NULL;
-  bool remeasure = false, truth_min = false, restatic = false;
+  bool remeasure = false, truth_min = false, restatic = false, measure_only = false;
   const char *ir_dir = NULL;
   unsigned long long seed = 1;
   double sample = 0.01, min_time = 0.05;
@@ -162,6 +165,7 @@ int cmd_bench_predict(int argc, char **argv) {
       if (has_val && argv[i + 1][0] != '-') ir_dir = argv[++i];
     }
     else if (strcmp(a, "--replay") == 0 && has_val) replay = argv[++i];
+    else if (strcmp(a, "--measure-only") == 0) measure_only = true;
     else if (strcmp(a, "--truth") == 0 && has_val && (strcmp(argv[i + 1], "min") == 0 || strcmp(argv[i + 1], "median") == 0))
       truth_min = strcmp(argv[++i], "min") == 0;
     else if (strcmp(a, "--save") == 0 && has_val) save = argv[++i];
@@ -177,6 +181,10 @@ int cmd_bench_predict(int argc, char **argv) {
       usage(stderr);
       return EXIT_USAGE;
     }
+  }
+  if (measure_only && (!replay || cache)) {
+    fprintf(stderr, "portent bench predict: --measure-only needs --replay SET (and no --cache)\n");
+    return EXIT_USAGE;
   }
   if (candidates < 0 || threads < 1 || !(sample > 0 && sample <= 1) || !(min_time > 0) || worst < 0 || mca < 0) {
     fprintf(stderr, "portent bench predict: --candidates >= 0, --threads >= 1, --sample in (0,1], --min-time > 0, "
@@ -206,7 +214,7 @@ int cmd_bench_predict(int argc, char **argv) {
   if (replay) {
     char dir[1024];
     bp_set_dir(replay, dir, sizeof dir);
-    if (!(from = bp_load(dir, false, &d))) {
+    if (!(from = bp_load(dir, measure_only, &d))) {
       fprintf(stderr, "portent bench predict: --replay: %s\n", d.msg);
       ptg_target_free(t);
       return EXIT_USAGE;
@@ -248,7 +256,7 @@ int cmd_bench_predict(int argc, char **argv) {
       continue;
     }
     bp_workload *wl = bp_set_workload(set, names[w]);
-    const bp_workload *rw = from ? &from->w[w] : NULL;
+    bp_workload *rw = from ? &from->w[w] : NULL;
     int cap = rw ? rw->n : candidates + 1;
     int attempts = 0;
     for (int c = 0, k = 0; wl && c < cap && (rw ? k < rw->n : attempts < 4 * cap); attempts++, k++) {
@@ -305,7 +313,10 @@ int cmd_bench_predict(int argc, char **argv) {
         }
       }
       t_measure = pt_now() - t_measure;
-      if (!cached) {
+      if (rw && measure_only) { /* the set's own profile; this set frees it */
+        p = rw->prof[k];
+        rw->prof[k] = NULL;
+      } else if (!cached) {
         double t0 = pt_now();
         pa_options po = {.sample_rate = sample};
         p = pp_profile_state(s, threads, &po, 30, &dc);
