@@ -7,6 +7,8 @@
 #                  Zen 4 profiles with this machine's target file (bench predict --measure-only)
 #   profile:T      the same schedules measured again and profiled here (set h100-prof-tT): a
 #                  second measurement (the labels' own noise) and profiles to compare with Zen 4's
+#   analyze:T      profiles of the default schedules of a few workloads at T threads
+#                  (analyze-W-tT.json), to compare byte for byte with the same command elsewhere
 # Everything lands in $RES (default /tmp/res) and is packed into $OUT/results.tgz at the end;
 # each step has its own time limit so that the pack is always made.
 #   scripts/device-validate.sh env characterize replay:1 replay:8 replay:16
@@ -48,6 +50,13 @@ for step in "$@"; do
         >"$res/profile-t$t.txt" 2>"$res/profile-t$t.log"
       echo "profile $t: exit $?" >&2
       grep -A3 -E '^model|^ablation' "$res/profile-t$t.txt" | head -12 >&2 ;;
+    analyze:*)
+      t=${step#analyze:}
+      for w in ${ANALYZE_WORKLOADS:-mm512 conv_r50_2 conv_pw dwconv_mb}; do
+        timeout "$(limit 120)" "${p[@]}" analyze "$w" --threads "$t" --sample 0.01 -o "$res/analyze-$w-t$t.json" \
+          2>>"$res/analyze.log"
+        echo "analyze $w at $t threads: exit $?, $(md5sum <"$res/analyze-$w-t$t.json" | cut -c1-12)" >&2
+      done ;;
     *) echo "unknown step $step" >&2 ;;
   esac
 done

@@ -1,7 +1,8 @@
 #!/bin/sh
 # portent bench predict's saved sets as a user runs them: --save writes the target, records and
 # gzipped profiles; --from and --cross predict them again without running anything and agree
-# with the run that made them; --mca prints llvm-mca beside the simulator; a corrupted or
+# with the run that made them; --replay --measure-only predicts a second machine's times from the
+# first one's profiles; --mca prints llvm-mca beside the simulator; a corrupted or
 # missing set is a clear error (exit 2).
 portent="$1"
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +46,14 @@ check cross-replay 0 "$portent" bench predict --cross "$tmp/a" "$tmp/r" --svg "$
 has cross-replay "$tmp/out" "^matmul:32,24,40 *3 "
 if grep -q "skipped" "$tmp/out"; then echo "FAIL cross-replay: candidates skipped"; fail=1; fi
 check replay-missing 2 "$portent" bench predict --replay "$tmp/nothing"
+# --measure-only: measured here, predicted from A's own profiles, which the saved set keeps
+# (--sample 0.5 would make other profiles than A's 0.01 if this run profiled).
+check measure-only 0 "$portent" bench predict --replay "$tmp/a" --measure-only --sample 0.5 --min-time 0.001 --svg "$tmp/s10.svg" --save "$tmp/m" --json
+has measure-only "$tmp/out" '"candidates": 3'
+gzip -dc "$tmp/a/profiles.jsonl.gz" >"$tmp/pa" && gzip -dc "$tmp/m/profiles.jsonl.gz" >"$tmp/pm"
+cmp -s "$tmp/pa" "$tmp/pm" || { echo "FAIL measure-only: the saved profiles are not A's"; fail=1; }
+check measure-only-alone 2 "$portent" bench predict --measure-only
+has measure-only-alone "$tmp/err" "needs --replay"
 
 # B's records name schedules A has no profile for: skipped and said so.
 head -n 1 "$tmp/a/records.jsonl" >"$tmp/one" && cp -r "$tmp/a" "$tmp/c" && cp "$tmp/one" "$tmp/c/records.jsonl"
