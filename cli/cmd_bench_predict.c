@@ -305,6 +305,8 @@ int cmd_bench_predict(int argc, char **argv) {
       if (!cached || remeasure) {
         if (rc == 0) rc = pc_measure(s, ref, &mo, &mr, &dc);
         if (rc != 0 || mr.error != PC_MEASURE_OK || !(mr.median_s > 0)) {
+          fprintf(stderr, "  %s #%d: not measured: %s (error %d)\n", names[w], attempts,
+                  rc != 0 ? dc.msg : mr.message, (int)mr.error);
           failed++;
           if (cache && !cached) pt_write_file_atomic(cpath, "0\n", 2, &dc);
           pa_profile_free(p);
