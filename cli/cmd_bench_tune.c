@@ -255,7 +255,8 @@ int cmd_bench_tune(int argc, char **argv) {
     printf("seed %llu, %d threads, population %d, %d generations, %d measured per round, up to %d measurements; "
            "timed by %s; load average %.1f; OpenBLAS core %s\n",
            (unsigned long long)o.seed, o.measure.threads, o.population, o.generations, o.measure_per_round, limit,
-           o.measure.cpu_clock && o.measure.threads == 1 ? "CPU time" : "the wall clock", load_average(),
+           pc_measure_clock(o.measure.cpu_clock, o.measure.threads) == pt_cpu_now ? "CPU time" : "the wall clock",
+           load_average(),
            pc_baseline_openblas_core());
     if (o.sketch.min_reduction_tile > 1 || o.sketch.cache_bytes[0] > 0 || o.sketch.cache_bytes[1] > 0)
       printf("tile rules: reduction tile >= %d, cache blocks %lld / %lld bytes\n", o.sketch.min_reduction_tile,

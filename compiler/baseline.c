@@ -70,17 +70,16 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 /* Median of repeated calls after one warm-up, until min_time has been spent; timed by the
- * thread's CPU time when asked (single-threaded, as the tuner's candidates with cpu_clock). */
+ * clock the candidates of the same thread count use (pc_measure_clock). */
 typedef void (*run_fn)(void *ctx);
-static double time_median(run_fn f, void *ctx, double min_time, bool cpu_clock) {
-  double (*clock)(void) = cpu_clock ? pt_cpu_now : pt_now;
+static double time_median(run_fn f, void *ctx, double min_time, pc_clock_fn now) {
   double t[512], total = 0;
   int n = 0;
   f(ctx);
   while (n < 512 && (total < min_time || n < 3)) {
-    double t0 = clock();
+    double t0 = now();
     f(ctx);
-    t[n] = clock() - t0;
+    t[n] = now() - t0;
     total += t[n++];
   }
   qsort(t, (size_t)n, sizeof(double), cmp_d);
@@ -139,12 +138,12 @@ int pc_baseline_openblas(const pc_program *prog, int threads, double min_time, b
   if (matmul_of(&k, &j.N, &j.L, &j.M)) {
     j.relu = strcmp(k.op, "matmul_relu") == 0;
     j.A = random_floats(j.N * j.L, 1), j.B = random_floats(j.L * j.M, 2), j.C = random_floats(j.N * j.M, 3);
-    *seconds = time_median(run_sgemm, &j, min_time, cpu_clock && threads == 1);
+    *seconds = time_median(run_sgemm, &j, min_time, pc_measure_clock(cpu_clock, threads));
   } else if (conv_of(&k, &j.cv)) {
     conv_shape *c = &j.cv;
     j.A = random_floats(c->N * c->C * c->H * c->W, 1), j.B = random_floats(c->K * c->C * c->R * c->S, 2);
     j.C = random_floats(c->N * c->K * c->OH * c->OW, 3), j.col = random_floats(c->C * c->R * c->S * c->OH * c->OW, 4);
-    *seconds = time_median(run_im2col, &j, min_time, cpu_clock && threads == 1);
+    *seconds = time_median(run_im2col, &j, min_time, pc_measure_clock(cpu_clock, threads));
   } else
     return pt_fail(d, PT_ERR_UNSUPPORTED, "%s: no OpenBLAS baseline for %s", prog->name, k.op);
   free(j.A), free(j.B), free(j.C), free(j.col);
@@ -261,9 +260,9 @@ int pc_baseline_onednn(const pc_program *prog, int threads, double min_time, boo
   }
   j.n_args = 3;
   j.with_reorders = true;
-  *with_reorders = time_median(run_dnnl, &j, min_time, cpu_clock && threads == 1);
+  *with_reorders = time_median(run_dnnl, &j, min_time, pc_measure_clock(cpu_clock, threads));
   j.with_reorders = false;
-  *native = time_median(run_dnnl, &j, min_time, cpu_clock && threads == 1);
+  *native = time_median(run_dnnl, &j, min_time, pc_measure_clock(cpu_clock, threads));
 done:
   for (int i = 0; i < 3; i++) {
     if (mems[i] && mems[i] != users[i]) dnnl_memory_destroy(mems[i]);

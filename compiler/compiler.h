@@ -372,6 +372,11 @@ typedef struct pc_measure_opts {
 } pc_measure_opts;
 
 void pc_measure_opts_default(pc_measure_opts *o);
+/* The one rule for which clock times a run: the thread's CPU time with cpu_clock and one
+ * thread (time slices another process took are not the kernel's), else the wall clock (a
+ * parallel run's workers' CPU time would add up). Candidates and baselines both use it. */
+typedef double (*pc_clock_fn)(void);
+pc_clock_fn pc_measure_clock(bool cpu_clock, int threads);
 
 typedef struct pc_measure_result {
   pc_measure_error error;

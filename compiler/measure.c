@@ -131,19 +131,18 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The clock runs are timed by: the thread's CPU time for single-threaded runs when asked
- * (time slices another process took are not the kernel's), else the wall clock. */
-static double run_clock(const pc_measure_opts *o) { return o->cpu_clock && o->threads == 1 ? pt_cpu_now() : pt_now(); }
+pc_clock_fn pc_measure_clock(bool cpu_clock, int threads) { return cpu_clock && threads == 1 ? pt_cpu_now : pt_now; }
 
 /* One warm-up run, then repeats until min_time_s has been timed (at least min_repeats). */
 static void time_runs(pc_kernel_fn fn, float **bufs, pt_pool *pool, const pc_measure_opts *o, shared_result *sr) {
   fn(bufs, pool);
   sr->stage = 1;
+  pc_clock_fn run_clock = pc_measure_clock(o->cpu_clock, o->threads);
   double total = 0;
   while (sr->n_times < MAX_TIMES && (total < o->min_time_s || sr->n_times < o->min_repeats)) {
-    double t0 = run_clock(o);
+    double t0 = run_clock();
     fn(bufs, pool);
-    double t = run_clock(o) - t0;
+    double t = run_clock() - t0;
     sr->times[sr->n_times++] = t;
     total += t;
   }
