@@ -5,6 +5,7 @@
 # glibc's own as a fallback for a machine whose glibc is older than this one's.
 #
 #   scripts/device-bundle.sh [OUT.tar.xz]        (default .dev/portent.tar.xz)
+#   BUNDLE_TESTS="microbench_test_gpu ..."      ctest programs to carry beside portent (bin/)
 #
 # There: mkdir -p /tmp/pd && tar -xJf portent.tar.xz -C /tmp/pd && /tmp/pd/run portent ...
 # `run` uses the machine's glibc when portent starts with it, and the carried one otherwise.
@@ -12,12 +13,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.dev/portent.tar.xz}
 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DPORTENT_STATIC_LLVM=ON >/dev/null
-cmake --build build-dev -j"$(nproc)" --target portent >/dev/null
+tests=${BUNDLE_TESTS:-}
+cmake --build build-dev -j"$(nproc)" --target portent $tests >/dev/null
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/glibc"
 strip -o "$stage/bin/portent" build-dev/portent
-ldd build-dev/portent | awk '$3 ~ /^\// { print $1, $3 } $1 ~ /^\// { print $1, $1 }' |
+for t in $tests; do
+  strip -o "$stage/bin/$t" "$(find build-dev/tests -type f -name "$t" | head -1)"
+done
+ldd build-dev/portent $(for t in $tests; do find build-dev/tests -type f -name "$t" | head -1; done) | awk '$3 ~ /^\// { print $1, $3 } $1 ~ /^\// { print $1, $1 }' |
   while read -r name path; do
     case "$name" in
       libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|*/ld-linux*)
@@ -31,7 +36,7 @@ cat >"$stage/run" <<'RUN'
 here=$(cd "$(dirname "$0")" && pwd)
 prog=$here/bin/$1
 shift
-if LD_LIBRARY_PATH=$here/lib "$prog" --version >/dev/null 2>&1; then
+if LD_LIBRARY_PATH=$here/lib "$here/bin/portent" --version >/dev/null 2>&1; then
   LD_LIBRARY_PATH=$here/lib exec "$prog" "$@"
 fi
 exec "$here/glibc/ld-linux-x86-64.so.2" --library-path "$here/lib:$here/glibc" "$prog" "$@"

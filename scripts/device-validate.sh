@@ -7,6 +7,8 @@
 #                  Zen 4 profiles with this machine's target file (bench predict --measure-only)
 #   profile:T      the same schedules measured again and profiled here (set h100-prof-tT): a
 #                  second measurement (the labels' own noise) and profiles to compare with Zen 4's
+#   gputest        the GPU probes' ctest programs, when the bundle carries them
+#                  (BUNDLE_TESTS="microbench_test_gpu microbench_test_gpu_ptx"): 0 passed, 77 skipped
 #   analyze:T      profiles of the default schedules of a few workloads at T threads
 #                  (analyze-W-tT.json), to compare byte for byte with the same command elsewhere
 # Everything lands in $RES (default /tmp/res) and is packed into $OUT/results.tgz at the end;
@@ -50,6 +52,13 @@ for step in "$@"; do
         >"$res/profile-t$t.txt" 2>"$res/profile-t$t.log"
       echo "profile $t: exit $?" >&2
       grep -A3 -E '^model|^ablation' "$res/profile-t$t.txt" | head -12 >&2 ;;
+    gputest)
+      for t in microbench_test_gpu microbench_test_gpu_ptx; do
+        [ -x "/tmp/pd/bin/$t" ] || { echo "$t: not in the bundle" >&2; continue; }
+        timeout "$(limit 120)" /tmp/pd/run "$t" >"$res/$t.txt" 2>&1
+        echo "$t: exit $? (0 passed, 77 skipped)" >&2
+        tail -5 "$res/$t.txt" >&2
+      done ;;
     analyze:*)
       t=${step#analyze:}
       for w in ${ANALYZE_WORKLOADS:-mm512 conv_r50_2 conv_pw dwconv_mb}; do
