@@ -59,6 +59,11 @@ bp_set *bp_load(const char *dir, bool profiles, pt_diag *d);
  * lowered it), else by lowering the schedule again; only where the code is the same as the
  * profile's (functions, blocks, opcodes). Returns how many profiles were updated. */
 int bp_restatic(bp_set *s, const char *ir_dir, bool verbose);
+/* The k fastest distinct valid schedules (steps JSON, caller frees each and the array) of the
+ * workload with this key in the comma-separated tuning logs; *n may be less than k. NULL with
+ * d set when a log cannot be read. */
+#define BP_TUNED_FIRST 1000 /* candidate number of the first tuned schedule of a workload */
+char **bp_tuned_steps(const char *logs, const char *key, int k, int *n, pt_diag *d);
 /* A saved set's directory from a name (data/predict/NAME in the source tree) or a path. */
 void bp_set_dir(const char *name, char *buf, size_t cap);
 

@@ -19,7 +19,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
           "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
-          "       [--replay SET [--measure-only]]\n"
+          "       [--replay SET [--measure-only]] [--tuned LOG[,LOG...] [--tuned-count K]]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--tsv FILE] [--mca [N]] [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--split LIST] [--svg FILE] [--json]\n"
           "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K]\n\n"
@@ -32,6 +32,9 @@ static void usage(FILE *f) {
           "  --min-time SEC    minimum timed seconds per measurement (default 0.05)\n"
           "  --threads N       threads for measurement and prediction (default 1)\n"
           "  --svg FILE        scatter of predicted vs measured (default predict-scatter.svg)\n"
+          "  --tuned LOGS      also the K fastest distinct valid schedules of each workload in these\n"
+          "                    tuning logs (TVM records, comma-separated), as candidates 1000, 1001 ...\n"
+          "  --tuned-count K   how many per workload (default 3)\n"
           "  --cache DIR       keep each candidate's measured time and profile in DIR and reuse them on\n"
           "                    the next run with the same seed (re-evaluates model changes without measuring)\n"
           "  --remeasure       with --cache: measure every candidate again, reusing only cached profiles\n"
@@ -137,7 +140,8 @@ int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
   const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
-  const char *tsv = NULL, *split = NULL;
+  const char *tsv = NULL, *split = NULL, *tuned_logs = NULL;
+  int tuned_count = 3;
   bool remeasure = false, truth_min = false, restatic = false, measure_only = false;
   const char *ir_dir = NULL;
   unsigned long long seed = 1;
@@ -166,6 +170,8 @@ int cmd_bench_predict(int argc, char **argv) {
     }
     else if (strcmp(a, "--replay") == 0 && has_val) replay = argv[++i];
     else if (strcmp(a, "--measure-only") == 0) measure_only = true;
+    else if (strcmp(a, "--tuned") == 0 && has_val) tuned_logs = argv[++i];
+    else if (strcmp(a, "--tuned-count") == 0 && has_val) tuned_count = atoi(argv[++i]);
     else if (strcmp(a, "--truth") == 0 && has_val && (strcmp(argv[i + 1], "min") == 0 || strcmp(argv[i + 1], "median") == 0))
       truth_min = strcmp(argv[++i], "min") == 0;
     else if (strcmp(a, "--save") == 0 && has_val) save = argv[++i];
@@ -186,8 +192,22 @@ int cmd_bench_predict(int argc, char **argv) {
     fprintf(stderr, "portent bench predict: --measure-only needs --replay SET (and no --cache)\n");
     return EXIT_USAGE;
   }
-  if (candidates < 0 || threads < 1 || !(sample > 0 && sample <= 1) || !(min_time > 0) || worst < 0 || mca < 0) {
-    fprintf(stderr, "portent bench predict: --candidates >= 0, --threads >= 1, --sample in (0,1], --min-time > 0, "
+  if (tuned_logs && replay) {
+    fprintf(stderr, "portent bench predict: --tuned draws new candidates; --replay takes the set's (tuned ones too)\n");
+    return EXIT_USAGE;
+  }
+  if (tuned_logs) { /* a log that cannot be read stops here, before anything is measured */
+    int n = 0;
+    pt_diag dl = {0};
+    char **none = bp_tuned_steps(tuned_logs, "", 1, &n, &dl);
+    if (!none) {
+      fprintf(stderr, "portent bench predict: --tuned: %s\n", dl.msg);
+      return EXIT_USAGE;
+    }
+    free(none);
+  }
+  if (candidates < 0 || tuned_count < 1 || threads < 1 || !(sample > 0 && sample <= 1) || !(min_time > 0) || worst < 0 || mca < 0) {
+    fprintf(stderr, "portent bench predict: --candidates >= 0, --tuned-count >= 1, --threads >= 1, --sample in (0,1], --min-time > 0, "
                     "--worst >= 0, --mca >= 0\n");
     return EXIT_USAGE;
   }
@@ -258,18 +278,28 @@ int cmd_bench_predict(int argc, char **argv) {
     bp_workload *wl = bp_set_workload(set, names[w]);
     bp_workload *rw = from ? &from->w[w] : NULL;
     int cap = rw ? rw->n : candidates + 1;
-    int attempts = 0;
-    for (int c = 0, k = 0; wl && c < cap && (rw ? k < rw->n : attempts < 4 * cap); attempts++, k++) {
+    int n_tuned = 0, t = 0, attempts = 0;
+    char **tuned = NULL;
+    if (tuned_logs && !(tuned = bp_tuned_steps(tuned_logs, prog->key, tuned_count, &n_tuned, &d))) {
+      fprintf(stderr, "portent bench predict: --tuned: %s\n", d.msg);
+      pt_diag_clear(&d);
+    }
+    bool tuned_phase = false; /* after the default and random candidates: the tuned ones */
+    for (int c = 0, k = 0; wl; attempts++, k++) {
+      if (rw && k >= rw->n) break;
+      if (!rw && !tuned_phase && (c >= cap || attempts >= 4 * cap)) tuned_phase = true;
+      if (tuned_phase && t >= n_tuned) break;
       pt_diag dc = {0};
       pc_state *s = pc_state_new(prog);
       int rc;
-      if (rw) { /* the saved set's schedule, under its candidate number */
+      const char *given = rw ? rw->steps[k] : tuned_phase ? tuned[t] : NULL;
+      if (given) { /* the saved set's schedule under its candidate number, or a tuned one */
         int n_steps = 0;
         pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
-        rc = pc_steps_from_json(rw->steps[k], &n_steps, steps, PC_MAX_STEPS, &dc);
+        rc = pc_steps_from_json(given, &n_steps, steps, PC_MAX_STEPS, &dc);
         if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, &dc);
         free(steps);
-        attempts = rw->candidate[k];
+        attempts = rw ? rw->candidate[k] : BP_TUNED_FIRST + t++;
       } else
         rc = attempts == 0 ? pc_schedule_default(s, 16, &dc) : pc_schedule_random(s, &rng, &dc);
       char *steps_now = pc_steps_to_json(s->n_steps, s->steps);
@@ -357,10 +387,12 @@ int cmd_bench_predict(int argc, char **argv) {
       free(line), free(steps);
       pp_prediction *r = pp_predict(headline, p, &dc);
       fprintf(stderr, "  %s #%d%s: measured %.4g ms, predicted %.4g ms\n", names[w], attempts,
-              attempts == 0 ? " (default)" : "", mr.median_s * 1e3, r ? r->seconds * 1e3 : NAN);
+              attempts == 0 ? " (default)" : attempts >= BP_TUNED_FIRST ? " (tuned)" : "", mr.median_s * 1e3, r ? r->seconds * 1e3 : NAN);
       pp_prediction_free(r);
       c++;
     }
+    for (int i = 0; i < n_tuned; i++) free(tuned[i]);
+    free(tuned);
     pc_reference_free(ref);
     pc_program_free(prog);
   }

@@ -52,6 +52,14 @@ check measure-only 0 "$portent" bench predict --replay "$tmp/a" --measure-only -
 has measure-only "$tmp/out" '"candidates": 3'
 gzip -dc "$tmp/a/profiles.jsonl.gz" >"$tmp/pa" && gzip -dc "$tmp/m/profiles.jsonl.gz" >"$tmp/pm"
 cmp -s "$tmp/pa" "$tmp/pm" || { echo "FAIL measure-only: the saved profiles are not A's"; fail=1; }
+# --tuned: the fastest schedules of a tuning log join the random ones as candidates 1000, 1001.
+check tune-log 0 "$portent" tune $w --model random --trials 4 --log "$tmp/tune.jsonl" --min-time 0.001
+check tuned 0 "$portent" bench predict $quick --candidates 1 --tuned "$tmp/tune.jsonl" --tuned-count 2 --save "$tmp/t" --json
+has tuned "$tmp/out" '"candidates": 4'
+has tuned-records "$tmp/t/records.jsonl" '"candidate": 1001'
+check tuned-missing 2 "$portent" bench predict $quick --tuned "$tmp/nothing.jsonl"
+has tuned-missing "$tmp/err" "nothing.jsonl"
+check tuned-replay 2 "$portent" bench predict --replay "$tmp/a" --tuned "$tmp/tune.jsonl"
 check measure-only-alone 2 "$portent" bench predict --measure-only
 has measure-only-alone "$tmp/err" "needs --replay"
 
