@@ -81,9 +81,11 @@ double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, do
 /* Per-access strides (memory.c): miss cycles beyond L1 of set-conflicting walks (*miss, to be
  * overlapped over the target's overlapping misses; *miss_inflight: already divided by the misses
  * in flight of each level that serves them) and TLB cycles (*tlb) per execution of a loop block
- * of `trip` iterations per entry. */
-void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss, double *miss_inflight,
-                      double *tlb, double *longest);
+ * of `trip` iterations per entry, whose reorder window spans `window_iterations` iterations
+ * (INFINITY: unknown); *longest: the latency beyond L1 of the longest miss that comes at least
+ * once per window. */
+void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double window_iterations, double *miss,
+                      double *miss_inflight, double *tlb, double *longest);
 
 /* Cycles that loop `loop` of f takes at least for its float recurrences through several blocks
  * (carried_edges whose phi is the loop's header): the longest chain of adds from the phi's user

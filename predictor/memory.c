@@ -228,14 +228,16 @@ static double serving_inflight(const ptg_target *t, int serving, int levels, int
  * the enclosing loop comes back to the same lines (set conflicts: those accesses are served
  * by the first level whose sets hold the sweep), and walks that touch more pages per sweep
  * than the first-level data TLB holds (a TLB miss per page). `trip` is the block's iterations
- * per entry into its loop. Returns, per iteration, the latency beyond an L1 hit that
- * independent loads overlap (misses and L2-TLB hits; the caller divides it by the target's
- * overlapping misses) in *miss; in *miss_inflight the same latency held by each level's miss
- * buffers (a line lost at L holds one from L's miss until the level serving it answers) over
- * the misses in flight out of that level (serving_inflight), the largest over the levels (Little's
- * law per level); and page-walk cycles already divided among the walkers in *tlb. */
-void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *miss, double *miss_inflight,
-                      double *tlb, double *longest) {
+ * per entry into its loop, `window_iterations` how many of them the reorder window spans.
+ * Returns, per iteration, the latency beyond an L1 hit that independent loads overlap (misses
+ * and L2-TLB hits; the caller divides it by the target's overlapping misses) in *miss; in
+ * *miss_inflight the same latency held by each level's miss buffers (a line lost at L holds one
+ * from L's miss until the level serving it answers) over the misses in flight out of that level
+ * (serving_inflight), the largest over the levels (Little's law per level); page-walk cycles
+ * already divided among the walkers in *tlb; and in *longest the latency beyond L1 of the
+ * longest miss that comes at least once per reorder window (the one the window waits on). */
+void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double window_iterations, double *miss,
+                      double *miss_inflight, double *tlb, double *longest) {
   *miss = *miss_inflight = *tlb = *longest = 0;
   if (!(trip >= 2)) return;
   const ptg_target *t = pp->t;
@@ -269,7 +271,14 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
                   n->strides[1] < PA_LINE_BYTES;
     if (!reused) continue;
     /* the expected latency beyond L1 of one access: the fraction each level loses goes on
-     * to the next (a level loses at least what the one above it lost) */
+     * to the next (a level loses at least what the one above it lost). `worst` is the latency
+     * of the deepest level that serves this walk at least once per reorder window: a rarer miss
+     * seldom finds the window waiting on it, so it does not set the window's pace (its cycles
+     * still count in `extra`). A 16- or 20-way level keeps almost all of a sweep (mm512's
+     * column walk loses 0.8% of its lines in a 2 MiB 16-way L2 and ~1e-16, a Poisson tail
+     * rounded, in the L3): with any loss > 0 setting it, every iteration waited for DRAM and
+     * mm512 was predicted 2.3x slow on Emerald Rapids (docs/validation.md). */
+    double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
     double reach = 1, extra = 0, worst = 0, level_extra[PP_MAX_LEVELS + 1] = {0};
     for (int L = 1; L <= levels && reach > 0; L++) {
       const ptg_cache *c = ptg_target_cache(t, L);
@@ -281,11 +290,11 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double *
       double next = L < levels ? pp_level_latency(t, L + 1) : pp_level_latency(t, 0);
       if (lost > 0) {
         level_extra[L] = lost * (next - pp_level_latency(t, L));
-        extra += level_extra[L], worst = next - pp->l1_latency;
+        extra += level_extra[L];
+        if (lost * parts * window_iterations >= 1) worst = next - pp->l1_latency;
       }
       reach = lost;
     }
-    double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
     if (extra > 0) *miss += extra * parts;
     /* a line lost at level L holds one of L's miss buffers until the level that finally serves
      * it answers: level_extra of L and of every level below it; those buffers number the misses

@@ -491,7 +491,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         double trip = loop_trip(p, f, b, execs);
         if (memo->stride_trip != trip) {
           double miss, miss_inflight, tlb, longest;
-          pp_stride_stalls(pp, b, trip, &miss, &miss_inflight, &tlb, &longest);
+          double window_iterations = memo->uops > 0 ? pp->window / memo->uops : INFINITY;
+          pp_stride_stalls(pp, b, trip, window_iterations, &miss, &miss_inflight, &tlb, &longest);
           double inflight = pp->mlp, window = INFINITY;
           if (longest > 0 && memo->uops > 0) {
             window = miss / longest * pp->window / memo->uops;
