@@ -172,10 +172,40 @@ ptg_op pp_node_class(const pa_node *n) {
   return (ptg_op)n->op;
 }
 
+/* Lanes of a gather or scatter that L1 cannot hold at once: L1's set index is the line number
+ * modulo its sets (within a page: virtual bits), so lanes `lane_step` bytes apart land on a
+ * fixed few sets (50176 bytes apart, 784 lines: every 4th of 64 sets); the lanes of a set that
+ * receives more lines than it has ways are served by L2 every time the lanes come back. The
+ * gather rows are measured on lanes that stay in L1 (microbench/kernels.c). 0 when L1 spans
+ * more than a page (set bits from the physical frame) or the step is below a line. */
+static int lanes_in_crowded_sets(const pp_predictor *pp, const pa_node *n) {
+  int64_t step = n->lane_step < 0 ? -n->lane_step : n->lane_step;
+  const ptg_cache *c = ptg_target_cache(pp->t, 1);
+  if (step < PA_LINE_BYTES || n->lanes < 2 || !c || c->associativity < 1) return 0;
+  int64_t line = c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES, sets = c->size_bytes / line / c->associativity;
+  if (sets < 1 || sets * line > 4096 || sets > 64) return 0;
+  int per_set[64] = {0}, crowded = 0;
+  for (int l = 0; l < n->lanes; l++) per_set[(l * step / line) % sets]++;
+  for (int64_t k = 0; k < sets; k++)
+    if (per_set[k] > c->associativity) crowded += per_set[k];
+  return crowded;
+}
+
 pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n) {
   ptg_op op = pp_node_class(n);
   if (!pp->o.lanes && (op == PTG_OP_SCATTER || op == PTG_OP_GATHER_PAGE || op == PTG_OP_SCATTER_PAGE)) op = PTG_OP_GATHER;
-  return legalize_as(pp, op, n, 0);
+  pp_op r = legalize_as(pp, op, n, 0);
+  int crowded = pp->o.lanes && n->op == PA_OP_GATHER ? lanes_in_crowded_sets(pp, n) : 0;
+  if (crowded > 0 && r.parts > 0) {
+    /* each crowded lane waits for L2, as many at once as L1's misses in flight (L2's
+     * overlapping_misses); the gather unit is held meanwhile (conv_r50_1 #20: 64 lanes 50176
+     * bytes apart in 4 of 64 sets, measured 2.3x the prediction; docs/validation.md) */
+    const ptg_cache *l2 = ptg_target_cache(pp->t, 2);
+    double inflight = l2 && l2->overlapping_misses.value >= 1 ? l2->overlapping_misses.value : pp->mlp;
+    double extra = crowded * (pp_level_latency(pp->t, 2) - pp_level_latency(pp->t, 1)) / inflight;
+    if (extra > 0) r.occupancy += extra / r.parts;
+  }
+  return r;
 }
 
 static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }
