@@ -124,7 +124,7 @@ static int run_search(const pc_program *p, const char *model, const ptg_target *
   r->threads = o.measure.threads;
   pc_cost_model cm, rerank;
   bool has_rerank = false;
-  if (tune_models_new(model, target, o.seed, &cm, &rerank, &has_rerank, d)) return EXIT_USAGE;
+  if (tune_models_new(model, target, o.measure.threads, o.seed, &cm, &rerank, &has_rerank, d)) return EXIT_USAGE;
   o.rerank = has_rerank ? &rerank : NULL;
   o.rerank_top = 0; /* the second model re-ranks all 2 x K candidates the search keeps */
   o.trials = limit;

@@ -65,6 +65,7 @@ int cmd_tune(int argc, char **argv) {
   const char *workload = NULL, *target_path = NULL, *model_name = "random", *out = NULL, *curve = NULL;
   bool resume = false, json = false, quiet = false;
   int measure = 1, lanes = 0;
+  bool threads_given = false;
   bool cache_rule = false;
   pc_tune_opts o;
   pc_tune_opts_default(&o);
@@ -85,7 +86,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--log") == 0 && v) o.log_path = argv[++i];
     else if (strcmp(a, "--resume") == 0) resume = true;
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
-    else if (strcmp(a, "--threads") == 0 && v) o.measure.threads = atoi(argv[++i]);
+    else if (strcmp(a, "--threads") == 0 && v) o.measure.threads = atoi(argv[++i]), threads_given = true;
     else if (strcmp(a, "--min-time") == 0 && v) o.measure.min_time_s = atof(argv[++i]);
     else if (strcmp(a, "--timeout") == 0 && v) o.measure.timeout_s = atof(argv[++i]);
     else if (strcmp(a, "--wall-clock") == 0) o.measure.cpu_clock = false;
@@ -139,7 +140,10 @@ int cmd_tune(int argc, char **argv) {
   int status = EXIT_FAILED;
   pc_cost_model model, rerank;
   bool has_rerank = false;
-  if (tune_models_new(model_name, target, o.seed, &model, &rerank, &has_rerank, &d)) {
+  /* The analytic model predicts for the threads the candidates run on; with --measure 0 on a
+   * remote target, for --threads or else all its cores (this machine's count means nothing). */
+  int model_threads = measure == 0 && !threads_given ? 0 : o.measure.threads;
+  if (tune_models_new(model_name, target, model_threads, o.seed, &model, &rerank, &has_rerank, &d)) {
     fprintf(stderr, "portent tune: %s\n", d.msg);
     pc_program_free(p);
     ptg_target_free(target);

@@ -61,7 +61,7 @@ static void score_with(lb_data *data, int model, pc_cost_model *cm, bool val, bo
 static void run_online_seed(lb_data *data, const lb_opts *o, const char *name, uint64_t seed) {
   pc_cost_model cm;
   pt_diag d = {0};
-  if (tune_model_new(name, NULL, seed, &cm, &d) < 0) {
+  if (tune_model_new(name, NULL, 0, seed, &cm, &d) < 0) {
     printf("%-24s not available in this build (%s)\n", name, d.msg);
     return;
   }
@@ -105,7 +105,7 @@ static void run_analytic(lb_data *data, const lb_opts *o) {
   pt_diag d = {0};
   ptg_target *tg = ptg_target_load(o->target_path, &d);
   pc_cost_model cm;
-  if (!tg || tune_model_new("analytic", tg, o->seed, &cm, &d) < 0) {
+  if (!tg || tune_model_new("analytic", tg, 0, o->seed, &cm, &d) < 0) {
     printf("%-30s skipped: %s\n", "analytic", d.msg);
     ptg_target_free(tg);
     return;
@@ -223,7 +223,7 @@ static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const
   *n_written = 0;
   ptg_target *tg = ptg_target_load(o->aux_paths[a], d);
   pc_cost_model cm;
-  if (!tg || tune_model_new("analytic", tg, o->seed, &cm, d) < 0) {
+  if (!tg || tune_model_new("analytic", tg, 0, o->seed, &cm, d) < 0) {
     ptg_target_free(tg);
     fclose(f);
     return d->err ? d->err : PT_ERR_INPUT;

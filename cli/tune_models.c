@@ -18,7 +18,7 @@ static int take(pc_cost_model *m, pc_cost_model *out) {
   return 0;
 }
 
-int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc_cost_model *out, pt_diag *d) {
+int tune_model_new(const char *name, const ptg_target *target, int threads, uint64_t seed, pc_cost_model *out, pt_diag *d) {
   if (strcmp(name, "random") == 0) {
     *out = pc_cost_model_random(seed);
     return 0;
@@ -40,7 +40,12 @@ int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc
   }
   if (strcmp(name, "analytic") == 0) {
     if (!target) return pt_fail(d, PT_ERR_INPUT, "the analytic model needs --target T.json");
-    pc_cost_model *m = pp_cost_model_analytic(target, NULL, d);
+    /* Predicted on the threads the candidates run on: a one-thread search ranked for all the
+     * target's cores favoured the candidates whose parallel loop splits evenly over them. */
+    pp_analytic_opts ao = {0};
+    pp_options_default(&ao.predict);
+    ao.predict.threads = ao.profile_threads = threads < target->cores ? threads : 0;
+    pc_cost_model *m = pp_cost_model_analytic(target, &ao, d);
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
   if (strncmp(name, "tlp:", 4) == 0) {
@@ -50,7 +55,7 @@ int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());
 }
 
-int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, pc_cost_model *model,
+int tune_models_new(const char *spec, const ptg_target *target, int threads, uint64_t seed, pc_cost_model *model,
                     pc_cost_model *rerank, bool *has_rerank, pt_diag *d) {
   char first[512]; /* tlp:PATH carries a file path */
   const char *plus = strchr(spec, '+');
@@ -59,9 +64,9 @@ int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, p
   memcpy(first, spec, len);
   first[len] = 0;
   *has_rerank = false;
-  int rc = tune_model_new(first, target, seed, model, d);
+  int rc = tune_model_new(first, target, threads, seed, model, d);
   if (rc || !plus) return rc;
-  rc = tune_model_new(plus + 1, target, seed + 1, rerank, d);
+  rc = tune_model_new(plus + 1, target, threads, seed + 1, rerank, d);
   if (rc) {
     model->free(model->self);
     return rc;

@@ -7,12 +7,14 @@
 
 /* "random, xgb, ..." for usage texts. */
 const char *tune_model_names(void);
-/* Builds the named model; the target may be NULL (the analytic model needs one). */
-int tune_model_new(const char *name, const ptg_target *target, uint64_t seed, pc_cost_model *out, pt_diag *d);
+/* Builds the named model; the target may be NULL (the analytic model needs one). threads: the
+ * threads the ranked candidates run on, which the analytic model predicts for (0: all the
+ * target's cores). */
+int tune_model_new(const char *name, const ptg_target *target, int threads, uint64_t seed, pc_cost_model *out, pt_diag *d);
 
 /* "A" or "A+B" (B re-ranks A's best each round: a cascade). *has_rerank says whether rerank
  * was built; free each built model with m.free(m.self). */
-int tune_models_new(const char *spec, const ptg_target *target, uint64_t seed, pc_cost_model *model,
+int tune_models_new(const char *spec, const ptg_target *target, int threads, uint64_t seed, pc_cost_model *model,
                     pc_cost_model *rerank, bool *has_rerank, pt_diag *d);
 
 /* The sketch options a target file sets: vector lanes (native width / 32), vector registers

@@ -55,6 +55,17 @@ check measure0 0 "$portent" tune matmul:16,16,16 --model analytic --target targe
 has measure0 "$tmp/out" "predicted best (nothing measured)"
 has measure0-ll "$tmp/pred.ll" "define void @portent_matmul"
 
+# The analytic model predicts for the threads the candidates will run on (--threads): the same
+# candidates (same seed) on one of Zen 4's two cores are predicted slower than on both.
+predicted_ms() { sed -n 's/.*predicted best (nothing measured): \([0-9.]*\) ms.*/\1/p' "$tmp/out"; }
+m0="tune matmul:128,128,128 --model analytic --target targets/zen4-epyc-2c.json --measure 0 --population 8 --generations 0 --seed 3"
+check measure0-t1 0 "$portent" $m0 --threads 1
+t1=$(predicted_ms)
+check measure0-t2 0 "$portent" $m0 --threads 2
+t2=$(predicted_ms)
+awk -v a="$t1" -v b="$t2" 'BEGIN { exit !(a > 1.3 * b) }' ||
+  { echo "FAIL measure0-threads: predicted $t1 ms on 1 thread, $t2 ms on 2 (expected the first > 1.3 x the second)"; fail=1; }
+
 check no-workload 2 "$portent" tune
 check bad-model 2 "$portent" tune $w --model nonsense
 has bad-model "$tmp/err" "unknown cost model 'nonsense'"
