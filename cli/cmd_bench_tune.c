@@ -52,7 +52,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
              "       [--measure-per-round K] [--threads N] [--min-time SEC] [--wall-clock] [--seed S] [--target T.json]\n"
-             "       [--svg-dir DIR] [--rerank-cold N] [--cache-rule] [--min-reduction-tile N] [--baselines-only]\n"
+             "       [--svg-dir DIR] [--rerank-cold N] [--rerank-pool N] [--cache-rule] [--min-reduction-tile N] [--baselines-only]\n"
              "       [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
@@ -75,7 +75,8 @@ static void usage(FILE *f) {
              "  --min-reduction-tile N sample tile sizes preferring an inner reduction tile (r1) of at least N\n"
              "                         (0 off, the default; docs/tuning.md)\n"
              "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round);\n"
-             "until 2 x K are measured, A's --rerank-cold N best (default 128; 0 off).\n"
+             "until 2 x K are measured, A's --rerank-cold N best (default 128; 0 off); after that A's --rerank-pool N\n"
+             "best when N > 2 x K (default 0: off).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
              "per round (a learned model trains after each round).\n"
              "A quick run: --checkpoints 8,16,32 --population 256 --generations 2 --measure-per-round 8.\n");
@@ -204,6 +205,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--wall-clock") == 0) o.measure.cpu_clock = false;
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
+    else if (strcmp(a, "--rerank-pool") == 0 && v) o.rerank_pool = atoi(argv[++i]);
     else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
     else if (strcmp(a, "--min-reduction-tile") == 0 && v) o.sketch.min_reduction_tile = atoi(argv[++i]);
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];

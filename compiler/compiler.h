@@ -510,6 +510,11 @@ typedef struct pc_tune_opts {
    * candidates (not 2 x measure_per_round) and the second model re-ranks all of them, so the
    * first rounds are picked by the second model. 0: off. */
   int rerank_cold;
+  /* After the cold start, the search keeps rerank_pool candidates for the second model when
+   * that is more than 2 x measure_per_round (0: off): a learned first model's best 2 x K are
+   * often one family of near-copies, and when the second model predicts the whole family slow
+   * a round of 2 x K has nothing better to measure. */
+  int rerank_pool;
   /* Called after each measurement (may be NULL). */
   void (*on_measured)(void *ctx, const pc_tune_stats *st, const pc_measure_result *r);
   void *ctx;

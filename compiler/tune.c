@@ -249,6 +249,7 @@ static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
    * it: then the second model ranks a wider choice (cold start). */
   bool cold = t->o.rerank && t->o.rerank_cold > 2 * t->o.measure_per_round && t->st.n_measured < 2 * t->o.measure_per_round;
   int keep = cold ? t->o.rerank_cold : 2 * t->o.measure_per_round;
+  if (!cold && t->o.rerank && t->o.rerank_pool > keep) keep = t->o.rerank_pool;
   int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, keep, &t->rng, &best, &t->st.t_model,
                      &t->st.n_scored, d);
   /* Cascade: a slower model re-ranks the cheap model's best (DESIGN: cheap model, then the

@@ -1,6 +1,7 @@
 /* A cascade's cold start: while fewer than 2 x measure_per_round candidates are measured, the
  * second model re-ranks rerank_cold candidates (not 2 x measure_per_round) and the round
- * measures its best; later rounds, and rerank_cold 0, re-rank the usual 2 x K. */
+ * measures its best; later rounds, and rerank_cold 0, re-rank the usual 2 x K, or rerank_pool
+ * candidates when that is larger. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static int on_record(const pc_record *r, int line, void *ctx) {
 }
 
 /* Runs 3 rounds of 6; returns how many candidates the judge scored in each. */
-static void run(const pc_program *p, int cold, int scored[3], logged *lg) {
+static void run(const pc_program *p, int cold, int pool, int scored[3], logged *lg) {
   char log[] = "/tmp/portent_test_cascade_XXXXXX";
   int fd = mkstemp(log);
   CHECK(fd >= 0);
@@ -74,6 +75,7 @@ static void run(const pc_program *p, int cold, int scored[3], logged *lg) {
   pc_cost_model second = {"judge", &j, judge_predict, NULL, NULL};
   o.rerank = &second;
   o.rerank_cold = cold;
+  o.rerank_pool = pool;
   pc_cost_model m = pc_cost_model_random(1);
   pc_tuner *t = pc_tuner_new(p, &m, &o, &d);
   CHECK_MSG(t != NULL, "%s", d.msg);
@@ -100,16 +102,19 @@ int main(void) {
   pt_diag d = {0};
   pc_program *p = pc_workload_build("matmul:64,48,64", &d);
   CHECK_MSG(p != NULL, "%s", d.msg);
-  int cold[3], warm[3];
+  int cold[3], warm[3], pooled[3];
   logged lg = {0};
-  run(p, 40, cold, &lg);
-  run(p, 0, warm, NULL);
-  printf("re-ranked per round: cold start 40: %d %d %d; off: %d %d %d\n", cold[0], cold[1], cold[2], warm[0], warm[1],
-         warm[2]);
+  run(p, 40, 0, cold, &lg);
+  run(p, 0, 0, warm, NULL);
+  run(p, 40, 30, pooled, NULL);
+  printf("re-ranked per round: cold start 40: %d %d %d; off: %d %d %d; cold start 40, pool 30: %d %d %d\n", cold[0],
+         cold[1], cold[2], warm[0], warm[1], warm[2], pooled[0], pooled[1], pooled[2]);
   CHECK(cold[0] > 12 && cold[0] <= 40); /* wider than 2 x K while nothing is measured */
   CHECK(cold[1] > 12 && cold[1] <= 40); /* and after one round of 6 (< 12) */
   CHECK(cold[2] <= 12);                 /* 12 measured: back to 2 x K */
   for (int r = 0; r < 3; r++) CHECK(warm[r] <= 12);
+  CHECK(pooled[0] > 30 && pooled[0] <= 40); /* the cold start as before */
+  CHECK(pooled[2] > 12 && pooled[2] <= 30); /* then the pool, wider than 2 x K */
   pc_program_free(p);
   TEST_DONE();
 }
