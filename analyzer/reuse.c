@@ -27,8 +27,8 @@
 
 #define SHARDS_P (1ull << PA_SHARDS_BITS) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
-/* One LRU stack: unbounded (cap_lines 0) or keeping only the cap_lines most recent lines.
- * Two levels, exact together: the `nf` most recent lines in a small move-to-front array
+/* One LRU stack (unbounded: the exact window is one too, cleared per burst; a line it answers
+ * at W or more lines is beyond the window, as a stack of W lines would have evicted it). Two levels, exact together: the `nf` most recent lines in a small move-to-front array
  * (a line there at position p has distance p: most accesses of a tiled kernel end here,
  * with no hashing), and the older ones with the time they left the array. The order of
  * leaving is the order of last access, so such a line's distance is nf plus the lines that
@@ -64,10 +64,8 @@ typedef struct {
   uint64_t *bits; /* tcap / 64 + 1 words */
   int32_t *fen;   /* Fenwick over words: fen[1..nw] */
   int64_t nw;
-  uint64_t *line_at; /* bounded stacks: leave time -> key, to find the line to evict */
   int32_t *rank;     /* compaction scratch, tcap + 1 */
   int64_t tcap, now;
-  int64_t cap_lines;
 } lru;
 typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
 /* Bursts (see pa_tracker_new): 64 x 4W accesses apart for the first 8, then 256 x 4W. A
@@ -107,18 +105,15 @@ static void dir_alloc(lru *u, size_t cap) {
   u->dir = calloc(cap, sizeof *u->dir);
 }
 
-static void lru_init(lru *u, int64_t cap_lines) {
+static void lru_init(lru *u) {
   memset(u, 0, sizeof *u);
-  u->cap_lines = cap_lines;
-  /* a bounded stack keeps at least one line out of the front array, so there is one to evict */
-  u->front_cap = cap_lines && cap_lines <= FRONT_MAX ? (int)cap_lines - 1 : FRONT_MAX;
+  u->front_cap = FRONT_MAX;
   dir_alloc(u, 64);
-  u->tcap = cap_lines ? 4 * cap_lines : 4096;
+  u->tcap = 4096;
   u->nw = u->tcap / 64 + 1;
   u->bits = calloc((size_t)u->nw, sizeof *u->bits);
   u->fen = calloc((size_t)u->nw + 1, sizeof *u->fen);
   u->rank = calloc((size_t)u->tcap + 1, sizeof *u->rank);
-  if (cap_lines) u->line_at = calloc((size_t)u->tcap + 1, sizeof *u->line_at);
 }
 
 static void lru_free(lru *u) {
@@ -127,7 +122,6 @@ static void lru_free(lru *u) {
   free(u->bits);
   free(u->fen);
   free(u->rank);
-  free(u->line_at);
 }
 
 static void tree_add(lru *u, int64_t w, int32_t v) { /* word w (0-based) */
@@ -161,14 +155,6 @@ static int64_t live_between(const lru *u, int64_t lo, int64_t hi) {
   if (wl == wh) return __builtin_popcountll(u->bits[wl] & above & upto);
   return __builtin_popcountll(u->bits[wl] & above) + __builtin_popcountll(u->bits[wh] & upto) +
          tree_range(u, wl + 1, wh);
-}
-
-static int64_t first_live(const lru *u) { /* the earliest live time */
-  int64_t pos = 0, step = 1, left = 1;
-  while (step * 2 <= u->nw) step *= 2;
-  for (; step; step /= 2) /* the first word whose prefix count reaches 1 */
-    if (pos + step <= u->nw && u->fen[pos + step] < left) left -= u->fen[pos + step], pos += step;
-  return pos * 64 + __builtin_ctzll(u->bits[pos]);
 }
 
 static size_t dir_home(const lru *u, uint64_t id) { return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> u->dshift); }
@@ -221,10 +207,7 @@ static void compact(lru *u) {
         if (u->dir[i]->t[k] > 0) u->rank[u->dir[i]->t[k]] = 1;
   int32_t r = 0;
   for (int64_t i = 1; i <= u->tcap; i++)
-    if (u->rank[i]) {
-      u->rank[i] = ++r;
-      if (u->line_at) u->line_at[r] = u->line_at[i]; /* r <= i: moving down in place is safe */
-    }
+    if (u->rank[i]) u->rank[i] = ++r;
   for (size_t i = 0; i < u->dcap; i++)
     if (u->dir[i] && u->dir[i]->gen == u->gen)
       for (int k = 0; k < CHUNK_LINES; k++)
@@ -236,7 +219,6 @@ static void compact(lru *u) {
     u->bits = realloc(u->bits, sizeof *u->bits * (size_t)u->nw);
     u->fen = realloc(u->fen, sizeof *u->fen * ((size_t)u->nw + 1));
     u->rank = realloc(u->rank, sizeof *u->rank * ((size_t)u->tcap + 1));
-    if (u->line_at) u->line_at = realloc(u->line_at, sizeof *u->line_at * ((size_t)u->tcap + 1));
   }
   /* times 1..r live; O(nw) tree build: each node adds itself to its parent */
   memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
@@ -255,12 +237,10 @@ static void leave_front(lru *u, uint64_t key) {
   if (u->now == u->tcap) compact(u);
   int64_t now = ++u->now;
   *time_of(u, key) = (int32_t)now;
-  if (u->line_at) u->line_at[now] = key;
   mark(u, now);
 }
 
-/* Distance of this access, or -1 if the line is not in the stack (first touch, or for a
- * bounded stack evicted: distance >= cap_lines). */
+/* Distance of this access, or -1 if the line is not in the stack (first touch). */
 /* Position of key in the front array, or -1: its 32-bit tags compared four at a time. */
 static int front_find(const lru *u, uint64_t key) {
   uint32_t tag = (uint32_t)key;
@@ -311,12 +291,6 @@ static int64_t lru_access(lru *u, uint64_t line) {
     leave_front(u, u->front[nf]);
     u->tag[nf] = 0;
   } else u->nf = nf + 1;
-  if (u->cap_lines && (int64_t)u->n > u->cap_lines) { /* evict the least recently used line */
-    int64_t t = first_live(u);
-    unmark(u, t);
-    *time_of(u, u->line_at[t]) = 0;
-    u->n--;
-  }
   return dist;
 }
 
@@ -325,13 +299,13 @@ pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
   if (rate <= 0 || rate > 1) rate = 1;
   t->rate = rate;
   t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
-  lru_init(&t->far, 0);
+  lru_init(&t->far);
   if (rate < 1 && window >= 0) {
     /* W >= 16/R: then distances just beyond the window hold ~16 sampled lines. */
     t->window = window;
     if (!t->window)
       for (t->window = 64; (double)t->window < 16 / rate;) t->window *= 2;
-    lru_init(&t->near, t->window);
+    lru_init(&t->near);
     /* Bursts measure 4W accesses after warming for up to 8W, once per BURST_GAP x 4W accesses
      * on average (period in sampled accesses = R x that) for the first BURSTS_AT_FIRST_GAP,
      * then BURST_GAP_LATER / BURST_GAP times as far apart: about 2-4% of a short run's accesses
@@ -376,6 +350,7 @@ static void lru_clear(lru *u) {
 /* One access during a burst: the exact window's answer, counted when measuring. */
 static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
   int64_t near = lru_access(&t->near, line);
+  if (near >= t->window) near = -1; /* beyond the window */
   if (t->phase == BURST_MEASURE) exact[near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
   if (t->phase == BURST_WARM && (int64_t)t->near.n >= t->window) t->left = 1; /* warm: measure next */
   if (--t->left == 0) {
