@@ -28,15 +28,16 @@
 #define SHARDS_P (1ull << PA_SHARDS_BITS) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
 /* One LRU stack (unbounded: the exact window is one too, cleared per burst; a line it answers
- * at W or more lines is beyond the window, as a stack of W lines would have evicted it). Two levels, exact together: the `nf` most recent lines in a small move-to-front array
- * (a line there at position p has distance p: most accesses of a tiled kernel end here,
- * with no hashing), and the older ones with the time they left the array. The order of
+ * at W or more lines is beyond the window, as a stack of W lines would have evicted it). Two
+ * levels, exact together: the `nf` most recent lines in a small move-to-front ring (a line
+ * there at position p has distance p: most accesses of a tiled kernel end here, with no
+ * hashing; a new line takes the ring's head, so a miss moves nothing), and the older ones with the time they left the array. The order of
  * leaving is the order of last access, so such a line's distance is nf plus the lines that
  * left after it: a Fenwick range count over those times. Times are kept in a radix table
  * (chunks of 2^10 consecutive lines found through a small hash directory and a one-entry
  * cache), so lines streamed in address order share the table's cache lines; a hash map
  * cost streaming kernels (bert_ffn1's 9 MiB weight) a cache miss per access. */
-#define FRONT_MAX 32
+#define FRONT_MAX 32 /* a power of two, a multiple of 4 */
 
 #define CHUNK_BITS 10
 #define CHUNK_LINES (1 << CHUNK_BITS)
@@ -49,9 +50,10 @@ typedef struct {
 } lru_chunk;
 
 typedef struct {
-  alignas(16) uint32_t tag[FRONT_MAX + 4]; /* low 32 bits of front[i] (0 beyond nf): scanned 4 at a time */
-  uint64_t front[FRONT_MAX + 1];           /* keys, most recent first */
-  int nf, front_cap;
+  alignas(16) uint32_t tag[FRONT_MAX]; /* low 32 bits of ring[i] (0 where empty): scanned 4 at a time */
+  uint64_t ring[FRONT_MAX];            /* keys (0 where empty); position p at (head + p) % FRONT_MAX */
+  int32_t *ring_time[FRONT_MAX];       /* their time words (chunks stay put until the stack is cleared) */
+  int nf, head;
   lru_chunk **dir; /* chunks by id: open addressing, Fibonacci hashing */
   size_t dcap, dn;
   int dshift;        /* 64 - log2(dcap) */
@@ -107,7 +109,6 @@ static void dir_alloc(lru *u, size_t cap) {
 
 static void lru_init(lru *u) {
   memset(u, 0, sizeof *u);
-  u->front_cap = FRONT_MAX;
   dir_alloc(u, 64);
   u->tcap = 4096;
   u->nw = u->tcap / 64 + 1;
@@ -232,40 +233,45 @@ static void compact(lru *u) {
   u->now = r;
 }
 
-/* The least recent line of the front array moves to the older level. */
-static void leave_front(lru *u, uint64_t key) {
+/* The least recent line of the front ring moves to the older level (its time word kept by the ring). */
+static void leave_front(lru *u, int32_t *time_word) {
   if (u->now == u->tcap) compact(u);
   int64_t now = ++u->now;
-  *time_of(u, key) = (int32_t)now;
+  *time_word = (int32_t)now;
   mark(u, now);
 }
 
 /* Distance of this access, or -1 if the line is not in the stack (first touch). */
-/* Position of key in the front array, or -1: its 32-bit tags compared four at a time. */
+/* Position of key in the front ring, or -1: its 32-bit tags compared four at a time. */
 static int front_find(const lru *u, uint64_t key) {
   uint32_t tag = (uint32_t)key;
 #ifdef __SSE2__
   __m128i k = _mm_set1_epi32((int)tag);
-  for (int c = 0; c < u->nf; c += 4) {
+  for (int c = 0; c < FRONT_MAX; c += 4) {
     int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(u->tag + c)), k)));
     while (m) {
-      int p = c + __builtin_ctz((unsigned)m);
-      if (p < u->nf && u->front[p] == key) return p;
+      int i = c + __builtin_ctz((unsigned)m);
+      if (u->ring[i] == key) return (i - u->head) & (FRONT_MAX - 1);
       m &= m - 1;
     }
   }
 #else
-  for (int p = 0; p < u->nf; p++)
-    if (u->tag[p] == tag && u->front[p] == key) return p;
+  for (int i = 0; i < FRONT_MAX; i++)
+    if (u->tag[i] == tag && u->ring[i] == key) return (i - u->head) & (FRONT_MAX - 1);
 #endif
   return -1;
 }
 
-/* Moves the first n entries of the front array one place down and puts key first. */
-static void front_push(lru *u, int n, uint64_t key) {
-  for (int i = n; i > 0; i--) u->front[i] = u->front[i - 1], u->tag[i] = u->tag[i - 1];
-  u->front[0] = key;
-  u->tag[0] = (uint32_t)key;
+/* The line at position p moves to the front: the p more recent ones move one place down. */
+static void front_raise(lru *u, int p, uint64_t key) {
+  int32_t *time_word = u->ring_time[(u->head + p) & (FRONT_MAX - 1)];
+  for (int d = p; d > 0; d--) {
+    int i = (u->head + d) & (FRONT_MAX - 1), j = (u->head + d - 1) & (FRONT_MAX - 1);
+    u->ring[i] = u->ring[j], u->tag[i] = u->tag[j], u->ring_time[i] = u->ring_time[j];
+  }
+  u->ring_time[u->head] = time_word;
+  u->ring[u->head] = key;
+  u->tag[u->head] = (uint32_t)key;
 }
 
 static int64_t lru_access(lru *u, uint64_t line) {
@@ -273,7 +279,7 @@ static int64_t lru_access(lru *u, uint64_t line) {
   int nf = u->nf;
   int p = front_find(u, key);
   if (p >= 0) {
-    front_push(u, p, key);
+    front_raise(u, p, key);
     return p;
   }
   int64_t dist = -1;
@@ -286,11 +292,12 @@ static int64_t lru_access(lru *u, uint64_t line) {
     u->n++;
   }
   *tw = IN_FRONT;
-  front_push(u, nf, key);
-  if (nf + 1 > u->front_cap) {
-    leave_front(u, u->front[nf]);
-    u->tag[nf] = 0;
-  } else u->nf = nf + 1;
+  if (nf == FRONT_MAX) leave_front(u, u->ring_time[(u->head + nf - 1) & (FRONT_MAX - 1)]); /* its slot becomes the head */
+  else u->nf = nf + 1;
+  u->head = (u->head - 1) & (FRONT_MAX - 1);
+  u->ring_time[u->head] = tw;
+  u->ring[u->head] = key;
+  u->tag[u->head] = (uint32_t)key;
   return dist;
 }
 
@@ -342,7 +349,9 @@ static void lru_clear(lru *u) {
   memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
   memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
   memset(u->tag, 0, sizeof u->tag);
+  memset(u->ring, 0, sizeof u->ring);
   u->nf = 0;
+  u->head = 0;
   u->n = 0;
   u->now = 0;
 }

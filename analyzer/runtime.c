@@ -148,7 +148,7 @@ static int thread_slot(pa_runtime *rt) {
 
 pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid) {
   int s = thread_slot(rt);
-  if (s < 0) return &rt->states[PA_MAX_THREADS]; /* threshold 0: never called */
+  if (s < 0) return &rt->states[PA_MAX_THREADS]; /* limit 0, no tracker: its few calls are dropped */
   if (fid >= 0 && fid < rt->n_functions) atomic_fetch_or(&rt->masks[fid], 1ULL << s);
   return &rt->states[s];
 }
