@@ -299,7 +299,8 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     if (x && items.n == before + 1) items.v[before].filter = x;
   }
   LLVMValueRef limit = LLVMBuildTrunc(h->b, LLVMBuildLoad2(h->b, h->i64, h->state, ""), h->i32, "pa.limit");
-  LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
+  /* the words the slow path stores in the thread's buffer (addresses, lengths) before its call */
+  LLVMValueRef *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
   int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);
   uint64_t *desc = calloc((size_t)words_n, sizeof *desc);
   /* accesses tested together (line_groups.c): static sizes, not filtered */
@@ -324,8 +325,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     ai[k] = it->filter ? it->filter->addr : LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
     uint64_t *d = &desc[PA_DESC_HEADER + PA_DESC_ITEM * k];
     d[0] = it->bytes & PA_DESC_BYTES, d[1] = 0, d[2] = (uint64_t)slot;
-    LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)slot++, 0);
-    LLVMBuildStore(h->b, ai[k], LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+    words_out[slot++] = ai[k];
     LLVMValueRef c = NULL;
     int g = group_of[k], n = 0;
     if (g >= 0 && bit_of_group[g] >= 0) { /* its group's test, built at the group's first item */
@@ -333,8 +333,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
       continue;
     }
     if (it->bytes_value) { /* a memory intrinsic: its length follows, and it is always hooked */
-      at = LLVMConstInt(h->i64, (unsigned long long)slot++, 0);
-      LLVMBuildStore(h->b, it->bytes_value, LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+      words_out[slot++] = it->bytes_value;
       d[0] = PA_DESC_DYNAMIC | PA_DESC_ALWAYS;
     } else if (it->filter) { /* H only tests for a line change */
       c = line_crossed(h, it->filter);
@@ -374,7 +373,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   free(cross);
   if (!passed) { /* nothing to hook after all */
     LLVMBuildBr(h->b, bb);
-    free(items.v), free(desc);
+    free(items.v), free(desc), free(words_out);
     return;
   }
   desc[0] = (uint64_t)items.n, desc[1] = (uint64_t)h->fid, desc[2] = (uint64_t)bin;
@@ -392,6 +391,12 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   LLVMValueRef any = LLVMBuildICmp(h->b, LLVMIntNE, passed, LLVMConstInt(h->i64, 0, 0), "");
   mark_unlikely(h, LLVMBuildCondBr(h->b, any, slow, bb));
   LLVMPositionBuilderAtEnd(h->b, slow);
+  LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
+  for (int w = 0; w < slot; w++) {
+    LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)w, 0);
+    LLVMBuildStore(h->b, words_out[w], LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+  }
+  free(words_out);
   LLVMValueRef args[4] = {h->state, g, passed, first ? LLVMBuildZExt(h->b, first, h->i64, "") : LLVMConstInt(h->i64, 0, 0)};
   LLVMBuildCall2(h->b, h->block_ty, h->block, args, 4, "");
   LLVMBuildBr(h->b, bb);
