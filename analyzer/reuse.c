@@ -27,17 +27,17 @@
 
 #define SHARDS_P (1ull << PA_SHARDS_BITS) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
-/* One LRU stack (unbounded: the exact window is one too, cleared per burst; a line it answers
- * at W or more lines is beyond the window, as a stack of W lines would have evicted it). Two
- * levels, exact together: the `nf` most recent lines in a small move-to-front ring (a line
- * there at position p has distance p: most accesses of a tiled kernel end here, with no
- * hashing; a new line takes the ring's head, so a miss moves nothing), and the older ones with the time they left the array. The order of
- * leaving is the order of last access, so such a line's distance is nf plus the lines that
- * left after it: a Fenwick range count over those times. Times are kept in a radix table
+/* One LRU stack (unbounded; the exact window is one too, cleared per burst, that answers only
+ * distances below W). Two levels, exact together: the `nf` most recent lines in
+ * a small move-to-front array (a line there at position p has distance p: most accesses of a
+ * tiled kernel end here, with no hashing; a new line moves nothing), and the older ones with
+ * the time they left the array. The order of leaving is the order of last access, so such a
+ * line's distance is nf plus the lines that left after it: a Fenwick range count over those
+ * times. Times are kept in a radix table
  * (chunks of 2^10 consecutive lines found through a small hash directory and a one-entry
  * cache), so lines streamed in address order share the table's cache lines; a hash map
  * cost streaming kernels (bert_ffn1's 9 MiB weight) a cache miss per access. */
-#define FRONT_MAX 32 /* a power of two, a multiple of 4 */
+#define FRONT_MAX 32
 
 #define CHUNK_BITS 10
 #define CHUNK_LINES (1 << CHUNK_BITS)
@@ -50,9 +50,12 @@ typedef struct {
 } lru_chunk;
 
 typedef struct {
-  alignas(16) uint32_t tag[FRONT_MAX]; /* low 32 bits of ring[i] (0 where empty): scanned 4 at a time */
-  uint64_t ring[FRONT_MAX];            /* keys (0 where empty); position p at (head + p) % FRONT_MAX */
-  int32_t *ring_time[FRONT_MAX];       /* their time words (chunks stay put until the stack is cleared) */
+  /* The front: position p at index head + p of these arrays, twice as long as the front, so a
+   * new line takes index head - 1 (nothing moves) until head reaches 0 and the front is copied
+   * back up (once per FRONT_MAX new lines); a line found at p moves p entries, contiguously. */
+  uint32_t tag[2 * FRONT_MAX + 4];      /* low 32 bits of the keys: scanned 4 at a time */
+  uint64_t ring[2 * FRONT_MAX];         /* keys */
+  int32_t *ring_time[2 * FRONT_MAX];    /* their time words (chunks stay put until the stack is cleared) */
   int nf, head;
   lru_chunk **dir; /* chunks by id: open addressing, Fibonacci hashing */
   size_t dcap, dn;
@@ -107,10 +110,12 @@ static void dir_alloc(lru *u, size_t cap) {
   u->dir = calloc(cap, sizeof *u->dir);
 }
 
-static void lru_init(lru *u) {
+/* times: leave times before the first renumbering (compact) */
+static void lru_init(lru *u, int64_t times) {
   memset(u, 0, sizeof *u);
+  u->head = FRONT_MAX;
   dir_alloc(u, 64);
-  u->tcap = 4096;
+  u->tcap = times;
   u->nw = u->tcap / 64 + 1;
   u->bits = calloc((size_t)u->nw, sizeof *u->bits);
   u->fen = calloc((size_t)u->nw + 1, sizeof *u->fen);
@@ -242,36 +247,50 @@ static void leave_front(lru *u, int32_t *time_word) {
 }
 
 /* Distance of this access, or -1 if the line is not in the stack (first touch). */
-/* Position of key in the front ring, or -1: its 32-bit tags compared four at a time. */
+/* Position of key in the front, or -1: its 32-bit tags compared four at a time. */
 static int front_find(const lru *u, uint64_t key) {
   uint32_t tag = (uint32_t)key;
+  const uint32_t *tags = u->tag + u->head;
+  const uint64_t *keys = u->ring + u->head;
 #ifdef __SSE2__
   __m128i k = _mm_set1_epi32((int)tag);
-  for (int c = 0; c < FRONT_MAX; c += 4) {
-    int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(u->tag + c)), k)));
+  for (int c = 0; c < u->nf; c += 4) {
+    int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(tags + c)), k)));
     while (m) {
-      int i = c + __builtin_ctz((unsigned)m);
-      if (u->ring[i] == key) return (i - u->head) & (FRONT_MAX - 1);
+      int p = c + __builtin_ctz((unsigned)m);
+      if (p < u->nf && keys[p] == key) return p;
       m &= m - 1;
     }
   }
 #else
-  for (int i = 0; i < FRONT_MAX; i++)
-    if (u->tag[i] == tag && u->ring[i] == key) return (i - u->head) & (FRONT_MAX - 1);
+  for (int p = 0; p < u->nf; p++)
+    if (tags[p] == tag && keys[p] == key) return p;
 #endif
   return -1;
 }
 
 /* The line at position p moves to the front: the p more recent ones move one place down. */
 static void front_raise(lru *u, int p, uint64_t key) {
-  int32_t *time_word = u->ring_time[(u->head + p) & (FRONT_MAX - 1)];
-  for (int d = p; d > 0; d--) {
-    int i = (u->head + d) & (FRONT_MAX - 1), j = (u->head + d - 1) & (FRONT_MAX - 1);
-    u->ring[i] = u->ring[j], u->tag[i] = u->tag[j], u->ring_time[i] = u->ring_time[j];
+  int h = u->head;
+  int32_t *time_word = u->ring_time[h + p];
+  memmove(u->ring + h + 1, u->ring + h, sizeof *u->ring * (size_t)p);
+  memmove(u->tag + h + 1, u->tag + h, sizeof *u->tag * (size_t)p);
+  memmove(u->ring_time + h + 1, u->ring_time + h, sizeof *u->ring_time * (size_t)p);
+  u->ring_time[h] = time_word;
+  u->ring[h] = key;
+  u->tag[h] = (uint32_t)key;
+}
+
+/* A new line takes position 0 (the caller has let the last one leave when the front is full). */
+static void front_push(lru *u, uint64_t key, int32_t *time_word) {
+  if (u->head == 0) { /* copy the front back up: FRONT_MAX free indices below it again */
+    memmove(u->ring + FRONT_MAX, u->ring, sizeof *u->ring * (size_t)u->nf);
+    memmove(u->tag + FRONT_MAX, u->tag, sizeof *u->tag * (size_t)u->nf);
+    memmove(u->ring_time + FRONT_MAX, u->ring_time, sizeof *u->ring_time * (size_t)u->nf);
+    u->head = FRONT_MAX;
   }
-  u->ring_time[u->head] = time_word;
-  u->ring[u->head] = key;
-  u->tag[u->head] = (uint32_t)key;
+  int h = --u->head;
+  u->ring[h] = key, u->tag[h] = (uint32_t)key, u->ring_time[h] = time_word;
 }
 
 static int64_t lru_access(lru *u, uint64_t line) {
@@ -292,12 +311,9 @@ static int64_t lru_access(lru *u, uint64_t line) {
     u->n++;
   }
   *tw = IN_FRONT;
-  if (nf == FRONT_MAX) leave_front(u, u->ring_time[(u->head + nf - 1) & (FRONT_MAX - 1)]); /* its slot becomes the head */
+  if (nf == FRONT_MAX) leave_front(u, u->ring_time[u->head + nf - 1]);
   else u->nf = nf + 1;
-  u->head = (u->head - 1) & (FRONT_MAX - 1);
-  u->ring_time[u->head] = tw;
-  u->ring[u->head] = key;
-  u->tag[u->head] = (uint32_t)key;
+  front_push(u, key, tw);
   return dist;
 }
 
@@ -306,13 +322,13 @@ pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
   if (rate <= 0 || rate > 1) rate = 1;
   t->rate = rate;
   t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
-  lru_init(&t->far);
+  lru_init(&t->far, 4096);
   if (rate < 1 && window >= 0) {
     /* W >= 16/R: then distances just beyond the window hold ~16 sampled lines. */
     t->window = window;
     if (!t->window)
       for (t->window = 64; (double)t->window < 16 / rate;) t->window *= 2;
-    lru_init(&t->near);
+    lru_init(&t->near, 12 * t->window); /* a burst's accesses at most: never renumbered */
     /* Bursts measure 4W accesses after warming for up to 8W, once per BURST_GAP x 4W accesses
      * on average (period in sampled accesses = R x that) for the first BURSTS_AT_FIRST_GAP,
      * then BURST_GAP_LATER / BURST_GAP times as far apart: about 2-4% of a short run's accesses
@@ -348,10 +364,8 @@ static void lru_clear(lru *u) {
   u->gen++; /* every chunk reads as empty until touched */
   memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
   memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
-  memset(u->tag, 0, sizeof u->tag);
-  memset(u->ring, 0, sizeof u->ring);
   u->nf = 0;
-  u->head = 0;
+  u->head = FRONT_MAX;
   u->n = 0;
   u->now = 0;
 }
