@@ -105,31 +105,26 @@ static bool calls_out(LLVMValueRef in) {
   return op == LLVMCall && strncmp(callee_of(in), "llvm.", 5) != 0;
 }
 
-/* pa_shards_product of the line of integer address `ai` (i64), as an i32. */
-static LLVMValueRef line_product(hooks *h, LLVMValueRef ai) {
-  LLVMValueRef line = LLVMBuildTrunc(h->b, LLVMBuildLShr(h->b, ai, LLVMConstInt(h->i64, 6, 0), ""), h->i32, ""); /* log2 PA_LINE_BYTES */
-  return LLVMBuildMul(h->b, line, LLVMConstInt(h->i32, PA_SHARDS_MUL, 0), "");
-}
-
 /* i1: one of the lines an item of `bytes` bytes at integer address `ai` touches is sampled:
- * its pa_shards_product is at most the thread's limit (pa_thread_state.threshold, an i32
- * here: SHARDS' threshold shifted to the product's top bits, so no shift is needed). The lines
- * are the first, the span's next ones (products one PA_SHARDS_MUL apart) and the last; one line
+ * its product line x PA_SHARDS_MUL is under the thread's limit (pa_thread_state.threshold,
+ * SHARDS' threshold shifted to the product's top bits, so no shift is needed). The lines are
+ * the first, the span's next ones (products one PA_SHARDS_MUL apart) and the last; one line
  * when the alignment keeps the access in one. NULL for a large access (over 4 lines): it is
  * hooked whenever the slow path runs. */
 static LLVMValueRef lines_sampled(hooks *h, LLVMValueRef ai, uint64_t bytes, unsigned align, LLVMValueRef limit) {
   bool one_line = bytes <= PA_LINE_BYTES && (bytes & (bytes - 1)) == 0 && align >= bytes;
   uint64_t span = (bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES;
   if (!one_line && span > 4) return NULL;
-  LLVMValueRef p0 = line_product(h, ai);
-  LLVMValueRef c = LLVMBuildICmp(h->b, LLVMIntULE, p0, limit, "");
+  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  LLVMValueRef p0 = LLVMBuildMul(h->b, LLVMBuildLShr(h->b, ai, six, ""), mul, "");
+  LLVMValueRef c = LLVMBuildICmp(h->b, LLVMIntULT, p0, limit, "");
   if (one_line) return c;
   for (uint64_t k = 1; k < span; k++) {
-    LLVMValueRef pk = LLVMBuildAdd(h->b, p0, LLVMConstInt(h->i32, (uint32_t)(k * PA_SHARDS_MUL), 0), "");
-    c = LLVMBuildOr(h->b, c, LLVMBuildICmp(h->b, LLVMIntULE, pk, limit, ""), "");
+    LLVMValueRef pk = LLVMBuildAdd(h->b, p0, LLVMConstInt(h->i64, k * PA_SHARDS_MUL, 0), "");
+    c = LLVMBuildOr(h->b, c, LLVMBuildICmp(h->b, LLVMIntULT, pk, limit, ""), "");
   }
-  LLVMValueRef end = line_product(h, LLVMBuildAdd(h->b, ai, LLVMConstInt(h->i64, bytes - 1, 0), ""));
-  return LLVMBuildOr(h->b, c, LLVMBuildICmp(h->b, LLVMIntULE, end, limit, ""), "");
+  LLVMValueRef end = LLVMBuildLShr(h->b, LLVMBuildAdd(h->b, ai, LLVMConstInt(h->i64, bytes - 1, 0), ""), six, "");
+  return LLVMBuildOr(h->b, c, LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, end, mul, ""), limit, ""), "");
 }
 
 /* Points every branch to `from` (in fn) at `to`. */
@@ -189,34 +184,29 @@ static LLVMValueRef line_crossed(hooks *h, const pa_filtered_access *f) {
 }
 
 /* Line groups whose addresses differ by constants (one base) and each within 64 bytes: their
- * first and last lines, two lanes per group, tested in one vector of i32 lanes; returns the
- * lanes' results as bits of an i64 at `first_bit` (lane 2i and 2i + 1: group gs[i]'s first and
- * last line). With the base at 64 H + L (L < 64), the line of base + off is H + ((L + off) >> 6)
- * (arithmetic shift: off may be negative), so the lanes need only H's and L's low 32 bits:
- * broadcast, add, shift, add, multiply, compare, all in 32-bit lanes (vector_groups keeps the
- * offsets small enough). */
+ * first and last lines, two lanes per group, tested in one vector (a broadcast address plus
+ * constant offsets, shift, multiply, compare); returns the lanes' results as bits of an i64
+ * at `first_bit` (lane 2i and 2i + 1: group gs[i]'s first and last line). */
 static LLVMValueRef groups_sampled(hooks *h, LLVMValueRef base_addr, const pa_line_group *groups, const int *gs, int n,
                                    LLVMValueRef limit, int first_bit) {
   unsigned lanes = (unsigned)(2 * n);
   LLVMValueRef *offs = malloc(sizeof *offs * lanes);
   for (int i = 0; i < n; i++) {
     const pa_line_group *g = &groups[gs[i]];
-    offs[2 * i] = LLVMConstInt(h->i32, (unsigned long long)g->off, 1);
-    offs[2 * i + 1] = LLVMConstInt(h->i32, (unsigned long long)(g->off + (int64_t)g->bytes - 1), 1);
+    offs[2 * i] = LLVMConstInt(h->i64, (unsigned long long)g->off, 0);
+    offs[2 * i + 1] = LLVMConstInt(h->i64, (unsigned long long)(g->off + (int64_t)g->bytes - 1), 0);
   }
-  LLVMTypeRef vt = LLVMVectorType(h->i32, lanes);
+  LLVMTypeRef vt = LLVMVectorType(h->i64, lanes);
   LLVMValueRef zero_mask = LLVMConstNull(LLVMVectorType(h->i32, lanes));
-  LLVMValueRef hi = LLVMBuildTrunc(h->b, LLVMBuildLShr(h->b, base_addr, LLVMConstInt(h->i64, 6, 0), ""), h->i32, "");
-  LLVMValueRef lo = LLVMBuildAnd(h->b, LLVMBuildTrunc(h->b, base_addr, h->i32, ""), LLVMConstInt(h->i32, PA_LINE_BYTES - 1, 0), "");
-#define SPLAT(v) LLVMBuildShuffleVector(h->b, LLVMBuildInsertElement(h->b, LLVMGetPoison(vt), (v), LLVMConstInt(h->i32, 0, 0), ""), \
-                                        LLVMGetPoison(vt), zero_mask, "")
-  LLVMValueRef in_line = LLVMBuildAdd(h->b, SPLAT(lo), LLVMConstVector(offs, lanes), "");
-  for (unsigned i = 0; i < lanes; i++) offs[i] = LLVMConstInt(h->i32, 6, 0); /* log2 PA_LINE_BYTES */
-  LLVMValueRef lines = LLVMBuildAdd(h->b, SPLAT(hi), LLVMBuildAShr(h->b, in_line, LLVMConstVector(offs, lanes), ""), "");
-  for (unsigned i = 0; i < lanes; i++) offs[i] = LLVMConstInt(h->i32, PA_SHARDS_MUL, 0);
-  LLVMValueRef products = LLVMBuildMul(h->b, lines, LLVMConstVector(offs, lanes), "");
-  LLVMValueRef c = LLVMBuildICmp(h->b, LLVMIntULE, products, SPLAT(limit), "");
-#undef SPLAT
+  LLVMValueRef one = LLVMBuildInsertElement(h->b, LLVMGetPoison(vt), base_addr, LLVMConstInt(h->i32, 0, 0), "");
+  LLVMValueRef addr = LLVMBuildAdd(h->b, LLVMBuildShuffleVector(h->b, one, LLVMGetPoison(vt), zero_mask, ""),
+                                   LLVMConstVector(offs, lanes), "");
+  one = LLVMBuildInsertElement(h->b, LLVMGetPoison(vt), limit, LLVMConstInt(h->i32, 0, 0), "");
+  LLVMValueRef limits = LLVMBuildShuffleVector(h->b, one, LLVMGetPoison(vt), zero_mask, "");
+  for (unsigned i = 0; i < lanes; i++) offs[i] = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  LLVMValueRef lines = LLVMBuildLShr(h->b, addr, LLVMConstVector(offs, lanes), "");
+  for (unsigned i = 0; i < lanes; i++) offs[i] = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0);
+  LLVMValueRef c = LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, lines, LLVMConstVector(offs, lanes), ""), limits, "");
   free(offs);
   LLVMValueRef bits = LLVMBuildZExt(h->b, LLVMBuildBitCast(h->b, c, LLVMIntTypeInContext(h->ctx, lanes), ""), h->i64, "");
   return LLVMBuildShl(h->b, bits, LLVMConstInt(h->i64, (unsigned long long)first_bit, 0), "");
@@ -231,12 +221,12 @@ static void mark_unlikely(hooks *h, LLVMValueRef condbr) {
                   LLVMMetadataAsValue(h->ctx, LLVMMDNodeInContext2(h->ctx, md, 3)));
 }
 
-/* The groups of `base` (in gs) when there are two or more, each spans at most 64 bytes (two
- * lines) and their offsets fit 32-bit lanes: those are tested in one vector; else 0. */
+/* The groups of `base` (in gs) when there are two or more and each spans at most 64 bytes (two
+ * lines): those are tested in one vector; else 0. */
 static int vector_groups(const pa_line_group *groups, int n_groups, int base, int *gs) {
   int n = 0;
   for (int g = base; g < n_groups && groups[g].base == base; g++) {
-    if (groups[g].bytes > PA_LINE_BYTES || groups[g].off < -(1 << 30) || groups[g].off > 1 << 30) return 0;
+    if (groups[g].bytes > PA_LINE_BYTES) return 0;
     gs[n++] = g;
   }
   return n >= 2 ? n : 0;
@@ -262,9 +252,10 @@ static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, LLVMValueRef *cross, LL
   mark_unlikely(h, LLVMBuildCondBr(h->b, any, crossed, join));
   LLVMPositionBuilderAtEnd(h->b, crossed);
   LLVMValueRef back = zero, bits = passed;
+  LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
   for (int k = 0; k < n; k++) {
     back = LLVMBuildAdd(h->b, back, LLVMBuildZExt(h->b, cross[k], h->i64, ""), "");
-    LLVMValueRef sampled = LLVMBuildICmp(h->b, LLVMIntULE, line_product(h, addr[k]), limit, "");
+    LLVMValueRef sampled = LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, LLVMBuildLShr(h->b, addr[k], six, ""), mul, ""), limit, "");
     bits = LLVMBuildOr(h->b, bits, LLVMBuildSelect(h->b, LLVMBuildAnd(h->b, cross[k], sampled, ""), bit[k], zero, ""), "");
   }
   add_repeats(h, LLVMBuildNeg(h->b, back, ""), bin);
@@ -298,7 +289,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     const pa_filtered_access *x = filter_of(fa, n_fa, mem[k]);
     if (x && items.n == before + 1) items.v[before].filter = x;
   }
-  LLVMValueRef limit = LLVMBuildTrunc(h->b, LLVMBuildLoad2(h->b, h->i64, h->state, ""), h->i32, "pa.limit");
+  LLVMValueRef limit = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
   /* the words the slow path stores in the thread's buffer (addresses, lengths) before its call */
   LLVMValueRef *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
   int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);

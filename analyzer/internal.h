@@ -167,16 +167,11 @@ int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
 
 /* reuse.c: LRU stack distances with a Fenwick tree over last-access times. */
 /* SHARDS' sampling hash: Fibonacci (multiplicative) hashing of the line number to
- * PA_SHARDS_BITS bits (Knuth 6.4) in 32-bit arithmetic: the line's low 32 bits times a 32-bit
- * constant, whose top bits are the hash (lines 2^32 apart, 256 GiB, share a hash). 32-bit
- * products are one instruction per 8 or 16 vector lanes (vpmulld), where 64-bit ones are
- * emulated below AVX-512DQ; the instrumented code computes the same few operations inline
- * and calls the tracker only when the product is at most the thread's limit. */
+ * PA_SHARDS_BITS bits (Knuth 6.4); the instrumented code computes the same few operations
+ * inline and calls the tracker only when hash < threshold. */
 #define PA_SHARDS_BITS 24
-#define PA_SHARDS_MUL 0x9e3779b1u /* 2^32 / golden ratio */
-#define PA_LIMIT_ALL 0xffffffffu  /* the limit every product is under: a burst, or rate 1 */
-static inline uint32_t pa_shards_product(uint64_t line) { return (uint32_t)line * PA_SHARDS_MUL; }
-static inline uint64_t pa_shards_hash(uint64_t line) { return pa_shards_product(line) >> (32 - PA_SHARDS_BITS); }
+#define PA_SHARDS_MUL 0x9e3779b97f4a7c15ULL /* 2^64 / golden ratio */
+static inline uint64_t pa_shards_hash(uint64_t line) { return (line * PA_SHARDS_MUL) >> (64 - PA_SHARDS_BITS); }
 typedef struct pa_tracker pa_tracker;
 /* window (sampling only): lines tracked exactly; 0 = the power of two >= max(64, 16/rate),
  * < 0 = none (plain SHARDS). */
@@ -216,9 +211,8 @@ void pa_windows_combine(int n_groups, const double *first, const double *rest, d
 
 /* runtime.c: the hooks the instrumented code calls, and their per-run state. */
 typedef struct pa_runtime pa_runtime;
-/* Its first word: the inline test's limit on pa_shards_product (a line is sampled iff its
- * product is <= the limit: SHARDS' threshold T shifted to the product's top PA_SHARDS_BITS bits,
- * minus one; PA_LIMIT_ALL during a burst, 0 for a thread never hooked). */
+/* Its first word: the inline test's limit on line x PA_SHARDS_MUL (SHARDS' threshold shifted to
+ * the product's top PA_SHARDS_BITS bits; UINT64_MAX during a burst, 0 for a thread never hooked). */
 typedef struct pa_thread_state pa_thread_state;
 pa_runtime *pa_runtime_new(int n_functions, double sample_rate, int64_t window, bool track_reuse);
 void pa_runtime_free(pa_runtime *rt);

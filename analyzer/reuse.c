@@ -472,7 +472,7 @@ void pa_windows_combine(int n_groups, const double *first, const double *rest, d
 }
 
 void pa_warm_filter_access(pa_warm_filter *f, pa_tracker *t, uint64_t line, int group) {
-  size_t i = (size_t)((line * 0x9e3779b97f4a7c15ULL) >> 56) & (PA_WARM_FILTER_LINES - 1);
+  size_t i = (size_t)((line * PA_SHARDS_MUL) >> 56) & (PA_WARM_FILTER_LINES - 1);
   if (f->slot[i].stamp && f->slot[i].line == line) {
     f->slot[i].stamp = ++f->clock;
     return;

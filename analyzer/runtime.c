@@ -120,8 +120,8 @@ static int thread_slot(pa_runtime *rt) {
     pa_thread_state *st = &rt->states[s];
     if (rt->track_reuse && rt->windowed) { /* warm-ups: one more group, never taken */
       st->tracker = pa_tracker_new(rt->n_functions + 1, 1, 0);
-      st->sampled_threshold = PA_LIMIT_ALL;
-      st->threshold = PA_LIMIT_ALL;
+      st->sampled_threshold = UINT64_MAX;
+      st->threshold = UINT64_MAX;
       win_state *w = calloc(1, sizeof *w);
       size_t words = (size_t)rt->n_functions * PA_TRACKER_WORDS + 1;
       *w = (win_state){.o = rt->win_opts, .n = rt->win_blocks, .W = -1, .n_groups = rt->n_functions,
@@ -132,12 +132,11 @@ static int thread_slot(pa_runtime *rt) {
     } else if (rt->track_reuse) {
       st->tracker = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
       /* every access at rate 1; a tracker starts in a burst when sampling */
-      /* the limit on pa_shards_product: hash < T iff the product is <= (T << (32 - bits)) - 1 */
-      uint64_t T = (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5);
-      st->sampled_threshold = rt->rate >= 1 || T >= 1ull << PA_SHARDS_BITS ? PA_LIMIT_ALL
-                              : T ? (T << (32 - PA_SHARDS_BITS)) - 1
-                                  : 0; /* a rate under 2^-25: product 0 only */
-      st->threshold = pa_tracker_bursting(st->tracker) ? PA_LIMIT_ALL : st->sampled_threshold;
+      /* the limit on line x PA_SHARDS_MUL: hash < T iff the product is under T << (64 - bits) */
+      st->sampled_threshold = rt->rate >= 1 ? UINT64_MAX
+                                            : (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5)
+                                                  << (64 - PA_SHARDS_BITS);
+      st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
     }
     atomic_store_explicit(&rt->n_threads, n + 1, memory_order_release);
   }
@@ -148,7 +147,7 @@ static int thread_slot(pa_runtime *rt) {
 
 pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid) {
   int s = thread_slot(rt);
-  if (s < 0) return &rt->states[PA_MAX_THREADS]; /* limit 0, no tracker: its few calls are dropped */
+  if (s < 0) return &rt->states[PA_MAX_THREADS]; /* threshold 0: never called */
   if (fid >= 0 && fid < rt->n_functions) atomic_fetch_or(&rt->masks[fid], 1ULL << s);
   return &rt->states[s];
 }
@@ -261,14 +260,14 @@ void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t 
     }
   }
   access_lines(st->tracker, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
-  if (st->sampled_threshold != PA_LIMIT_ALL)
-    st->threshold = pa_tracker_bursting(st->tracker) ? PA_LIMIT_ALL : st->sampled_threshold;
+  if (st->sampled_threshold != UINT64_MAX)
+    st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
 }
 
 /* One line in [a / 64, (a + bytes - 1) / 64] is under the thread's limit. */
 static bool lines_sampled(const pa_thread_state *st, uint64_t a, uint64_t bytes) {
   for (uint64_t line = a / PA_LINE_BYTES, last = (a + bytes - 1) / PA_LINE_BYTES; line <= last; line++)
-    if (pa_shards_product(line) <= st->threshold) return true;
+    if (line * PA_SHARDS_MUL < st->threshold) return true;
   return false;
 }
 
