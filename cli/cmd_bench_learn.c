@@ -20,7 +20,8 @@ static void usage(FILE *f) {
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
           "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
           "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
-          "       [--train-weights none|occurrences|time] [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
+          "       [--train-weights none|occurrences|time] [--thin-block B] [--warm-epochs E]\n"
+          "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
           "--val-networks every task of those training networks, weighted by its occurrences in them.\n"
@@ -36,6 +37,12 @@ static void usage(FILE *f) {
           "  --train-weights W        TLP's loss of a training task scaled by its occurrences in the training\n"
           "                           networks (occurrences), times its best latency (time: its share of a score\n"
           "                           like the test's), mean 1 over the samples; default none (TLP's)\n"
+          "  --thin-block B           how the F%% of the ranked platform's labels are drawn: 0 (default), label by\n"
+          "                           label (a task may keep none); B >= 1, per task, in blocks of B (stratified:\n"
+          "                           each task keeps about F%% of its labels; 2: pairs, something to rank)\n"
+          "  --warm-epochs E          MTL-TLP with a second real platform: the first E epochs train the other\n"
+          "                           heads only, then the ranked platform's head starts as a copy of the other\n"
+          "                           real platform's and all train (default 0: together from the start)\n"
           "  --target T.json          the analytic model's target (default targets/zen5-epyc-2c.json)\n"
           "  --analytic-per-task N    the analytic model profiles each candidate: it ranks the first N of each\n"
           "                           test task (default 8); every model is also scored on that subset\n"
@@ -108,6 +115,8 @@ int cmd_bench_learn(int argc, char **argv) {
         return EXIT_USAGE;
       }
     }
+    else if (strcmp(a, "--thin-block") == 0 && v) o.thin_block = atoi(argv[++i]);
+    else if (strcmp(a, "--warm-epochs") == 0 && v) o.warm_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
@@ -120,9 +129,10 @@ int cmd_bench_learn(int argc, char **argv) {
     }
   }
   if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
-      !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8) {
+      !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8 || o.thin_block < 0 ||
+      o.warm_epochs < 0 || o.warm_epochs >= o.epochs) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr positive; --width a multiple "
-                    "of 8; --clip, --aux-weight >= 0; --seeds 1 to 8\n");
+                    "of 8; --clip, --aux-weight, --thin-block >= 0; --seeds 1 to 8; --warm-epochs 0 to epochs - 1\n");
     return EXIT_USAGE;
   }
   if (fraction_list) {

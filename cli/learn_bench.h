@@ -40,6 +40,10 @@ typedef struct lb_opts {
   bool per_task;       /* print each test task's top-1 per model */
   const char *rows;    /* MTL-TLP: only the variants whose name contains this (NULL: all) */
   int train_weights;   /* LB_TW_*: TLP's loss per training task as the score weighs a test task */
+  int thin_block;      /* MTL-TLP's share of the ranked platform drawn label by label (0) or per task
+                          in blocks of this many labels */
+  int warm_epochs;     /* MTL-TLP: epochs before the ranked platform's head starts as a copy of the
+                          other real platform's (0: trained together from the start) */
   bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl, run_transfer;
 } lb_opts;
 void lb_opts_default(lb_opts *o);

@@ -345,6 +345,13 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     to.target_platform = tp;
     to.target_fraction = v->fraction;
     to.target_only = v->target_only;
+    to.thin_block = o->thin_block;
+    if (o->warm_epochs > 0 && v->mtl && !v->target_only && !v->score_other && data->other[0]) {
+      char other[128]; /* the ranked platform's head starts from the other real platform's */
+      pp_tlp_platform(data->other, other, sizeof other);
+      to.warm_from = pp_tlp_platform_index(&ds, other);
+      if (to.warm_from >= 0 && tp >= 0) to.warm_epochs = o->warm_epochs;
+    }
     int ns = o->n_seeds;
     double **ens = calloc((size_t)data->n_tasks + 1, sizeof(double *)), **one = calloc((size_t)data->n_tasks + 1, sizeof(double *));
     for (int i = 0; i < data->n_tasks; i++) {

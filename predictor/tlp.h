@@ -149,6 +149,9 @@ pp_tlp_vocab *pp_tlp_model_vocab(pp_tlp_model *m);
 /* Platform names of the output heads (MTL-TLP), n_out entries; set by training. */
 void pp_tlp_model_set_platform(pp_tlp_model *m, int out, const char *name);
 const char *pp_tlp_model_platform(const pp_tlp_model *m, int out);
+/* Copies output head `from`'s decoder weights into head `to` (MTL-TLP's warm start of a head
+ * with few labels from a head trained on many). */
+void pp_tlp_model_copy_head(pp_tlp_model *m, int from, int to);
 int pp_tlp_model_save(const pp_tlp_model *m, const char *path, pt_diag *d);
 pp_tlp_model *pp_tlp_model_load(const char *path, pt_diag *d);
 
@@ -203,7 +206,18 @@ typedef struct pp_tlp_train_opts {
                           0.5); 0: no clipping */
   const float *group_weight; /* n_groups entries: each sample's loss scaled by its task's weight, as
                                 TLP's score weighs tasks (NULL: 1 each) */
+  int thin_block;      /* how the target's share is drawn: 0, each label alone (a task may keep none);
+                          B >= 1, per task, in blocks of B labels (stratified: every task keeps about
+                          its share; B = 2 keeps pairs, so a kept task has something to rank) */
+  int warm_epochs;     /* MTL-TLP: the first warm_epochs train every head but the target's, whose
+                          decoder then starts as a copy of head warm_from's (0: off) */
+  int warm_from;
 } pp_tlp_train_opts;
+
+/* Which labels train (keep: n samples x n_platforms): every training sample's labels, the target
+ * platform's thinned to o->target_fraction as o->thin_block says (seeded by o->seed), and only the
+ * target's with o->target_only. Returns the number of training samples with some label kept. */
+int pp_tlp_train_keep(const pp_tlp_dataset *ds, const pp_tlp_train_opts *o, bool *keep);
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o);
 
 /* Trains a new model on the dataset's training samples (normalization and vocabulary from

@@ -356,6 +356,15 @@ const char *pp_tlp_model_platform(const pp_tlp_model *m, int out) {
   return out >= 0 && out < m->c.n_out && m->platform[out] ? m->platform[out] : "";
 }
 
+/* Each decoder layer's weight and bias are contiguous (rows x (cols + 1) floats). */
+void pp_tlp_model_copy_head(pp_tlp_model *m, int from, int to) {
+  if (from < 0 || to < 0 || from >= m->c.n_out || to >= m->c.n_out || from == to) return;
+  for (int j = 0; j <= m->c.n_dec; j++) {
+    const param *a = &m->t[m->dec[from][j]], *b = &m->t[m->dec[to][j]];
+    memcpy(m->w + b->off, m->w + a->off, sizeof(float) * (size_t)a->rows * (size_t)(a->cols + 1));
+  }
+}
+
 int pp_tlp_model_tensor_count(const pp_tlp_model *m) { return m->n_t; }
 const char *pp_tlp_model_tensor(pp_tlp_model *m, int i, int *rows, int *cols, float **data) {
   *rows = m->t[i].rows, *cols = m->t[i].cols, *data = m->w + m->t[i].off;

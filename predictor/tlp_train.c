@@ -148,24 +148,23 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   c.seq_len = ds->seq_len, c.emb = ds->emb;
   c.n_out = ds->n_platforms > 0 ? ds->n_platforms : 1;
   int np = ds->n_platforms;
-  if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0))
+  if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0) ||
+      o->thin_block < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs)
     return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch and learning rate must be positive, the "
-                                      "auxiliary weight and clipping norm not negative"), NULL;
+                                      "auxiliary weight, clipping norm and thinning block not negative, the warm-up "
+                                      "epochs fewer than the epochs"), NULL;
+  bool warm = o->warm_epochs > 0 && o->target_platform >= 0 && o->target_platform < np && o->warm_from >= 0 &&
+              o->warm_from < np && o->warm_from != o->target_platform;
+  if (o->warm_epochs > 0 && !warm)
+    return pt_fail(d, PT_ERR_INVALID, "TLP training: a warm start needs a target head and another head to copy"), NULL;
   /* Which labels train: all of them, except a fraction of the target platform's (MTL-TLP). */
   bool *keep = calloc((size_t)ds->n * np + 1, sizeof(bool));
-  pt_rng thin = {o->seed ^ 0x5DEECE66Dull};
   int *train = malloc(sizeof(int) * (size_t)(ds->n + 1));
+  pp_tlp_train_keep(ds, o, keep);
   int n_train = 0;
   for (int i = 0; i < ds->n; i++) {
-    if (ds->s[i].test) continue;
     bool any = false;
-    for (int p = 0; p < np; p++) {
-      bool k = ds->s[i].latency[p] > 0;
-      if (k && p == o->target_platform && o->target_fraction < 1) k = pt_rng_uniform(&thin) < o->target_fraction;
-      if (o->target_only && p != o->target_platform) k = false;
-      keep[(size_t)i * np + p] = k;
-      any |= k;
-    }
+    for (int p = 0; p < np; p++) any |= keep[(size_t)i * np + p];
     if (any) train[n_train++] = i;
   }
   pp_tlp_model *m = NULL;
@@ -235,6 +234,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   long step = 0;
   for (int epoch = 0; epoch < o->epochs; epoch++) {
     double t0 = pt_now(), total = 0;
+    if (warm && epoch == o->warm_epochs) pp_tlp_model_copy_head(m, o->warm_from, o->target_platform);
     if (o->task_batches) group_order(ds, train, n_train, order, bmax, cut, &rng);
     else shuffle(n_train, order, &rng);
     for (int at = 0, nb = 0, b = 0; at < n_train; at += b, nb++) {
@@ -263,6 +263,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
         else
           total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
         float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
+        if (warm && out == o->target_platform && epoch < o->warm_epochs) hw = 0; /* its labels wait for the copy */
         for (int i = 0; i < b; i++) {
           float tw = o->group_weight ? o->group_weight[ds->s[train[order[at + i]]].group] : 1.0f;
           dscores[i * c.n_out + out] = hw * tw * gs[i];

@@ -121,6 +121,12 @@ check bench-learn-rows 0 "$portent" bench learn --data $sample --data "$tmp/zen4
   --models mtl --fractions 0.2 --aux-targets '' --rows real
 has bench-learn-rows "$tmp/out" "^mtl-tlp 20% real (2 tasks)"
 if grep -q "^tlp 20% " "$tmp/out"; then echo "FAIL bench-learn-rows: a row --rows leaves out ran"; fail=1; fi
+# --thin-block and --warm-epochs: the 20% drawn in pairs per task, the znver4 head started from znver5's
+check bench-learn-warm 0 "$portent" bench learn --data $sample --data "$tmp/zen4.jsonl" --platform znver4 --quick \
+  --models mtl --fractions 0.2 --aux-targets '' --rows real --thin-block 2 --warm-epochs 1
+has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks)"
+check bench-learn-warm-bad 2 "$portent" bench learn --data $sample --quick --warm-epochs 3
+check bench-learn-thin-bad 2 "$portent" bench learn --data $sample --quick --thin-block -1
 check bench-learn-noplatform 2 "$portent" bench learn --data $sample --quick --platform znver3 --models xgb
 has bench-learn-noplatform "$tmp/err" "znver3: no record of it (the records' platforms: znver5)"
 check bench-learn-fractions 2 "$portent" bench learn --data $sample --quick --fractions 0.2,1.5

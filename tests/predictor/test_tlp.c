@@ -407,6 +407,74 @@ static void test_mtl(void) {
   pp_tlp_vocab_clear(&v);
 }
 
+/* The target's share drawn label by label or per task in blocks: every task keeps its share
+ * (floor or ceil of it, in whole blocks), the other platform keeps every label, target_only keeps
+ * none of the other's. */
+static void test_thinning(void) {
+  const char *data = tmp("thin.jsonl");
+  write_synthetic(data, 6, 40, "llvm -keys=cpu -mcpu=znver4", 5, false);
+  write_synthetic(data, 6, 40, "llvm -keys=cpu -mcpu=znver5", 5, false);
+  pp_tlp_dataset ds;
+  pp_tlp_vocab v = {0};
+  load_dataset(&ds, &v, data, true);
+  int tp = pp_tlp_platform_index(&ds, "znver4"), np = ds.n_platforms;
+  CHECK(np == 2 && tp >= 0 && ds.n_groups == 6);
+  bool *keep = malloc(sizeof(bool) * (size_t)ds.n * np);
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.target_platform = tp, o.target_fraction = 0.25;
+  for (int block = 0; block <= 2; block++) {
+    o.thin_block = block;
+    CHECK(pp_tlp_train_keep(&ds, &o, keep) == ds.n); /* the other platform labels every sample */
+    int total = 0, labelled = 0;
+    for (int g = 0; g < ds.n_groups; g++) {
+      int n = 0, k = 0;
+      for (int i = 0; i < ds.n; i++) {
+        if (ds.s[i].group != g) continue;
+        n += ds.s[i].latency[tp] > 0, k += keep[(size_t)i * np + tp];
+        CHECK(keep[(size_t)i * np + (1 - tp)] == (ds.s[i].latency[1 - tp] > 0));
+      }
+      total += k, labelled += n;
+      if (block == 0) continue;
+      double x = o.target_fraction * n / block;
+      CHECK_MSG(k == (int)floor(x) * block || k == (int)ceil(x) * block, "block %d: task %d keeps %d of %d", block, g,
+                k, n);
+    }
+    CHECK_MSG(total > 0 && total < labelled / 2, "block %d keeps %d of %d", block, total, labelled);
+  }
+  o.thin_block = 1, o.target_only = true;
+  pp_tlp_train_keep(&ds, &o, keep);
+  for (int i = 0; i < ds.n; i++) CHECK(!keep[(size_t)i * np + (1 - tp)]);
+  free(keep);
+  /* A warm start needs another head; with one, the target head trains from the copy. */
+  pp_tlp_config c = small_config();
+  o.target_only = false, o.epochs = 2, o.batch = 64, o.warm_epochs = 2, o.warm_from = 1 - tp;
+  pt_diag d = {0};
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "warm-up"));
+  o.warm_epochs = 1, o.warm_from = tp;
+  pt_diag_clear(&d);
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "warm start"));
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
+/* A head copied from another scores as it does. */
+static void test_copy_head(void) {
+  pp_tlp_config c = small_config();
+  c.n_out = 2;
+  pt_diag d = {0};
+  pp_tlp_model *m = pp_tlp_model_new(&c, 3, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  if (!m) return;
+  float x[PP_TLP_SEQ_LEN * PP_TLP_EMB];
+  for (int k = 0; k < PP_TLP_SEQ_LEN * PP_TLP_EMB; k++) x[k] = (float)((k * 7) % 5) - 2;
+  float s[2];
+  CHECK(pp_tlp_model_forward(m, 1, x, s) == 0 && s[0] != s[1]);
+  pp_tlp_model_copy_head(m, 0, 1);
+  CHECK(pp_tlp_model_forward(m, 1, x, s) == 0 && s[0] == s[1]);
+  pp_tlp_model_free(m);
+}
+
 static void test_robustness(void) {
   pt_diag d = {0};
   pp_tlp_config c = small_config();
@@ -537,6 +605,8 @@ int main(void) {
   test_task_batches();
   test_group_weights();
   test_mtl();
+  test_thinning();
+  test_copy_head();
   test_lstm_backbone();
   test_robustness();
   char cmd[300];
