@@ -308,6 +308,25 @@ typedef struct {
                        the ranked platform's labels) */
 } tlp_variant;
 
+/* How the first seed's draw of the ranked platform's labels spreads over the training tasks. */
+static void print_kept(const pp_tlp_dataset *ds, const pp_tlp_train_opts *to, const char *name) {
+  int np = ds->n_platforms, tp = to->target_platform, ng = ds->n_groups;
+  bool *keep = calloc((size_t)ds->n * np + 1, sizeof(bool));
+  int *per = calloc((size_t)ng + 1, sizeof(int)), *all = calloc((size_t)ng + 1, sizeof(int));
+  pp_tlp_train_keep(ds, to, keep);
+  int kept = 0, labelled = 0, tasks = 0, none = 0, pairs = 0;
+  for (int i = 0; i < ds->n; i++)
+    if (!ds->s[i].test && ds->s[i].latency[tp] > 0) {
+      all[ds->s[i].group]++, labelled++;
+      if (keep[(size_t)i * np + tp]) per[ds->s[i].group]++, kept++;
+    }
+  for (int g = 0; g < ng; g++)
+    if (all[g]) tasks++, none += per[g] == 0, pairs += per[g] >= 2;
+  fprintf(stderr, "bench learn: %s keeps %d of %d labels of the ranked platform (seed %llu): %d of its %d training "
+          "tasks keep none, %d two or more\n", name, kept, labelled, (unsigned long long)to->seed, none, tasks, pairs);
+  free(keep), free(per), free(all);
+}
+
 /* Trains one TLP variant on the training tasks and scores the held-out ones. */
 static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v, int n_files, const char **files,
                            char aux_paths[][32], pp_tlp_model **keep, pt_diag *d) {
@@ -352,6 +371,8 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
       to.warm_from = pp_tlp_platform_index(&ds, other);
       if (to.warm_from >= 0 && tp >= 0) to.warm_epochs = o->warm_epochs;
     }
+    to.seed = o->seed;
+    if (tp >= 0 && v->fraction < 1) print_kept(&ds, &to, v->name);
     int ns = o->n_seeds;
     double **ens = calloc((size_t)data->n_tasks + 1, sizeof(double *)), **one = calloc((size_t)data->n_tasks + 1, sizeof(double *));
     for (int i = 0; i < data->n_tasks; i++) {
