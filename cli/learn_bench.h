@@ -42,6 +42,8 @@ typedef struct lb_opts {
   int train_weights;   /* LB_TW_*: TLP's loss per training task as the score weighs a test task */
   int thin_block;      /* MTL-TLP's share of the ranked platform drawn label by label (0) or per task
                           in blocks of this many labels */
+  bool other_heads;    /* MTL-TLP with a second real platform: also rows scored by the other platform's
+                          head and by both heads */
   int warm_epochs;     /* MTL-TLP: epochs before the ranked platform's head starts as a copy of the
                           other real platform's (0: trained together from the start) */
   bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl, run_transfer;

@@ -151,23 +151,21 @@ static void score_tlp_into(lb_data *data, double **out, pp_tlp_model *m, int hea
   }
 }
 
-static void score_tlp(lb_data *data, int model, pp_tlp_model *m, int head) {
-  double **out = malloc(sizeof(double *) * (size_t)(data->n_tasks + 1));
-  for (int i = 0; i < data->n_tasks; i++) out[i] = data->t[i].scores[model];
-  score_tlp_into(data, out, m, head);
-  free(out);
+/* dst += src standardized (mean 0, deviation 1) / n_models over one task's n candidates: seeds'
+ * and heads' scores have arbitrary offsets and scales, and only the order within a task counts. */
+static void add_standardized(int n, double *dst, const double *src, int n_models) {
+  double s1 = 0, s2 = 0;
+  for (int k = 0; k < n; k++) s1 += src[k], s2 += src[k] * src[k];
+  double mu = s1 / n, var = s2 / n - mu * mu, sd = var > 1e-24 ? sqrt(var) : 1;
+  for (int k = 0; k < n; k++) dst[k] += (src[k] - mu) / sd / n_models;
 }
 
-/* Adds one model's scores to an ensemble's, standardized within each task (mean 0, deviation 1:
- * seeds' scores have arbitrary offsets and scales, and only the order within a task counts). */
+/* Adds one model's scores to an ensemble's, standardized within each task. */
 static void ensemble_add(const lb_data *data, double **ens, double **one, int n_models) {
   for (int i = 0; i < data->n_tasks; i++) {
     const lb_task *t = &data->t[i];
     if ((t->role != LB_VAL && t->role != LB_TEST) || t->n == 0) continue;
-    double s1 = 0, s2 = 0;
-    for (int k = 0; k < t->n; k++) s1 += one[i][k], s2 += one[i][k] * one[i][k];
-    double mu = s1 / t->n, var = s2 / t->n - mu * mu, sd = var > 1e-24 ? sqrt(var) : 1;
-    for (int k = 0; k < t->n; k++) ens[i][k] += (one[i][k] - mu) / sd / n_models;
+    add_standardized(t->n, ens[i], one[i], n_models);
   }
 }
 
@@ -373,11 +371,24 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     }
     to.seed = o->seed;
     if (tp >= 0 && v->fraction < 1) print_kept(&ds, &to, v->name);
-    int ns = o->n_seeds;
-    double **ens = calloc((size_t)data->n_tasks + 1, sizeof(double *)), **one = calloc((size_t)data->n_tasks + 1, sizeof(double *));
+    /* The rows: the ranked platform's head, and with --other-heads the other real platform's head
+     * and both heads' standardized scores summed (what the shared backbone knows without the few
+     * labels of the ranked head). */
+    int ns = o->n_seeds, n_sc = 1, sc_head[3] = {head, -1, -1};
+    const char *sc_name[3] = {"", " h:other", " h:both"};
+    if (o->other_heads && v->mtl && !v->target_only && !v->score_other && tp >= 0 && data->other[0]) {
+      char other[128];
+      pp_tlp_platform(data->other, other, sizeof other);
+      sc_head[1] = pp_tlp_platform_index(&ds, other);
+      if (sc_head[1] >= 0) n_sc = 3;
+    }
+    double **ens[3], **one = calloc((size_t)data->n_tasks + 1, sizeof(double *)),
+                     **two = calloc((size_t)data->n_tasks + 1, sizeof(double *));
+    for (int k = 0; k < n_sc; k++) ens[k] = calloc((size_t)data->n_tasks + 1, sizeof(double *));
     for (int i = 0; i < data->n_tasks; i++) {
-      ens[i] = calloc((size_t)data->t[i].n + 1, sizeof(double));
+      for (int k = 0; k < n_sc; k++) ens[k][i] = calloc((size_t)data->t[i].n + 1, sizeof(double));
       one[i] = calloc((size_t)data->t[i].n + 1, sizeof(double));
+      two[i] = calloc((size_t)data->t[i].n + 1, sizeof(double));
     }
     double t_all = 0;
     for (int seed = 0; seed < ns && rc == 0; seed++) {
@@ -397,32 +408,58 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
       t_all += ts;
       fprintf(stderr, "bench learn: %s (seed %llu) trained on %d platform(s) in %.1f s\n", v->name,
               (unsigned long long)to.seed, ds.n_platforms, ts);
-      if (ns > 1) { /* each seed's own row: the spread between seeds */
-        char nm[96];
-        snprintf(nm, sizeof nm, "%s seed %llu", v->name, (unsigned long long)to.seed);
-        int model = lb_add_model(data, nm);
-        if (model >= 0) data->train_s[model] = ts, score_tlp(data, model, mm, head), print_row_now(data, o, model);
+      for (int k = 0; k < n_sc; k++) {
+        if (k < 2) score_tlp_into(data, one, mm, sc_head[k]);
+        else { /* both heads: each standardized within a task, summed */
+          score_tlp_into(data, one, mm, sc_head[0]);
+          score_tlp_into(data, two, mm, sc_head[1]);
+          for (int i = 0; i < data->n_tasks; i++) {
+            const lb_task *t = &data->t[i];
+            if ((t->role != LB_VAL && t->role != LB_TEST) || t->n == 0) continue;
+            double *a = malloc(sizeof(double) * (size_t)t->n);
+            memcpy(a, one[i], sizeof(double) * (size_t)t->n);
+            memset(one[i], 0, sizeof(double) * (size_t)t->n);
+            add_standardized(t->n, one[i], a, 1);
+            add_standardized(t->n, one[i], two[i], 1);
+            free(a);
+          }
+        }
+        if (ns > 1 || k > 0) { /* each seed's own row: the spread between seeds */
+          char nm[96];
+          snprintf(nm, sizeof nm, "%s%s seed %llu", v->name, sc_name[k], (unsigned long long)to.seed);
+          int model = lb_add_model(data, nm);
+          if (model >= 0) {
+            data->train_s[model] = ts;
+            for (int i = 0; i < data->n_tasks; i++)
+              if (data->t[i].role == LB_VAL || data->t[i].role == LB_TEST)
+                memcpy(data->t[i].scores[model], one[i], sizeof(double) * (size_t)data->t[i].n);
+            print_row_now(data, o, model);
+          }
+        }
+        ensemble_add(data, ens[k], one, ns);
       }
-      score_tlp_into(data, one, mm, head);
-      ensemble_add(data, ens, one, ns);
       if (!m) m = mm;
       else pp_tlp_model_free(mm);
     }
-    if (rc == 0) {
+    for (int k = 0; k < n_sc && rc == 0; k++) {
       char nm[96];
-      if (ns > 1) snprintf(nm, sizeof nm, "%s x%d seeds", v->name, ns);
-      else snprintf(nm, sizeof nm, "%s", v->name);
+      if (ns > 1) snprintf(nm, sizeof nm, "%s%s x%d seeds", v->name, sc_name[k], ns);
+      else snprintf(nm, sizeof nm, "%s%s", v->name, sc_name[k]);
       int model = lb_add_model(data, nm);
       if (model >= 0) {
         data->train_s[model] = t_all;
         for (int i = 0; i < data->n_tasks; i++)
           if (data->t[i].role == LB_VAL || data->t[i].role == LB_TEST)
-            for (int k = 0; k < data->t[i].n; k++) data->t[i].scores[model][k] = ens[i][k];
+            for (int c = 0; c < data->t[i].n; c++) data->t[i].scores[model][c] = ens[k][i][c];
         print_row_now(data, o, model);
       }
     }
-    for (int i = 0; i < data->n_tasks; i++) free(ens[i]), free(one[i]);
-    free(ens), free(one);
+    for (int i = 0; i < data->n_tasks; i++) {
+      for (int k = 0; k < n_sc; k++) free(ens[k][i]);
+      free(one[i]), free(two[i]);
+    }
+    for (int k = 0; k < n_sc; k++) free(ens[k]);
+    free(one), free(two);
   }
   if (m && keep) *keep = m;
   else pp_tlp_model_free(m);
