@@ -121,10 +121,13 @@ check bench-learn-rows 0 "$portent" bench learn --data $sample --data "$tmp/zen4
   --models mtl --fractions 0.2 --aux-targets '' --rows real
 has bench-learn-rows "$tmp/out" "^mtl-tlp 20% real (2 tasks)"
 if grep -q "^tlp 20% " "$tmp/out"; then echo "FAIL bench-learn-rows: a row --rows leaves out ran"; fail=1; fi
-# --thin-block and --warm-epochs: the 20% drawn in pairs per task, the znver4 head started from znver5's
+# --thin-block, --warm-epochs, --other-heads: the 20% drawn in pairs per task, the znver4 head started
+# from znver5's, and rows scored by the znver5 head and by both
 check bench-learn-warm 0 "$portent" bench learn --data $sample --data "$tmp/zen4.jsonl" --platform znver4 --quick \
-  --models mtl --fractions 0.2 --aux-targets '' --rows real --thin-block 2 --warm-epochs 1
-has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks)"
+  --models mtl --fractions 0.2 --aux-targets '' --rows real --thin-block 2 --warm-epochs 1 --other-heads
+has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) "
+has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) h:other "
+has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) h:both "
 check bench-learn-warm-bad 2 "$portent" bench learn --data $sample --quick --warm-epochs 3
 check bench-learn-thin-bad 2 "$portent" bench learn --data $sample --quick --thin-block -1
 check bench-learn-noplatform 2 "$portent" bench learn --data $sample --quick --platform znver3 --models xgb
