@@ -1,15 +1,14 @@
 /* The analytic cost model: lowers, profiles and predicts each candidate; the hand-written
  * schedule (tiled, vectorized) must outscore the naive loop nest, and metrics behave. */
 #include "predictor.h"
+#include "synthetic.h"
 #include "test.h"
 
 #include <math.h>
 
 int main(void) {
   pt_diag d = {0};
-  char path[1024];
-  snprintf(path, sizeof path, "%s/zen5-epyc-2c.json", ptg_shipped_dir());
-  ptg_target *t = ptg_target_load(path, &d);
+  ptg_target *t = synthetic_shipped_target("zen5-epyc-2c", &d);
   CHECK_MSG(t, "%s", d.msg);
   pc_program *prog = pc_workload_build("matmul:64,128,64", &d);
   CHECK_MSG(prog, "%s", d.msg);

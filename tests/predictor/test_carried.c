@@ -57,9 +57,7 @@ static double cycles_per_iteration(const pa_profile *p, const ptg_target *t, con
 
 int main(void) {
   pt_diag d = {0};
-  char tpath[1024];
-  snprintf(tpath, sizeof tpath, "%s/zen5-epyc-2c.json", ptg_shipped_dir());
-  ptg_target *t = ptg_target_load(tpath, &d);
+  ptg_target *t = synthetic_shipped_target("zen5-epyc-2c", &d);
   CHECK_MSG(t, "%s", d.msg);
   pa_profile *lng = profile(4096, 16, &d), *shrt = profile(4, 16384, &d);
   CHECK_MSG(lng && shrt, "%s", d.msg);

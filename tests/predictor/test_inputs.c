@@ -1,13 +1,12 @@
 /* Bad inputs: a corrupted or unknown-version profile, a corrupted target, a thread count of 0
  * or above the target's cores, a profile with no counts: clear errors, no prediction. */
 #include "predictor.h"
+#include "synthetic.h"
 #include "test.h"
 
 int main(void) {
   pt_diag d = {0};
-  char path[1024];
-  snprintf(path, sizeof path, "%s/amd-zen4.json", ptg_shipped_dir());
-  ptg_target *t = ptg_target_load(path, &d);
+  ptg_target *t = synthetic_shipped_target("amd-zen4", &d);
   CHECK_MSG(t, "%s", d.msg);
   if (!t) TEST_DONE();
 

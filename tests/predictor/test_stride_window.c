@@ -39,9 +39,7 @@ static void predict_both(const pa_profile *p, const ptg_target *t, double *with_
 
 int main(void) {
   pt_diag d = {0};
-  char tpath[1024];
-  snprintf(tpath, sizeof tpath, "%s/h100.json", ptg_shipped_dir());
-  ptg_target *t = ptg_target_load(tpath, &d);
+  ptg_target *t = synthetic_shipped_target("h100", &d);
   CHECK_MSG(t, "%s", d.msg);
   pa_profile *p = t ? synthetic_profile_ir(column_walk, "walk", &d) : NULL;
   CHECK_MSG(p, "%s", d.msg);

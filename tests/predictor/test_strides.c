@@ -43,9 +43,7 @@ static const pa_node *load_in(const pa_profile *p, const char *block) {
 
 int main(void) {
   pt_diag d = {0};
-  char tpath[1024];
-  snprintf(tpath, sizeof tpath, "%s/zen5-epyc-2c.json", ptg_shipped_dir());
-  ptg_target *t = ptg_target_load(tpath, &d);
+  ptg_target *t = synthetic_shipped_target("zen5-epyc-2c", &d);
   CHECK_MSG(t, "%s", d.msg);
   pa_profile *col = profile("iv", "jv", 1024, &d), *row = profile("jv", "iv", 1024, &d);
   CHECK_MSG(col && row, "%s", d.msg);
