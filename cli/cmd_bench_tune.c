@@ -76,7 +76,7 @@ static void usage(FILE *f) {
              "                         (0 off, the default; docs/tuning.md)\n"
              "A model A+B is a cascade: B re-ranks the 2 x K candidates A ranks best each round (K per round);\n"
              "until 2 x K are measured, A's --rerank-cold N best (default 128; 0 off); after that A's --rerank-pool N\n"
-             "best when N > 2 x K (default 0: off).\n"
+             "best when N > 2 x K (default 128; 0 off).\n"
              "Defaults: models random,xgb; checkpoints 16,64,256,1000; population 2048, 4 generations, 16 measured\n"
              "per round (a learned model trains after each round).\n"
              "A quick run: --checkpoints 8,16,32 --population 256 --generations 2 --measure-per-round 8.\n");

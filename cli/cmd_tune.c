@@ -28,6 +28,8 @@ static void usage(FILE *f) {
           "  --rerank-top K         with --model A+B: B re-ranks A's K best each round (default 16)\n"
           "  --rerank-cold N        with --model A+B: until 2 x --measure-per-round are measured, B re-ranks\n"
           "                         A's N best (default 128; 0 off)\n"
+          "  --rerank-pool N        with --model A+B: after that, B re-ranks A's N best when N > 2 x K\n"
+          "                         (default 128; 0 off)\n"
           "  --trials N             measurements in all, resumed ones included (default 1000)\n"
           "  --measure-per-round K  candidates measured per search round (default 64)\n"
           "  --population P         evolutionary population (default 2048)\n"
@@ -96,6 +98,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--measure") == 0 && v) measure = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-top") == 0 && v) o.rerank_top = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
+    else if (strcmp(a, "--rerank-pool") == 0 && v) o.rerank_pool = atoi(argv[++i]);
     else if (strcmp(a, "-o") == 0 && v) out = argv[++i];
     else if (strcmp(a, "--curve") == 0 && v) curve = argv[++i];
     else if (strcmp(a, "--quiet") == 0) quiet = true;

@@ -38,6 +38,7 @@ void pc_tune_opts_default(pc_tune_opts *o) {
   o->crossover_prob = 0.05;
   o->eps_greedy = 0.05;
   o->rerank_cold = 128;
+  o->rerank_pool = 128; /* docs/validation.md, session 8: every seed better re-timed quietly */
   o->measure_per_round = 64;
   o->trials = 1000;
   o->seed = 1;
