@@ -27,6 +27,8 @@ $p predict --target out/host.json "out/$workload.profile.json" --blocks 3
 if grep -q '"microarchitecture":[[:space:]]*"zen4"' out/host.json; then other=zen5; else other=zen4; fi
 echo "== predicted on a machine we don't have (the $other EPYC VM, measured there)"
 $p predict --target "targets/$other-epyc-2c.json" "out/$workload.profile.json" --blocks 3
+echo "== predicted on a machine we don't have (the H100 machine's 16-core Emerald Rapids host, measured there), 16 threads"
+$p predict --target targets/h100.json "out/$workload.profile.json" --threads 16 --blocks 3
 echo "== predicted on a machine we don't have (published Intel Skylake-SP figures)"
 $p predict --target targets/intel-skylake-sp.json "out/$workload.profile.json" --blocks 3
 echo "outputs: out/host.json, out/$workload.jsonl (records), out/$workload.best.ll, out/$workload.profile.json"
