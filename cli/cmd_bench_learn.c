@@ -182,6 +182,7 @@ int cmd_bench_learn(int argc, char **argv) {
   int rc = EXIT_OK;
   if (lb_data_load(&data, n_files, files, &o, &d) < 0) {
     fprintf(stderr, "portent bench learn: %s\n", d.msg);
+    lb_data_free(&data); /* what was read before the error */
     free(aux_buf), free(model_buf);
     return d.err == PT_ERR_IO ? EXIT_FAILED : EXIT_USAGE;
   }

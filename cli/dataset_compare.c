@@ -98,6 +98,9 @@ int cmd_dataset_compare(int argc, char **argv) {
     c.second = f == 1;
     if (pc_record_read_file(path[f], on_record, NULL, &c, NULL, &d) < 0) {
       fprintf(stderr, "portent dataset compare: %s\n", d.msg);
+      for (int i = 0; i < c.n; i++) free(c.v[i].key); /* what the first log gave */
+      free(c.v);
+      ds_hashset_free(&c.index);
       return EXIT_USAGE;
     }
   }
