@@ -375,15 +375,21 @@ static void test_lstm_backbone(void) {
   pp_tlp_vocab_clear(&v);
 }
 
+/* n_tasks tasks with n4 schedules measured on Zen 4 and the first n5 of them on Zen 5. */
+static void load_two_platforms(pp_tlp_dataset *ds, pp_tlp_vocab *v, const char *name, int n_tasks, int n4, int n5,
+                               uint64_t seed) {
+  const char *data = tmp(name);
+  write_synthetic(data, n_tasks, n4, "llvm -keys=cpu -mcpu=znver4", seed, false);
+  write_synthetic(data, n_tasks, n5, "llvm -keys=cpu -mcpu=znver5", seed, false);
+  load_dataset(ds, v, data, true);
+}
+
 static void test_mtl(void) {
   /* Two platforms; the second labels only half the schedules. */
-  const char *data = tmp("mtl.jsonl");
-  write_synthetic(data, 3, 48, "llvm -keys=cpu -mcpu=znver4", 21, false);
-  write_synthetic(data, 3, 24, "llvm -keys=cpu -mcpu=znver5", 21, false);
   pp_tlp_dataset ds;
   pp_tlp_vocab v = {0};
   pt_diag d = {0};
-  load_dataset(&ds, &v, data, true);
+  load_two_platforms(&ds, &v, "mtl.jsonl", 3, 48, 24, 21);
   CHECK(ds.n_platforms == 2 && ds.n_groups == 3);
   int p5 = pp_tlp_platform_index(&ds, "znver5"), both = 0;
   for (int i = 0; i < ds.n; i++) both += ds.s[i].latency[0] > 0 && ds.s[i].latency[1] > 0;
@@ -411,12 +417,9 @@ static void test_mtl(void) {
  * (floor or ceil of it, in whole blocks), the other platform keeps every label, target_only keeps
  * none of the other's. */
 static void test_thinning(void) {
-  const char *data = tmp("thin.jsonl");
-  write_synthetic(data, 6, 40, "llvm -keys=cpu -mcpu=znver4", 5, false);
-  write_synthetic(data, 6, 40, "llvm -keys=cpu -mcpu=znver5", 5, false);
   pp_tlp_dataset ds;
   pp_tlp_vocab v = {0};
-  load_dataset(&ds, &v, data, true);
+  load_two_platforms(&ds, &v, "thin.jsonl", 6, 40, 40, 5);
   int tp = pp_tlp_platform_index(&ds, "znver4"), np = ds.n_platforms;
   CHECK(np == 2 && tp >= 0 && ds.n_groups == 6);
   bool *keep = malloc(sizeof(bool) * (size_t)ds.n * np);
