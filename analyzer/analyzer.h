@@ -134,7 +134,17 @@ typedef struct {
   pa_features features;
   int n_carried;
   pa_carried_edge *carried; /* loop-carried edges between blocks (same-block ones are block edges) */
+  /* A parallel body's iterations (the n of pt_parallel_for) and the work, in IR nodes
+   * executed, of each of n_chunk_work equal contiguous parts of them in order (the pool's
+   * partition of n over min(n, PA_CHUNK_PARTS) threads), summed over its calls; static, from
+   * the loop nest (pa_profile_chunk_work). 0 parts when unknown. Shows how the work falls on
+   * a target's threads, e.g. a guard that passes only the first iterations. */
+  int64_t chunk_iterations;
+  int n_chunk_work;
+  double *chunk_work;
 } pa_function;
+
+#define PA_CHUNK_PARTS 64
 
 /* Reuse (LRU stack) distances in lines since the previous access to the same line. */
 typedef struct {
@@ -276,6 +286,14 @@ typedef struct {
  * bounds and constants (guards of non-dividing splits included), not on memory. NULL with
  * PT_ERR_UNSUPPORTED naming the function and block otherwise: run it instrumented instead. */
 pa_profile *pa_profile_static_counts(const pa_module *m, const pa_static_opts *o, pt_diag *d);
+/* Fills each parallel body's chunk_work (above) from the loop nest, running the body once per
+ * part on that part's bounds, with p's block counts (static or instrumented) for how often the
+ * pt_parallel_for calls run; a body whose parts cannot be counted statically, or that is
+ * called with different iteration counts, keeps none. p must describe m's code. */
+void pa_profile_chunk_work(const pa_module *m, pa_profile *p);
+/* The busiest thread's share of f's work when the pool divides its iterations over `threads`
+ * (common/pool.c's contiguous chunks), from chunk_work; negative when f has none. */
+double pa_chunk_share(const pa_function *f, int threads);
 /* Reuse without running (analyzer/trace.c): the addresses of every load and store are
  * interpreted from the integer values they depend on; each pt_parallel_for body runs
  * `windows` windows of `share` of its iterations in all, each after a warm-up of the iterations

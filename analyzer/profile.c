@@ -147,6 +147,7 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
     base += f->n_blocks;
   }
   if (n_static == p->n_functions && n_static > 0) p->counts_source = "static";
+  pa_profile_chunk_work(m, p);
   if (!opt->no_reuse && r.threads > 0) {
     int nf = p->n_functions, nt = r.threads;
     thread_key *keys = malloc(sizeof *keys * (size_t)nt);
@@ -192,6 +193,30 @@ const pa_function *pa_profile_function(const pa_profile *p, const char *name) {
 double pa_block_ecount(const pa_function *f, const pa_block *b) {
   double e = b->count_per_call * (double)f->calls;
   return f->parallel && f->threads > 1 ? e / f->threads : e;
+}
+
+double pa_chunk_share(const pa_function *f, int threads) {
+  int parts = f->n_chunk_work;
+  int64_t n = f->chunk_iterations;
+  if (parts <= 0 || n <= 0) return -1;
+  double total = 0, busiest = 0;
+  for (int s = 0; s < parts; s++) total += f->chunk_work[s];
+  if (!(total > 0)) return -1;
+  if (threads < 1) threads = 1;
+  /* each part's work spread evenly over its iterations */
+  for (int t = 0; t < threads && t < n; t++) {
+    int64_t b, e;
+    pt_pool_chunk(n, threads, t, &b, &e);
+    double w = 0;
+    for (int s = 0; s < parts; s++) {
+      int64_t sb, se;
+      pt_pool_chunk(n, parts, s, &sb, &se);
+      int64_t lo = b > sb ? b : sb, hi = e < se ? e : se;
+      if (hi > lo) w += f->chunk_work[s] * (double)(hi - lo) / (double)(se - sb);
+    }
+    if (w > busiest) busiest = w;
+  }
+  return busiest / total;
 }
 
 double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines) {

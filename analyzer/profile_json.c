@@ -119,6 +119,11 @@ static cJSON *function_json(const pa_function *f) {
     int v[7] = {e->src_block, e->src_node, e->phi_block, e->phi_node, e->dst_block, e->dst_node, e->distance};
     cJSON_AddItemToArray(carried, int_array(v, 7));
   }
+  if (f->n_chunk_work > 0) { /* optional: parallel bodies with static parts only */
+    cJSON *chunks = cJSON_AddObjectToObject(o, "chunks");
+    cJSON_AddNumberToObject(chunks, "iterations", (double)f->chunk_iterations);
+    cJSON_AddItemToObject(chunks, "work", cJSON_CreateDoubleArray(f->chunk_work, f->n_chunk_work));
+  }
   return o;
 }
 
@@ -447,6 +452,30 @@ static void read_function(reader *r, const cJSON *o, const char *ctx, pa_functio
       return;
     }
     f->carried[i] = (pa_carried_edge){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  }
+  /* optional: how a parallel body's work falls on its iterations (absent in older files) */
+  const cJSON *chunks = cJSON_GetObjectItemCaseSensitive(o, "chunks");
+  if (chunks && !r->err) {
+    char c2[160];
+    path_fmt(c2, sizeof c2, "%s.chunks", ctx);
+    int64_t n = lnum(r, chunks, "iterations", c2);
+    const cJSON *work = field(r, chunks, "work", c2);
+    int parts = cJSON_IsArray(work) ? cJSON_GetArraySize(work) : -1;
+    if (r->err) return;
+    if (n < 1 || parts < 1 || parts > PA_CHUNK_PARTS || parts > n) {
+      bad(r, "iterations >= 1 and 1 to 64 parts of work, no more than the iterations");
+      return;
+    }
+    f->chunk_iterations = n, f->n_chunk_work = parts;
+    f->chunk_work = pt_alloc(r->a, sizeof *f->chunk_work * (size_t)parts);
+    for (int k = 0; k < parts; k++) {
+      const cJSON *x = cJSON_GetArrayItem(work, k);
+      if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0)) {
+        bad(r, "work of each part a number >= 0");
+        return;
+      }
+      f->chunk_work[k] = x->valuedouble;
+    }
   }
 }
 

@@ -116,13 +116,6 @@ static int count_calls(sprof *s, int g, int64_t times, const int64_t *args, cons
   return err;
 }
 
-/* The pool's chunk i of n iterations over `parts` threads (common/pool.c). */
-static void chunk(int64_t n, int parts, int i, int64_t *b, int64_t *e) {
-  int64_t per = n / parts, rem = n % parts;
-  *b = i * per + (i < rem ? i : rem);
-  *e = *b + per + (i < rem ? 1 : 0);
-}
-
 static int run_site(sprof *s, const call_site *cs, int threads, pt_diag *d) {
   int64_t times = s->total[cs->caller][cs->block];
   if (times == 0) return 0;
@@ -137,7 +130,7 @@ static int run_site(sprof *s, const call_site *cs, int threads, pt_diag *d) {
   for (int i = 0; i < parts; i++) {
     int64_t args[3] = {0}, b, e;
     bool known[3] = {false, true, true};
-    chunk(cs->extent, parts, i, &b, &e);
+    pt_pool_chunk(cs->extent, parts, i, &b, &e);
     if (b >= e) continue;
     args[1] = b, args[2] = e;
     used++;
@@ -147,6 +140,76 @@ static int run_site(sprof *s, const call_site *cs, int threads, pt_diag *d) {
   int t = parts == 1 ? caller_threads : used;
   if (s->threads[g] < t) s->threads[g] = t;
   return 0;
+}
+
+/* Work (IR nodes executed) of each part of one parallel call site's iterations, added to
+ * work[] `times` over; false when a part cannot be counted statically. */
+static bool site_chunk_work(sprof *s, const call_site *cs, int64_t times, int parts, double *work) {
+  int g = cs->callee, nb = s->f[g].n_blocks;
+  if (!s->counters[g]) s->counters[g] = pa_counter_new(s->fns[g], &s->f[g]);
+  int64_t *one = malloc(sizeof *one * ((size_t)nb + 1));
+  bool ok = true;
+  for (int i = 0; i < parts && ok; i++) {
+    int64_t args[3] = {0}, b, e;
+    bool known[3] = {false, true, true};
+    pt_pool_chunk(cs->extent, parts, i, &b, &e);
+    args[1] = b, args[2] = e;
+    memset(one, 0, sizeof *one * ((size_t)nb + 1));
+    pt_diag quiet = {0};
+    ok = pa_counter_run(s->counters[g], args, known, one, &quiet) == 0;
+    pt_diag_clear(&quiet);
+    double w = 0;
+    for (int k = 0; k < nb; k++) w += (double)one[k] * s->f[g].blocks[k].n_nodes;
+    work[i] += (double)times * w;
+  }
+  free(one);
+  return ok;
+}
+
+void pa_profile_chunk_work(const pa_module *m, pa_profile *p) {
+  sprof s = {0};
+  s.n_fns = pa_defined_functions(m->mod, &s.fns);
+  pt_diag quiet = {0};
+  if (s.n_fns != p->n_functions || find_sites(&s, m->mod, &quiet)) goto done;
+  for (int i = 0; i < s.n_fns; i++) { /* p must list m's functions in m's order */
+    size_t len;
+    const char *name = LLVMGetValueName2(s.fns[i], &len);
+    if (strcmp(name, p->functions[i].name) != 0 || LLVMCountBasicBlocks(s.fns[i]) != (unsigned)p->functions[i].n_blocks)
+      goto done;
+  }
+  s.f = p->functions;
+  s.counters = calloc((size_t)s.n_fns + 1, sizeof *s.counters);
+  for (int g = 0; g < s.n_fns; g++) {
+    pa_function *f = &p->functions[g];
+    int64_t extent = -1;
+    bool ok = true;
+    for (int k = 0; k < s.n_sites && ok; k++) { /* called only by pt_parallel_for, one iteration count */
+      const call_site *cs = &s.sites[k];
+      if (cs->callee != g) continue;
+      ok = cs->parallel && cs->extent > 0 && (extent < 0 || extent == cs->extent);
+      extent = cs->extent;
+    }
+    f->n_chunk_work = 0, f->chunk_work = NULL, f->chunk_iterations = 0;
+    if (!ok || extent <= 0) continue;
+    int parts = extent < PA_CHUNK_PARTS ? (int)extent : PA_CHUNK_PARTS;
+    double *work = calloc((size_t)parts, sizeof *work);
+    for (int k = 0; k < s.n_sites && ok; k++) {
+      const call_site *cs = &s.sites[k];
+      int64_t times = cs->callee == g ? (int64_t)p->functions[cs->caller].blocks[cs->block].count : 0;
+      if (times > 0) ok = site_chunk_work(&s, cs, times, parts, work);
+    }
+    if (ok) {
+      f->chunk_iterations = extent, f->n_chunk_work = parts;
+      f->chunk_work = pt_memdup(p->arena, work, sizeof *work * (size_t)parts);
+    }
+    free(work);
+  }
+done:
+  pt_diag_clear(&quiet);
+  for (int i = 0; s.counters && i < s.n_fns; i++) pa_counter_free(s.counters[i]);
+  free(s.counters);
+  free(s.sites);
+  free(s.fns);
 }
 
 pa_profile *pa_profile_static_counts(const pa_module *m, const pa_static_opts *o, pt_diag *d) {
@@ -219,6 +282,7 @@ pa_profile *pa_profile_static_counts(const pa_module *m, const pa_static_opts *o
       for (int k = 0; k < PA_OP_COUNT; k++) p->dynamic_by_op[k] += (double)bl->count * (double)bl->features.by_op[k];
     }
   }
+  pa_profile_chunk_work(m, p);
 done:
   for (int i = 0; i < s.n_fns; i++) {
     pa_counter_free(s.counters[i]);

@@ -40,31 +40,34 @@ static bool graft(pa_profile *to, const pa_profile *from) {
   return true;
 }
 
-static pa_profile *lower_static(pc_program *prog, const char *steps_json, pt_diag *d) {
+/* Grafts m's static analysis onto `to` and recounts how its parallel bodies' work falls on
+ * their iterations; false when m is other code. */
+static bool restatic_from(pa_profile *to, const pa_module *m, pt_diag *d) {
+  pa_profile *st = pa_profile_static(m, d);
+  bool ok = st && graft(to, st);
+  if (ok) pa_profile_chunk_work(m, to);
+  pa_profile_free(st);
+  return ok;
+}
+
+static bool restatic_lowered(pa_profile *to, pc_program *prog, const char *steps_json, pt_diag *d) {
   pc_state *s = pc_state_new(prog);
   pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
   int n_steps = 0;
   int rc = pc_steps_from_json(steps_json, &n_steps, steps, PC_MAX_STEPS, d);
   if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, d);
   free(steps);
-  pa_profile *p = NULL;
+  bool ok = false;
   if (rc == 0) {
     pc_lower_opts lo = {0};
     pc_kernel *k = pc_lower(s, &lo, d);
     pa_module *m = k ? pa_module_from_llvm(pc_kernel_module(k)) : NULL;
-    p = m ? pa_profile_static(m, d) : NULL;
+    ok = m && restatic_from(to, m, d);
     pa_module_free(m);
     pc_kernel_free(k);
   }
   pc_state_free(s);
-  return p;
-}
-
-static pa_profile *load_static(const char *path, pt_diag *d) {
-  pa_module *m = pa_module_load(path, d);
-  pa_profile *p = m ? pa_profile_static(m, d) : NULL;
-  pa_module_free(m);
-  return p;
+  return ok;
 }
 
 int bp_restatic(bp_set *s, const char *ir_dir, bool verbose) {
@@ -80,25 +83,24 @@ int bp_restatic(bp_set *s, const char *ir_dir, bool verbose) {
     }
     for (int j = 0; j < w->n; j++, total++) {
       pt_diag dj = {0};
-      pa_profile *st = NULL;
-      bool ok = false;
+      bool ok = false, lowered = false;
       if (ir_dir) {
         char path[1200];
         snprintf(path, sizeof path, "%s/%s_%d.ll", ir_dir, w->name, w->candidate[j]);
         FILE *f = fopen(path, "r");
-        if (f) fclose(f), st = load_static(path, &dj);
-        ok = st && graft(w->prof[j], st);
+        pa_module *m = f ? (fclose(f), pa_module_load(path, &dj)) : NULL;
+        ok = m && restatic_from(w->prof[j], m, &dj);
+        pa_module_free(m);
       }
       if (!ok) {
-        pa_profile_free(st);
         pt_diag_clear(&dj);
-        st = w->steps[j] ? lower_static(prog, w->steps[j], &dj) : NULL;
-        ok = st && graft(w->prof[j], st);
+        lowered = w->steps[j] != NULL;
+        ok = lowered && restatic_lowered(w->prof[j], prog, w->steps[j], &dj);
       }
       matched += ok;
       if (!ok && verbose)
-        fprintf(stderr, "  %s #%d: %s\n", w->name, w->candidate[j], st ? "lowers to different code now" : dj.msg);
-      pa_profile_free(st);
+        fprintf(stderr, "  %s #%d: %s\n", w->name, w->candidate[j], lowered && !dj.msg[0] ? "lowers to different code now" : dj.msg);
+      pt_diag_clear(&dj);
     }
     pc_program_free(prog);
   }

@@ -78,6 +78,10 @@ int pt_pool_threads(const pt_pool *p);
 /* Runs fn(ctx, begin, end) over [0, n) in contiguous chunks, one per thread; returns when
  * all are done (the fork/join the predictor charges per parallel call). */
 void pt_parallel_for(pt_pool *p, void (*fn)(void *ctx, int64_t begin, int64_t end), void *ctx, int64_t n);
+/* Chunk i of pt_parallel_for's partition of n iterations over `parts` threads: [*begin, *end),
+ * n / parts iterations each, one more for i < n % parts (static counts and the predictor
+ * divide work the same way). */
+void pt_pool_chunk(int64_t n, int parts, int i, int64_t *begin, int64_t *end);
 
 #define PT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

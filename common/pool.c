@@ -40,7 +40,7 @@ typedef struct {
   int index;
 } worker_arg;
 
-static void chunk(int64_t n, int parts, int i, int64_t *b, int64_t *e) {
+void pt_pool_chunk(int64_t n, int parts, int i, int64_t *b, int64_t *e) {
   int64_t per = n / parts, rem = n % parts;
   *b = i * per + (i < rem ? i : rem);
   *e = *b + per + (i < rem ? 1 : 0);
@@ -114,7 +114,7 @@ static void *worker(void *arg) {
     if (atomic_load(&p->stop)) break;
     seen = atomic_load_explicit(&p->generation, memory_order_acquire);
     int64_t b, e;
-    chunk(p->total, p->n, index, &b, &e);
+    pt_pool_chunk(p->total, p->n, index, &b, &e);
     if (b < e) p->fn(p->ctx, b, e);
     if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&p->mu); /* the caller checks `pending` under mu before it sleeps */
@@ -186,7 +186,7 @@ void pt_parallel_for(pt_pool *p, void (*fn)(void *, int64_t, int64_t), void *ctx
   if (p->sleepers) pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
   int64_t b, e;
-  chunk(n, p->n, 0, &b, &e);
+  pt_pool_chunk(n, p->n, 0, &b, &e);
   if (b < e) fn(ctx, b, e);
   wait_adaptive(p, all_done, 0, &p->caller_spin, &p->done, true);
 }

@@ -101,10 +101,15 @@ static bool is_parallel(const pa_function *f) {
   return true;
 }
 
-/* Share of a parallel function's executions one thread runs: whole chunks of the outermost
- * loop's iterations (pt_parallel_for gives each thread a contiguous chunk). */
+/* Share of a parallel function's executions the busiest thread runs: pt_parallel_for gives
+ * each thread a contiguous chunk of the iterations. Where the profile says how the work falls
+ * on them (chunk_work: a guard may pass only the first iterations, which all land in the
+ * first chunk) that share; else whole chunks of the outermost loop's iterations, the work
+ * spread evenly over them. */
 static double work_fraction(const pa_function *f, int threads) {
   if (threads <= 1) return 1;
+  double share = pa_chunk_share(f, threads);
+  if (share > 0) return share;
   for (int l = 0; l < f->n_loops; l++)
     if (f->loops[l].parent < 0) {
       double e = (double)f->blocks[f->loops[l].header].count;

@@ -2,6 +2,7 @@
  * by block and exactly, for every suite workload under its default schedule and random ones
  * (parallel bodies, non-dividing splits and their guards), on a pool of 3 threads so chunks
  * differ in size; then a matmul and a conv loop nest whose counts are worked out by hand. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,12 @@ static void same_counts(const char *what, const pa_profile *s, const pa_profile 
                 "%s: %s/%s: static %llu (%g per call), instrumented %llu (%g per call)", what, fs->name,
                 fs->blocks[b].name, (unsigned long long)fs->blocks[b].count, fs->blocks[b].count_per_call,
                 (unsigned long long)fr->blocks[b].count, fr->blocks[b].count_per_call);
+    /* the run's profile gets the same split of a parallel body's work over its iterations */
+    bool same_chunks = fs->chunk_iterations == fr->chunk_iterations && fs->n_chunk_work == fr->n_chunk_work;
+    for (int k = 0; k < fs->n_chunk_work && same_chunks; k++) same_chunks = fs->chunk_work[k] == fr->chunk_work[k];
+    CHECK_MSG(same_chunks, "%s: %s: chunk work over %lld/%lld iterations in %d/%d parts (static/instrumented)", what,
+              fs->name, (long long)fs->chunk_iterations, (long long)fr->chunk_iterations, fs->n_chunk_work,
+              fr->n_chunk_work);
   }
 }
 
@@ -202,6 +209,68 @@ static void test_matmul_by_hand(void) {
   pc_program_free(prog);
 }
 
+/* How a parallel body's work falls on its iterations (chunk_work), and the busiest thread's
+ * share of it. i split [64, 4] and fused whole: 256 iterations of which only the first 64
+ * pass the guard i < 64, so with 4 threads the first chunk holds all the work (mm512 #12 of
+ * the saved sets, measured as slow on 16 threads as on one). */
+static void test_chunk_work_by_hand(void) {
+  pc_program *prog;
+  pc_kernel *k = lower_steps("matmul:64,48,40", "[[\"SP\",2,0,64,[64,4],1],[\"FU\",2,[0,1,2]],[\"AN\",2,0,3]]", &prog);
+  if (!k) return;
+  pt_diag d = {0};
+  pa_profile *p = static_of(k, 1, &d);
+  CHECK_MSG(p, "%s", d.msg);
+  const pa_function *f = p ? pa_profile_function(p, "portent_matmul_par0") : NULL;
+  CHECK(f && f->chunk_iterations == 256 && f->n_chunk_work == PA_CHUNK_PARTS);
+  if (f && f->n_chunk_work == PA_CHUNK_PARTS) {
+    for (int s = 1; s < 16; s++) CHECK(f->chunk_work[s] == f->chunk_work[0]); /* 4 iterations that pass */
+    for (int s = 16; s < PA_CHUNK_PARTS; s++) CHECK(f->chunk_work[s] * 1000 < f->chunk_work[0]);
+    CHECK(pa_chunk_share(f, 1) == 1);
+    CHECK_MSG(pa_chunk_share(f, 4) > 0.99, "4 threads: the first holds %g of the work", pa_chunk_share(f, 4));
+    CHECK(fabs(pa_chunk_share(f, 8) - 0.5) < 0.01);
+    /* the JSON keeps it */
+    char *json = pa_profile_to_json(p);
+    pa_profile *q = pa_profile_parse(json, "chunks", &d);
+    const pa_function *g = q ? pa_profile_function(q, "portent_matmul_par0") : NULL;
+    CHECK_MSG(g && g->chunk_iterations == 256 && g->n_chunk_work == PA_CHUNK_PARTS &&
+                  memcmp(g->chunk_work, f->chunk_work, sizeof(double) * PA_CHUNK_PARTS) == 0,
+              "%s", d.msg);
+    pa_profile_free(q);
+    /* more parts than iterations is a corrupted file: an error naming the field */
+    char *it = strstr(json, "\"iterations\":");
+    if (it) {
+      it += strlen("\"iterations\":");
+      while (*it == ' ') it++;
+      memcpy(it, "016", 3); /* was 256 */
+      pt_diag_clear(&d);
+      CHECK(pa_profile_parse(json, "chunks.json", &d) == NULL);
+      CHECK_MSG(strstr(d.msg, "chunks.json") && strstr(d.msg, "chunks"), "%s", d.msg);
+    }
+    CHECK(it);
+    free(json);
+  }
+  const pa_function *kf = p ? pa_profile_function(p, "portent_matmul") : NULL;
+  CHECK(kf && kf->n_chunk_work == 0 && pa_chunk_share(kf, 4) < 0); /* not a parallel body */
+  pa_profile_free(p);
+  pc_kernel_free(k);
+  pc_program_free(prog);
+  /* split by 5: 13 iterations, the last with 4 of its 5 rows; one part per iteration */
+  k = lower_steps("matmul:64,48,40", "[[\"SP\",2,0,64,[5],1],[\"AN\",2,0,3]]", &prog);
+  if (!k) return;
+  p = static_of(k, THREADS, &d);
+  f = p ? pa_profile_function(p, "portent_matmul_par0") : NULL;
+  CHECK(f && f->chunk_iterations == 13 && f->n_chunk_work == 13);
+  if (f && f->n_chunk_work == 13) {
+    CHECK(f->chunk_work[12] < f->chunk_work[0] && f->chunk_work[12] > 0.75 * f->chunk_work[0]);
+    double share = pa_chunk_share(f, THREADS), total = 0; /* chunks of 5, 4, 4 iterations */
+    for (int s = 0; s < 13; s++) total += f->chunk_work[s];
+    CHECK(fabs(share - 5 * f->chunk_work[0] / total) < 1e-12);
+  }
+  pa_profile_free(p);
+  pc_kernel_free(k);
+  pc_program_free(prog);
+}
+
 /* conv2d NCHW, 1x4x10x10 input, 6 filters of 3x3, stride 1, pad 1, unscheduled: the padding
  * stage is a 4 x 12 x 12 nest whose rows 1..10 copy data and rows 0 and 11 are zero; O3
  * unrolls the 4 channels and the 3 x 3 x 4 reduction, leaving ff (6) x yy (10) x xx (10). */
@@ -238,6 +307,7 @@ int main(void) {
   bool quick = getenv("PORTENT_TEST_QUICK") != NULL;
   test_matmul_by_hand();
   test_conv_by_hand();
+  test_chunk_work_by_hand();
   test_suite(quick);
   TEST_DONE();
 }

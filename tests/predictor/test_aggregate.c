@@ -1,5 +1,6 @@
 /* Aggregation: total = sum of cost(BB) x ECount(BB); a parallel function's executions are
- * divided over the threads in whole chunks of its parallel loop, plus fork/join per call; an
+ * divided over the threads in whole chunks of its parallel loop (or as the profile's chunk
+ * work falls on them), plus fork/join per call; an
  * accumulator carried across a loop's blocks bounds the loop (steady state). */
 #include "predictor/synthetic.h"
 #include "test.h"
@@ -39,6 +40,27 @@ int main(void) {
   CHECK_MSG(r && fabs(r->functions[0].work_fraction - 0.3) < 1e-9, "work %g", r ? r->functions[0].work_fraction : -1);
   CHECK_MSG(r && fabs(r->fork_join_seconds - 1e-6) < 1e-12, "fork/join %g", r ? r->fork_join_seconds : -1);
   pp_prediction_free(r);
+
+  /* the profile says where the work falls (chunk_work, one part per iteration): only the first
+   * 3 iterations pass a guard, all in the first thread's chunk, so it runs all of the work:
+   * no faster than one thread (mm512 #12 of the saved sets) */
+  double work[10] = {5, 5, 5, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01};
+  f.chunk_iterations = 10, f.n_chunk_work = 10, f.chunk_work = work;
+  r = pp_predict_profile(&p, t, &o, &d);
+  CHECK_MSG(r && r->functions[0].work_fraction > 0.99, "first 3 iterations: work %g", r ? r->functions[0].work_fraction : -1);
+  pp_prediction_free(r);
+  /* the same work spread evenly: whole chunks again (3 of 10 iterations) */
+  for (int i = 0; i < 10; i++) work[i] = 1;
+  r = pp_predict_profile(&p, t, &o, &d);
+  CHECK_MSG(r && fabs(r->functions[0].work_fraction - 0.3) < 1e-9, "even: work %g", r ? r->functions[0].work_fraction : -1);
+  pp_prediction_free(r);
+  /* parts coarser than the threads' chunks: 100 iterations in 4 parts, the work in the first
+   * part only (iterations 0-24); thread 0 of 4 runs 0-24: all of it; of 8, 0-12: 13/25 of it */
+  double coarse[4] = {1, 0, 0, 0};
+  f.chunk_iterations = 100, f.n_chunk_work = 4, f.chunk_work = coarse;
+  CHECK(fabs(pa_chunk_share(&f, 4) - 1) < 1e-12 && fabs(pa_chunk_share(&f, 8) - 13.0 / 25) < 1e-12);
+  CHECK(pa_chunk_share(&f, 1) == 1);
+  f.chunk_iterations = 0, f.n_chunk_work = 0, f.chunk_work = NULL;
 
   /* a two-block loop: the header holds the float accumulator phi, the body adds into it
    * (fmul -> fadd with the accumulator from the header: no in-block edge). Each block alone is
