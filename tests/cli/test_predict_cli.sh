@@ -2,7 +2,8 @@
 # portent bench predict's saved sets as a user runs them: --save writes the target, records and
 # gzipped profiles; --from and --cross predict them again without running anything and agree
 # with the run that made them; --replay --measure-only predicts a second machine's times from the
-# first one's profiles; --mca prints llvm-mca beside the simulator; a corrupted or
+# first one's profiles; --restatic brings an older set's static fields up to date; --mca prints
+# llvm-mca beside the simulator; a corrupted or
 # missing set is a clear error (exit 2).
 portent="$1"
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +53,15 @@ check measure-only 0 "$portent" bench predict --replay "$tmp/a" --measure-only -
 has measure-only "$tmp/out" '"candidates": 3'
 gzip -dc "$tmp/a/profiles.jsonl.gz" >"$tmp/pa" && gzip -dc "$tmp/m/profiles.jsonl.gz" >"$tmp/pm"
 cmp -s "$tmp/pa" "$tmp/pm" || { echo "FAIL measure-only: the saved profiles are not A's"; fail=1; }
+# --restatic gives an older set's profiles today's static fields: saved without their parallel
+# bodies' chunk work (as before session 9), they get it back and nothing else changes.
+mkdir -p "$tmp/old" && cp "$tmp/a/target.json" "$tmp/a/records.jsonl" "$tmp/old/"
+sed 's/,"chunks":{[^}]*}//g' "$tmp/pa" | gzip >"$tmp/old/profiles.jsonl.gz"
+grep -q '"chunks"' "$tmp/pa" || { echo "FAIL restatic: no parallel body with chunk work in the set"; fail=1; }
+check restatic 0 "$portent" bench predict --from "$tmp/old" --restatic --save "$tmp/old" --svg "$tmp/s11.svg"
+has restatic "$tmp/err" "recomputed for 3 of 3 profiles"
+gzip -dc "$tmp/old/profiles.jsonl.gz" >"$tmp/pr"
+cmp -s "$tmp/pa" "$tmp/pr" || { echo "FAIL restatic: the profiles differ from the set's own"; fail=1; }
 # --tuned: the fastest schedules of a tuning log join the random ones as candidates 1000, 1001.
 check tune-log 0 "$portent" tune $w --model random --trials 4 --log "$tmp/tune.jsonl" --min-time 0.001
 check tuned 0 "$portent" bench predict $quick --candidates 1 --tuned "$tmp/tune.jsonl" --tuned-count 2 --save "$tmp/t" --json
