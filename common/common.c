@@ -196,13 +196,8 @@ char *pt_read_file(const char *path, size_t *len, pt_diag *d) {
   return buf;
 }
 
-uint64_t pt_rng_next(pt_rng *r) {
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t pt_rng_next(pt_rng *r) { return pt_rng_mix(r->s += PT_RNG_STEP); }
 
-double pt_rng_uniform(pt_rng *r) { return (double)(pt_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+double pt_rng_uniform(pt_rng *r) { return pt_rng_unit(pt_rng_next(r)); }
 
 int64_t pt_rng_range(pt_rng *r, int64_t n) { return n <= 0 ? 0 : (int64_t)(pt_rng_next(r) % (uint64_t)n); }

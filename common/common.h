@@ -64,6 +64,16 @@ typedef struct { uint64_t s; } pt_rng;
 uint64_t pt_rng_next(pt_rng *r);
 double pt_rng_uniform(pt_rng *r); /* [0, 1) */
 int64_t pt_rng_range(pt_rng *r, int64_t n); /* [0, n) */
+/* The state only counts (s += PT_RNG_STEP per draw) and each output mixes its own count, so
+ * the i-th draw after state s0 is pt_rng_mix(s0 + (i + 1) * PT_RNG_STEP): bulk fills compute
+ * draws independently (and inline) and still give pt_rng_next's sequence. */
+#define PT_RNG_STEP 0x9E3779B97F4A7C15ull
+static inline uint64_t pt_rng_mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static inline double pt_rng_unit(uint64_t draw) { return (double)(draw >> 11) * (1.0 / 9007199254740992.0); } /* [0, 1) */
 
 /* portent's thread pool: generated kernels receive it as an argument and call
  * pt_parallel_for for their parallel loops (no global state, so pools can coexist). */

@@ -66,6 +66,16 @@ int main(void) {
 
   pt_rng r1 = {5}, r2 = {5};
   for (int i = 0; i < 100; i++) CHECK(pt_rng_next(&r1) == pt_rng_next(&r2));
+  /* splitmix64's published first output for seed 0; and draw i computed from its index (the
+   * analyzer's bulk fills) is the i-th of the sequence */
+  pt_rng r0 = {0};
+  CHECK(pt_rng_next(&r0) == 0xe220a8397b1dcdafull);
+  uint64_t s0 = r1.s;
+  for (uint64_t i = 0; i < 100; i++) {
+    uint64_t draw = pt_rng_mix(s0 + (i + 1) * PT_RNG_STEP);
+    if (i % 2) CHECK(pt_rng_next(&r1) == draw);
+    else CHECK(pt_rng_uniform(&r1) == pt_rng_unit(draw));
+  }
   for (int i = 0; i < 1000; i++) {
     double u = pt_rng_uniform(&r1);
     CHECK(u >= 0 && u < 1);
