@@ -389,7 +389,7 @@ static bool wait_child(pid_t pid, double limit_s, int *status) {
     }
     if (pidfd >= 0) {
       struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
-      poll(&pfd, 1, (int)(left * 1e3) + 1);
+      poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1e3) + 1);
     } else {
       nanosleep(&(struct timespec){0, sleep_ns}, NULL);
       if (sleep_ns < 1000000) sleep_ns *= 2;
