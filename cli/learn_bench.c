@@ -291,3 +291,14 @@ double lb_topk(const lb_data *data, int model, int role, int net, int k, int lim
   }
   return used ? num / den : NAN;
 }
+
+double lb_task_mean(const lb_data *data, int model, int role, int k) {
+  double sum = 0;
+  int used = 0;
+  for (int i = 0; i < data->n_tasks; i++) {
+    const lb_task *t = &data->t[i];
+    if (t->role != role || t->weight <= 0 || t->n < 2) continue;
+    sum += lb_task_best(t) / lb_task_pick(t, model, k), used++;
+  }
+  return used ? sum / used : NAN;
+}

@@ -113,6 +113,11 @@ int lb_add_model(lb_data *data, const char *name);
  * expectation (of the denominator). NaN when no task has two candidates. */
 double lb_topk(const lb_data *data, int model, int role, int net, int k, int limit);
 
+/* The same tasks' top-k (best / best of the model's k picks) averaged with every task weighing 1:
+ * beside TLP's weighted score, which three 8-candidate BERT-base tasks decide half of on our data,
+ * a figure that one pick moves by at most 1/(number of tasks). NaN when no task has two candidates. */
+double lb_task_mean(const lb_data *data, int model, int role, int k);
+
 /* A task's best measured latency, and the best latency among model m's k top-scored candidates
  * (m -1: a random ranking's expectation). */
 double lb_task_best(const lb_task *t);

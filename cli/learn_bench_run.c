@@ -493,33 +493,37 @@ static void run_measured_other(lb_data *data, const lb_opts *o) {
 static void print_row_now(const lb_data *data, const lb_opts *o, int m) {
   int sub = o->analytic_per_task;
   bool partial = strcmp(data->model_names[m], "analytic") == 0;
-  fprintf(stderr, "bench learn: %-26s trained %.1f s: top-1 %.4f top-5 %.4f top-1@sub %.4f top-5@sub %.4f val top-1 %.4f\n",
+  fprintf(stderr,
+          "bench learn: %-26s trained %.1f s: top-1 %.4f top-5 %.4f top-1@sub %.4f top-5@sub %.4f val top-1 %.4f "
+          "task-mean top-1 %.4f\n",
           data->model_names[m], data->train_s[m], partial ? NAN : lb_topk(data, m, LB_TEST, -1, 1, 0),
           partial ? NAN : lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
-          lb_topk(data, m, LB_TEST, -1, 5, sub), partial ? NAN : lb_topk(data, m, LB_VAL, -1, 1, 0));
+          lb_topk(data, m, LB_TEST, -1, 5, sub), partial ? NAN : lb_topk(data, m, LB_VAL, -1, 1, 0),
+          partial ? NAN : lb_task_mean(data, m, LB_TEST, 1));
 }
 
 static void print_tables(const lb_data *data, const lb_opts *o) {
   printf("\ntest networks' tasks: weighted top-k (TLP's score; 1 = the model's pick is the fastest measured)\n");
-  printf("%-30s %9s %8s %8s %10s %10s %9s\n", "model", "train s", "top-1", "top-5", "top-1@sub", "top-5@sub",
-         "val top-1");
+  printf("%-30s %9s %8s %8s %10s %10s %9s %11s\n", "model", "train s", "top-1", "top-5", "top-1@sub", "top-5@sub",
+         "val top-1", "task-mean 1");
   int sub = o->analytic_per_task;
-  printf("%-30s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", "random (expectation)", "-", lb_topk(data, -1, LB_TEST, -1, 1, 0),
-         lb_topk(data, -1, LB_TEST, -1, 5, 0), lb_topk(data, -1, LB_TEST, -1, 1, sub),
-         lb_topk(data, -1, LB_TEST, -1, 5, sub), lb_topk(data, -1, LB_VAL, -1, 1, 0));
+  printf("%-30s %9s %8.4f %8.4f %10.4f %10.4f %9.4f %11.4f\n", "random (expectation)", "-",
+         lb_topk(data, -1, LB_TEST, -1, 1, 0), lb_topk(data, -1, LB_TEST, -1, 5, 0), lb_topk(data, -1, LB_TEST, -1, 1, sub),
+         lb_topk(data, -1, LB_TEST, -1, 5, sub), lb_topk(data, -1, LB_VAL, -1, 1, 0), lb_task_mean(data, -1, LB_TEST, 1));
   for (int m = 0; m < data->n_models; m++) {
     bool partial = strcmp(data->model_names[m], "analytic") == 0;
     char ts[32] = "-";
     if (data->train_s[m] >= 0) snprintf(ts, sizeof ts, "%.1f", data->train_s[m]);
     if (partial)
-      printf("%-30s %9s %8s %8s %10.4f %10.4f %9s\n", data->model_names[m], ts, "-", "-",
-             lb_topk(data, m, LB_TEST, -1, 1, sub), lb_topk(data, m, LB_TEST, -1, 5, sub), "-");
+      printf("%-30s %9s %8s %8s %10.4f %10.4f %9s %11s\n", data->model_names[m], ts, "-", "-",
+             lb_topk(data, m, LB_TEST, -1, 1, sub), lb_topk(data, m, LB_TEST, -1, 5, sub), "-", "-");
     else
-      printf("%-30s %9s %8.4f %8.4f %10.4f %10.4f %9.4f\n", data->model_names[m], ts, lb_topk(data, m, LB_TEST, -1, 1, 0),
-             lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
-             lb_topk(data, m, LB_TEST, -1, 5, sub), lb_topk(data, m, LB_VAL, -1, 1, 0));
+      printf("%-30s %9s %8.4f %8.4f %10.4f %10.4f %9.4f %11.4f\n", data->model_names[m], ts,
+             lb_topk(data, m, LB_TEST, -1, 1, 0), lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
+             lb_topk(data, m, LB_TEST, -1, 5, sub), lb_topk(data, m, LB_VAL, -1, 1, 0), lb_task_mean(data, m, LB_TEST, 1));
   }
-  printf("(@sub: the first %d candidates of each test task, the analytic model's share; val: validation tasks, %s)\n",
+  printf("(@sub: the first %d candidates of each test task, the analytic model's share; val: validation tasks, %s;\n"
+         " task-mean 1: top-1 of each test task averaged with w = 1, which no single task's pick can swing)\n",
          sub, o->val_networks ? "w = occurrences in the validation networks" : "w = 1");
   printf("\ntop-1 per test network (all candidates; analytic: @sub)\n%-30s", "model");
   for (int k = 0; k < data->n_nets; k++) printf(" %12s", data->nets[k]);

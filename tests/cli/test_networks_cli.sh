@@ -115,7 +115,15 @@ for row in "tlp 20% " "mtl-tlp 20% real (2 tasks)" "mtl-tlp 20% +1 aux (3 tasks)
   "mtl-tlp 100% real (2 tasks)" "mtl-tlp 100% +1 aux (3 tasks)" "tlp on znver5 alone"; do
   has bench-learn-2p "$tmp/out" "^$row"
 done
-has bench-learn-2p "$tmp/out" "^measured on znver5 *- *1.0000 "
+has bench-learn-2p "$tmp/out" "^measured on znver5 *- *1.0000 .* 1.0000$"
+# task-mean 1 (the last column) is the mean of the model's column of the per-task table
+for row in "tlp 20%" "mtl-tlp 20% real (2 tasks)"; do
+  col=$(grep -F "= $row" "$tmp/out" | sed 's/^ *m\([0-9]*\) = .*/\1/')
+  mean=$(awk -v c="$col" '/^\[/ { split(substr($0, 49), f, " "); s += f[5 + c]; n++ } END { if (n) printf "%.4f", s / n }' "$tmp/out")
+  table=$(grep -F "$row " "$tmp/out" | head -1 | awk '{ print $NF }')
+  awk -v a="$mean" -v b="$table" 'BEGIN { d = a - b; exit !(a != "" && d < 0.001 && d > -0.001) }' ||
+    { echo "FAIL bench-learn-2p: $row's task-mean $table, its per-task column averages '$mean'"; fail=1; }
+done
 # --rows: only the MTL-TLP rows named so (a long run split in parts)
 check bench-learn-rows 0 "$portent" bench learn --data $sample --data "$tmp/zen4.jsonl" --platform znver4 --quick \
   --models mtl --fractions 0.2 --aux-targets '' --rows real
