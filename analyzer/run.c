@@ -25,6 +25,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "internal.h"
 
@@ -205,6 +206,35 @@ static void skip_loop_strength_reduction(void) {
   LLVMParseCommandLineOptions(2, args, NULL);
 }
 
+/* The child's JIT: the host's CPU and features, except that masked gathers and scatters are
+ * scalarized. LLVM 19 can allocate an AVX-512 gather's destination to its index register in
+ * the instrumented module (conv_r50_2's 56-lane gathers: `vgatherqps (%rax,%zmm0,4), %ymm0`),
+ * which the CPU refuses (#UD, SIGILL). The hooks are in the IR, so scalarized lanes make the
+ * same accesses and the profile is unchanged. NULL: let LLJIT detect the host itself. */
+static LLVMOrcLLJITBuilderRef jit_builder_without_gathers(void) {
+  char *triple = LLVMGetDefaultTargetTriple(), *err = NULL;
+  LLVMTargetRef target;
+  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+    LLVMDisposeMessage(err);
+    LLVMDisposeMessage(triple);
+    return NULL;
+  }
+  char *cpu = LLVMGetHostCPUName(), *host = LLVMGetHostCPUFeatures();
+  size_t n = strlen(host) + 64;
+  char *features = malloc(n);
+  snprintf(features, n, "%s%s+prefer-no-gather,+prefer-no-scatter", host, host[0] ? "," : "");
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault, LLVMRelocPIC,
+                                                    LLVMCodeModelJITDefault);
+  free(features);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(host);
+  LLVMDisposeMessage(triple);
+  if (!tm) return NULL;
+  LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+  return b;
+}
+
 static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
                       const bool *count_blocks, const pa_profile *p, int64_t win_blocks, shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
@@ -236,7 +266,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
 
   skip_loop_strength_reduction();
   LLVMOrcLLJITRef jit;
-  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, NULL);
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers());
   if (err) return child_llvm_fail(h, "cannot create the JIT", err);
   LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), report_session_error, h);
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
