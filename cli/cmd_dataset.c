@@ -15,7 +15,7 @@
 static void collect_usage(FILE *f) {
   fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
              "       --per-workload N --log data.jsonl [--seed S] [--shard i/N] [--threads T] [--min-time SEC]\n"
-             "       [--timeout SEC] [--target STR] [--max-gflop G]\n"
+             "       [--timeout SEC] [--cpu-clock] [--target STR] [--max-gflop G]\n"
              "       portent dataset merge -o out.jsonl [--combine] in1.jsonl [in2.jsonl ...]\n"
              "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n"
              "       portent dataset remeasure --from in.jsonl --log out.jsonl [...]   (see --help)\n"
@@ -28,6 +28,9 @@ static void collect_usage(FILE *f) {
              "  in the log (same target) count, and only the rest of its N draws are measured.\n"
              "  --shard i/N keeps workloads i, i+N, i+2N, ... (0-based) so N machines split a list.\n"
              "  --target STR overrides the record's target string (default: this host's, with -mcpu).\n"
+             "  --cpu-clock times one-thread runs by the thread's CPU time, as tune does (default: the wall\n"
+             "  clock, which the saved datasets used): on a loaded machine, time slices that other\n"
+             "  processes take are not charged to the kernel. Ignored with --threads > 1.\n"
              "merge: writes every usable record of the inputs to -o (replacing it atomically), once per\n"
              "  (workload, target, steps); unreadable lines are reported with their line numbers. --combine\n"
              "  keeps every measurement of a program instead: the costs of its later records join the first\n"

@@ -13,12 +13,13 @@
 
 static void remeasure_usage(FILE *f) {
   fprintf(f, "usage: portent dataset remeasure --from in.jsonl [--from ...] --log out.jsonl [--shard i/N]\n"
-             "       [--limit N] [--failed] [--threads T] [--min-time SEC] [--timeout SEC] [--target STR]\n\n"
+             "       [--limit N] [--failed] [--threads T] [--min-time SEC] [--timeout SEC] [--cpu-clock] [--target STR]\n\n"
              "Measures every distinct (workload, steps) of the --from logs again on this machine and\n"
              "appends one record each to --log, grouped by workload (one reference output per task).\n"
              "Records that failed on their own platform are left out unless --failed. Resumable: a\n"
              "program already in --log with this target string is not measured again. --shard i/N keeps\n"
-             "tasks i, i+N, ... (0-based); --limit stops after N measurements.\n");
+             "tasks i, i+N, ... (0-based); --limit stops after N measurements. --cpu-clock: as in dataset\n"
+             "collect (one-thread runs timed by the thread's CPU time).\n");
 }
 
 typedef struct {

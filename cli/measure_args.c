@@ -13,6 +13,10 @@ void measure_args_init(measure_args *a) {
 
 int measure_args_take(measure_args *a, const char *cmd, int argc, char **argv, int *i) {
   const char *o = argv[*i];
+  if (strcmp(o, "--cpu-clock") == 0) {
+    a->mo.cpu_clock = true; /* pc_measure_clock's rule: one-thread runs only, as tune's default */
+    return 1;
+  }
   if (*i + 1 >= argc) return 0;
   const char *v = argv[*i + 1];
   if (strcmp(o, "--threads") == 0) a->mo.threads = atoi(v);

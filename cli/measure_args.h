@@ -6,12 +6,13 @@
 #include "compiler.h"
 
 typedef struct {
-  pc_measure_opts mo;     /* --threads, --min-time, --timeout */
+  pc_measure_opts mo;     /* --threads, --min-time, --timeout, --cpu-clock */
   const char *target;     /* --target T.json: the platform the records name */
   int shard, n_shards;    /* --shard i/N */
 } measure_args;
 
-/* Defaults of the dataset commands: 0.05 s per measurement, a 5 s timeout, the whole work. */
+/* Defaults of the dataset commands: 0.05 s per measurement by the wall clock, a 5 s timeout, the
+ * whole work. */
 void measure_args_init(measure_args *a);
 /* Consumes a measurement option at argv[*i] if it is one; returns 1 if consumed, 0 if not, -1
  * on a bad value (said on stderr, prefixed with `cmd`). */

@@ -12,6 +12,12 @@ check collect 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:1
 check shard 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
   --min-time 0 --log "$tmp/s1.jsonl" --seed 3 --shard 1/2
 [ "$(lines "$tmp/s1.jsonl")" -eq 6 ] || { echo "FAIL shard: $(lines "$tmp/s1.jsonl") records, expected 6"; fail=1; }
+check cpu-clock 0 "$portent" dataset collect --workloads 'matmul:32,24,40' --per-workload 2 \
+  --min-time 0 --log "$tmp/c.jsonl" --seed 3 --threads 1 --cpu-clock
+[ "$(lines "$tmp/c.jsonl")" -eq 2 ] || { echo "FAIL cpu-clock: $(lines "$tmp/c.jsonl") records, expected 2"; fail=1; }
+check cpu-clock-remeasure 0 "$portent" dataset remeasure --from "$tmp/c.jsonl" --log "$tmp/c2.jsonl" --threads 1 --cpu-clock \
+  --min-time 0 --target "llvm -keys=cpu -mcpu=other"
+[ "$(lines "$tmp/c2.jsonl")" -eq 2 ] || { echo "FAIL cpu-clock-remeasure: $(lines "$tmp/c2.jsonl") records, expected 2"; fail=1; }
 check merge 0 "$portent" dataset merge -o "$tmp/m.jsonl" "$tmp/d.jsonl" "$tmp/d.jsonl"
 has merge "$tmp/out" "duplicates dropped"
 distinct=$(sed 's/"r": .*//' "$tmp/d.jsonl" | sort -u | wc -l | tr -d ' ')
