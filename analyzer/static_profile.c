@@ -104,14 +104,35 @@ static int find_sites(sprof *s, LLVMModuleRef mod, pt_diag *d) {
   return 0;
 }
 
+static pa_counter *counter_of(sprof *s, int g) {
+  if (!s->counters[g]) s->counters[g] = pa_counter_new(s->fns[g], &s->f[g]);
+  return s->counters[g];
+}
+
+/* Block counts of one call of parallel body g on chunk `part` of `parts` of its `extent`
+ * iterations, the bounds pt_parallel_for passes it, into one[] (zeroed first): 0, 1 when the
+ * chunk is empty (nothing counted), or pa_counter_run's (negative) error. */
+static int count_chunk(sprof *s, int g, int64_t extent, int parts, int part, int64_t *one, pt_diag *d) {
+  int64_t args[3] = {0}, b, e;
+  bool known[3] = {false, true, true};
+  pt_pool_chunk(extent, parts, part, &b, &e);
+  memset(one, 0, sizeof *one * ((size_t)s->f[g].n_blocks + 1));
+  if (b >= e) return 1;
+  args[1] = b, args[2] = e;
+  return pa_counter_run(counter_of(s, g), args, known, one, d);
+}
+
+/* Adds `times` executions of one[] (a call's block counts of function g) to its totals. */
+static void add_call(sprof *s, int g, int64_t times, const int64_t *one) {
+  for (int b = 0; b < s->f[g].n_blocks; b++) s->total[g][b] += times * one[b];
+  s->calls[g] += times;
+}
+
 /* Adds `times` calls of function g with these arguments to its totals. */
 static int count_calls(sprof *s, int g, int64_t times, const int64_t *args, const bool *known, pt_diag *d) {
-  if (!s->counters[g]) s->counters[g] = pa_counter_new(s->fns[g], &s->f[g]);
-  int nb = s->f[g].n_blocks;
-  int64_t *one = calloc((size_t)nb + 1, sizeof *one);
-  int err = pa_counter_run(s->counters[g], args, known, one, d);
-  for (int b = 0; b < nb && !err; b++) s->total[g][b] += times * one[b];
-  s->calls[g] += err ? 0 : times;
+  int64_t *one = calloc((size_t)s->f[g].n_blocks + 1, sizeof *one);
+  int err = pa_counter_run(counter_of(s, g), args, known, one, d);
+  if (!err) add_call(s, g, times, one);
   free(one);
   return err;
 }
@@ -127,16 +148,16 @@ static int run_site(sprof *s, const call_site *cs, int threads, pt_diag *d) {
   if (cs->extent <= 0) return 0;
   /* pt_parallel_for runs [0, n) on the caller when the pool has one thread or n is 1 */
   int parts = threads <= 1 || cs->extent == 1 ? 1 : threads, used = 0;
+  int64_t *one = malloc(sizeof *one * ((size_t)s->f[g].n_blocks + 1));
   for (int i = 0; i < parts; i++) {
-    int64_t args[3] = {0}, b, e;
-    bool known[3] = {false, true, true};
-    pt_pool_chunk(cs->extent, parts, i, &b, &e);
-    if (b >= e) continue;
-    args[1] = b, args[2] = e;
-    used++;
-    int err = count_calls(s, g, times, args, known, d);
-    if (err) return err;
+    int rc = count_chunk(s, g, cs->extent, parts, i, one, d);
+    if (rc < 0) {
+      free(one);
+      return rc;
+    }
+    if (rc == 0) add_call(s, g, times, one), used++;
   }
+  free(one);
   int t = parts == 1 ? caller_threads : used;
   if (s->threads[g] < t) s->threads[g] = t;
   return 0;
@@ -146,17 +167,11 @@ static int run_site(sprof *s, const call_site *cs, int threads, pt_diag *d) {
  * work[] `times` over; false when a part cannot be counted statically. */
 static bool site_chunk_work(sprof *s, const call_site *cs, int64_t times, int parts, double *work) {
   int g = cs->callee, nb = s->f[g].n_blocks;
-  if (!s->counters[g]) s->counters[g] = pa_counter_new(s->fns[g], &s->f[g]);
   int64_t *one = malloc(sizeof *one * ((size_t)nb + 1));
   bool ok = true;
   for (int i = 0; i < parts && ok; i++) {
-    int64_t args[3] = {0}, b, e;
-    bool known[3] = {false, true, true};
-    pt_pool_chunk(cs->extent, parts, i, &b, &e);
-    args[1] = b, args[2] = e;
-    memset(one, 0, sizeof *one * ((size_t)nb + 1));
     pt_diag quiet = {0};
-    ok = pa_counter_run(s->counters[g], args, known, one, &quiet) == 0;
+    ok = count_chunk(s, g, cs->extent, parts, i, one, &quiet) >= 0;
     pt_diag_clear(&quiet);
     double w = 0;
     for (int k = 0; k < nb; k++) w += (double)one[k] * s->f[g].blocks[k].n_nodes;
