@@ -221,6 +221,29 @@ static void read_units(reader *r, ptg_target *t, const cJSON *root) {
   }
 }
 
+static ptg_set_walk *set_walks(reader *r, const cJSON *cache, const char *path, int *n) {
+  const cJSON *arr = array(r, cache, path, "set_walks", false);
+  *n = arr ? cJSON_GetArraySize(arr) : 0;
+  ptg_set_walk *walks = pt_alloc(r->a, sizeof(ptg_set_walk) * (size_t)(*n + 1));
+  for (int i = 0; i < *n && !r->err; i++) {
+    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's */
+    snprintf(p, sizeof p, "%.*s.set_walks[%d]", PATH_MAX_LEN - 1, path, i);
+    const cJSON *e = cJSON_GetArrayItem(arr, i);
+    if (!cJSON_IsObject(e)) {
+      bad(r, p, NULL, "expected an object");
+      break;
+    }
+    ptg_set_walk *w = &walks[i];
+    w->stride_bytes = integer64(r, e, p, "stride", true);
+    w->sets = integer(r, e, p, "sets", true, 0);
+    w->lines = integer64(r, e, p, "lines", true);
+    w->latency_ns = fig(r, e, p, "latency_ns", true);
+    w->ns_per_access = fig(r, e, p, "ns_per_access", true);
+    w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
+  }
+  return walks;
+}
+
 static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
   const cJSON *arr = array(r, root, "", "caches", true);
   t->n_caches = arr ? cJSON_GetArraySize(arr) : 0;
@@ -243,6 +266,7 @@ static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
     c->latency_ns = fig(r, e, p, "latency_ns", false);
     c->overlapping_misses = fig(r, e, p, "overlapping_misses", false);
     c->detected_bytes = integer64(r, e, p, "detected_size", false);
+    c->set_walks = set_walks(r, e, p, &c->n_set_walks);
     c->bandwidth = bandwidths(r, e, p, &c->n_bandwidth);
     c->source = str(r, e, p, "source", false);
   }

@@ -114,6 +114,20 @@ static cJSON *cache_json(const ptg_cache *k) {
   add_fig(e, "latency_ns", k->latency_ns);
   if (!isnan(k->overlapping_misses.value) || k->overlapping_misses.source) add_fig(e, "overlapping_misses", k->overlapping_misses);
   if (k->detected_bytes) cJSON_AddNumberToObject(e, "detected_size", (double)k->detected_bytes);
+  if (k->n_set_walks) {
+    cJSON *walks = cJSON_AddArrayToObject(e, "set_walks");
+    for (int i = 0; i < k->n_set_walks; i++) {
+      const ptg_set_walk *w = &k->set_walks[i];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
+      cJSON_AddNumberToObject(x, "sets", w->sets);
+      cJSON_AddNumberToObject(x, "lines", (double)w->lines);
+      add_fig(x, "latency_ns", w->latency_ns);
+      add_fig(x, "ns_per_access", w->ns_per_access);
+      add_fig(x, "overlapping_misses", w->overlapping_misses);
+      cJSON_AddItemToArray(walks, x);
+    }
+  }
   add_bandwidth(e, k->bandwidth, k->n_bandwidth);
   add_str(e, "source", k->source);
   return e;

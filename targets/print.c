@@ -63,6 +63,13 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
             k->associativity, k->shared_by, fmt_fig(b, sizeof b, k->latency_cycles.value), fmt_fig(c, sizeof c, k->latency_ns.value),
             fmt_fig(d, sizeof d, k->overlapping_misses.value), det, bw);
   }
+  const ptg_cache *l1 = ptg_target_cache(t, 1);
+  for (int i = 0; l1 && i < l1->n_set_walks; i++) {
+    const ptg_set_walk *w = &l1->set_walks[i];
+    fprintf(f, "  L1     set walk, stride %lld B, %d set(s), %lld lines: %s ns per access, %s misses in flight\n",
+            (long long)w->stride_bytes, w->sets, (long long)w->lines, fmt_fig(a, sizeof a, w->ns_per_access.value),
+            fmt_fig(b, sizeof b, w->overlapping_misses.value));
+  }
   fprintf(f, "  memory   latency %s ns (%s cycles), %s overlapping misses\n", fmt_fig(a, sizeof a, t->memory.latency_ns.value),
           fmt_fig(b, sizeof b, t->memory.latency_cycles.value), fmt_fig(c, sizeof c, t->memory.overlapping_misses.value));
   for (int i = 0; i < t->memory.n_strided; i++) {

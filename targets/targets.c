@@ -217,3 +217,18 @@ const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t str
       return &t->memory.strided[i];
   return NULL;
 }
+
+double ptg_target_set_inflight(const ptg_target *t, double sets) {
+  const ptg_cache *l1 = ptg_target_cache(t, 1);
+  const ptg_set_walk *lo = NULL, *hi = NULL; /* the rows nearest below and above `sets` */
+  for (int i = 0; l1 && i < l1->n_set_walks; i++) {
+    const ptg_set_walk *w = &l1->set_walks[i];
+    if (!(w->overlapping_misses.value > 0)) continue;
+    if (w->sets <= sets && (!lo || w->sets > lo->sets)) lo = w;
+    if (w->sets >= sets && (!hi || w->sets < hi->sets)) hi = w;
+  }
+  if (!lo || !hi) return lo ? lo->overlapping_misses.value : hi ? hi->overlapping_misses.value : NAN;
+  if (lo->sets == hi->sets) return lo->overlapping_misses.value;
+  double f = log(sets / lo->sets) / log((double)hi->sets / lo->sets);
+  return lo->overlapping_misses.value + f * (hi->overlapping_misses.value - lo->overlapping_misses.value);
+}

@@ -113,6 +113,20 @@ typedef struct {
   ptg_figure read, write, copy, triad;
 } ptg_bandwidth;
 
+/* An L1 walk whose misses all fall in a few of L1's sets (set_walks of level 1): independent
+ * loads `stride` bytes apart over `lines` lines that the next level holds but those sets do not
+ * (the same lines walked again and again, as a column walk of a matrix in L2). overlapping_misses
+ * = one random chase's latency over the same lines / ns_per_access: how many L1 misses are in
+ * flight when they fall in `sets` sets (Zen 4 serves about one per set at a time). */
+typedef struct {
+  int64_t stride_bytes;
+  int sets;          /* L1 sets the walk's lines fall in (the set index is virtual within a page) */
+  int64_t lines;     /* lines walked */
+  ptg_figure latency_ns;         /* one chase through the same lines in random order */
+  ptg_figure ns_per_access;      /* the strided walk, independent loads */
+  ptg_figure overlapping_misses; /* latency_ns / ns_per_access */
+} ptg_set_walk;
+
 typedef struct {
   int level;                 /* 1, 2, 3 */
   int64_t size_bytes;        /* per instance */
@@ -126,6 +140,8 @@ typedef struct {
    * law). Random order, so the prefetchers cannot help; NaN when not measured. */
   ptg_figure overlapping_misses;
   int64_t detected_bytes;    /* boundary found from the latency curve, 0 if not */
+  int n_set_walks;           /* level 1 only; 0: not measured (the predictor then has no per-set limit) */
+  ptg_set_walk *set_walks;   /* "set_walks", by increasing sets */
   int n_bandwidth;
   ptg_bandwidth *bandwidth;
   const char *source;
@@ -265,6 +281,7 @@ void ptg_target_free(ptg_target *t);
  * gets the new date, the new sources and a note of what changed. replaced/added are outputs. */
 typedef struct {
   bool units, memory, runtime, gpu; /* in: which sections fresh measured */
+  bool sets; /* in: L1's set walks (caches[0].set_walks); without it base's are kept */
   bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
              * memory.strided_walks): without it base's are kept even when memory is replaced */
   int replaced, added;              /* out: instruction rows */
@@ -311,6 +328,10 @@ double ptg_target_fork_join_ns(const ptg_target *t, int threads);
 double ptg_target_barrier_ns(const ptg_target *t, int threads);
 /* The strided walk measured with this stride and page size; NULL when there is none. */
 const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t stride_bytes, int64_t page_bytes);
+/* L1 misses in flight when they fall in `sets` of L1's sets: the set walk measured with that
+ * many sets, else interpolated in log(sets) between the nearest two (the nearest one beyond
+ * them); NaN when L1 has no set walks. */
+double ptg_target_set_inflight(const ptg_target *t, double sets);
 /* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
 typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
 double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);

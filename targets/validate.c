@@ -93,6 +93,18 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
     range(&c, p, "latency_ns", k->latency_ns, 0, 10000);
     range(&c, p, "overlapping_misses", k->overlapping_misses, 0, 1000);
     if (k->detected_bytes < 0) bad(&c, "%s.detected_size: negative", p);
+    if (k->n_set_walks && k->level != 1) bad(&c, "%s.set_walks: only L1 has them (its sets are what they measure)", p);
+    for (int j = 0; j < k->n_set_walks && !c.err; j++) {
+      const ptg_set_walk *w = &k->set_walks[j];
+      char q[96];
+      snprintf(q, sizeof q, "%s.set_walks[%d]", p, j);
+      if (w->stride_bytes < 1 || w->stride_bytes > ((int64_t)1 << 30)) bad(&c, "%s.stride: must be 1..2^30 bytes", q);
+      if (w->sets < 1 || w->sets > 1 << 20) bad(&c, "%s.sets: must be 1..2^20", q);
+      if (w->lines < 1) bad(&c, "%s.lines: must be at least 1", q);
+      range(&c, q, "latency_ns", w->latency_ns, 0, 1e5);
+      range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
+      range(&c, q, "overlapping_misses", w->overlapping_misses, 0, 1000);
+    }
     bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
   }
   range(&c, "memory", "latency_ns", t->memory.latency_ns, 0, 1e5);

@@ -36,6 +36,17 @@ int main(void) {
   for (int i = 0; i < t->memory.n_strided; i++)
     CHECK_MSG(t->memory.strided[i].ns_per_access.value > 0 && t->memory.strided[i].ns_per_access.value < 1000,
               "stride %lld: %g ns", (long long)t->memory.strided[i].stride_bytes, t->memory.strided[i].ns_per_access.value);
+  /* L1 set walks (set_walks.c): every row timed, by increasing sets, in flight at least about
+   * one (a miss is served) and no more than the lines walked */
+  const ptg_cache *l1 = &t->caches[0];
+  CHECK_MSG(l1->associativity < 1 || l1->n_set_walks >= 4, "%d set walks", l1->n_set_walks);
+  for (int i = 0; i < l1->n_set_walks; i++) {
+    const ptg_set_walk *sw = &l1->set_walks[i];
+    CHECK(i == 0 || sw->sets >= l1->set_walks[i - 1].sets);
+    CHECK(sw->lines > (int64_t)sw->sets * l1->associativity);
+    CHECK_MSG(sw->overlapping_misses.value >= 0.5 && sw->overlapping_misses.value <= sw->lines, "stride %lld: %g in flight",
+              (long long)sw->stride_bytes, sw->overlapping_misses.value);
+  }
   if (add && fma && iadd && load) {
     CHECK_MSG(add->latency.value >= 1 && add->latency.value <= 8, "f32 add latency %g", add->latency.value);
     CHECK_MSG(fma->latency.value >= 2 && fma->latency.value <= 8, "f32 fma latency %g", fma->latency.value);

@@ -50,6 +50,11 @@ static ptg_target *sample(void) {
   t->memory.strided = pt_alloc(t->arena, 2 * sizeof(ptg_strided_walk));
   t->memory.strided[0] = (ptg_strided_walk){4096, 4096, {.value = 9.85, .spread = 0.1, .reps = 5}, {.value = 16.9, .spread = 0.1, .reps = 5}};
   t->memory.strided[1] = (ptg_strided_walk){4160, 2 << 20, {.value = 2.5}, {.value = 66.3}};
+  t->caches[0].n_set_walks = 3;
+  t->caches[0].set_walks = pt_alloc(t->arena, 3 * sizeof(ptg_set_walk));
+  t->caches[0].set_walks[0] = (ptg_set_walk){4096, 1, 64, {.value = 4.7}, {.value = 2.75}, {.value = 1.7, .reps = 5}};
+  t->caches[0].set_walks[1] = (ptg_set_walk){2048, 2, 128, {.value = 4.3}, {.value = 2.15}, {.value = 2.0}};
+  t->caches[0].set_walks[2] = (ptg_set_walk){512, 8, 512, {.value = 4.0}, {.value = 0.5}, {.value = 8.0}};
   t->caches[0].n_bandwidth = 1;
   t->caches[0].bandwidth = pt_alloc(t->arena, sizeof(ptg_bandwidth));
   t->caches[0].bandwidth[0] = (ptg_bandwidth){.threads = 1, .read = {.value = 200}, .write = {.value = 100},
@@ -117,7 +122,26 @@ int main(void) {
     CHECK(ptg_target_fork_join_ns(u, 2) == 2000 && ptg_target_fork_join_ns(u, 4) == 4000);
     CHECK(ptg_target_bandwidth(u, 1, 8, PTG_BW_READ) == 200);
     CHECK(isnan(ptg_target_bandwidth(u, 1, 1, PTG_BW_COPY)));
+    /* L1's set walks: a measured set count answers its row, 4 sets lies halfway (in log) between
+     * 2 and 8, fewer or more than measured take the nearest row; no rows: unknown */
+    CHECK(u->caches[0].n_set_walks == 3 && u->caches[0].set_walks[0].overlapping_misses.reps == 5);
+    CHECK(fabs(ptg_target_set_inflight(u, 2) - 2.0) < 1e-9 && fabs(ptg_target_set_inflight(u, 4) - 5.0) < 1e-9);
+    CHECK(fabs(ptg_target_set_inflight(u, 1) - 1.7) < 1e-9 && fabs(ptg_target_set_inflight(u, 64) - 8.0) < 1e-9);
+    u->caches[0].n_set_walks = 0;
+    CHECK(isnan(ptg_target_set_inflight(u, 2)));
+    u->caches[0].n_set_walks = 3;
   }
+  /* a set walk on L2, or with no sets: refused, naming the path */
+  ptg_cache *l2 = &t->caches[1];
+  l2->n_set_walks = 1, l2->set_walks = t->caches[0].set_walks;
+  pt_diag_clear(&d);
+  CHECK_MSG(ptg_target_validate(t, "t", &d) < 0 && strstr(d.msg, "caches[1].set_walks"), "%s", d.msg);
+  l2->n_set_walks = 0;
+  t->caches[0].set_walks[1].sets = 0;
+  pt_diag_clear(&d);
+  CHECK_MSG(ptg_target_validate(t, "t", &d) < 0 && strstr(d.msg, "caches[0].set_walks[1].sets"), "%s", d.msg);
+  t->caches[0].set_walks[1].sets = 2;
+  pt_diag_clear(&d);
   /* a strided walk on pages smaller than 4 KiB, a negative figure, a repeated walk: refused */
   static const struct {
     const char *walk, *path;

@@ -154,6 +154,32 @@ int main(void) {
   }
   ptg_target_free(f4);
 
+  /* L1's set walks measured alone (--only l1sets): they replace base's (none), the L1 latency
+   * stays; then the memory section alone keeps them */
+  ptg_target *f6 = fresh_target(26);
+  f6->n_insts = 0;
+  f6->caches[0].n_set_walks = 1;
+  f6->caches[0].set_walks = pt_alloc(f6->arena, sizeof(ptg_set_walk));
+  f6->caches[0].set_walks[0] = (ptg_set_walk){2048, 2, 128, {.value = 4.3}, {.value = 2.2}, {.value = 1.95}};
+  ptg_update_summary s6 = {.sets = true};
+  u = ptg_target_update(base, f6, &s6, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    CHECK(fabs(u->caches[0].latency_cycles.value - 4) < 1e-9 && u->caches[0].n_set_walks == 1 &&
+          u->caches[0].set_walks[0].sets == 2 && fabs(u->caches[0].set_walks[0].overlapping_misses.value - 1.95) < 1e-9);
+    CHECK(strstr(u->notes, "L1 set walks"));
+    ptg_target *f7 = fresh_target(26);
+    f7->n_insts = 0;
+    f7->caches[0].latency_cycles.value = 5;
+    ptg_update_summary s7 = {.memory = true};
+    ptg_target *v = ptg_target_update(u, f7, &s7, &d);
+    CHECK_MSG(v && v->caches[0].n_set_walks == 1 && fabs(v->caches[0].latency_cycles.value - 5) < 1e-9, "%s", d.msg);
+    ptg_target_free(v);
+    ptg_target_free(f7);
+    ptg_target_free(u);
+  }
+  ptg_target_free(f6);
+
   ptg_target_free(base);
   ptg_target_free(fresh);
   ptg_target_free(f2);
