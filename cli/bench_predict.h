@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 15
-#define BP_HEADLINE 14 /* steady+bw+overlap+strides+lanes: portent's default model */
+#define BP_PRESETS 16
+#define BP_HEADLINE 15 /* steady+bw+overlap+strides+lanes+sets: portent's default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

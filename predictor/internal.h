@@ -86,6 +86,11 @@ double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, do
  * once per window. */
 void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double window_iterations, double *miss,
                       double *miss_inflight, double *tlb, double *longest);
+/* Cycles (per thread, over the run) loop `loop` of f takes at least for the L1 fills of its
+ * walks that fall in few L1 sets: those sets hold only the target's set-walk figure of fills at
+ * once (ptg_target_set_inflight), each for an L2 round trip; trip[j], ecount[j]: block j's
+ * iterations per entry into its loop and executions per thread. 0 without set walks. */
+double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
 
 /* Cycles that loop `loop` of f takes at least for its float recurrences through several blocks
  * (carried_edges whose phi is the loop's header): the longest chain of adds from the phi's user

@@ -147,12 +147,19 @@ static int64_t gcd64(int64_t a, int64_t b) {
  * pp_misses_set_assoc. A level no larger than a page (L1 here) is deterministic: all lost
  * when a position holds more lines than ways. */
 #define PAGE_BYTES 4096 /* x86-64 and AArch64 base page */
-static double walk_lost(double trip, int64_t step, int64_t sets, int ways, double streams) {
-  if (sets < 1 || ways < 1) return 0;
+/* The sets of a level (`sets` of them) that a walk `step` lines apart falls in within a page
+ * (the index bits a page holds are virtual), at most `trip`. */
+static double walk_positions(double trip, int64_t step, int64_t sets) {
   int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
   int64_t g = gcd64(step % page_sets, page_sets);
   double positions = (double)(page_sets / (g > 0 ? g : page_sets));
-  if (positions > trip) positions = trip;
+  return positions > trip ? trip : positions;
+}
+
+static double walk_lost(double trip, int64_t step, int64_t sets, int ways, double streams) {
+  if (sets < 1 || ways < 1) return 0;
+  int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
+  double positions = walk_positions(trip, step, sets);
   double per_position = streams * trip / positions, colours = (double)(sets / page_sets);
   if (colours <= 1) return per_position > ways ? 1 : 0;
   return set_miss(per_position - 1, colours, ways);
@@ -199,6 +206,17 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
 }
 
 static int64_t abs_stride(const pa_node *n) { return n->strides[0] < 0 ? -n->strides[0] : n->strides[0]; }
+
+/* Whether the sweep of a walk comes back: the enclosing loop's next iteration reuses its lines. */
+static bool sweep_reused(const pa_node *n) {
+  return n->n_strides >= 2 && n->strides[1] != PA_STRIDE_UNKNOWN && n->strides[1] > -PA_LINE_BYTES &&
+         n->strides[1] < PA_LINE_BYTES;
+}
+
+static bool same_walk(const pa_node *a, const pa_node *b) {
+  return a->array == b->array && a->n_strides == b->n_strides &&
+         memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->n_strides) == 0;
+}
 
 /* Misses in flight out of the level above `serving` (1-based; levels + 1 = memory): the
  * overlapping_misses measured by random chases over `serving` (microbench: caches[].
@@ -266,10 +284,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
     pages += span > 1 ? span : 1;
     page_accesses += span;
     if (s < PA_LINE_BYTES) continue;
-    /* the sweep comes back only if the enclosing loop's next iteration reuses its lines */
-    bool reused = n->n_strides >= 2 && n->strides[1] != PA_STRIDE_UNKNOWN && n->strides[1] > -PA_LINE_BYTES &&
-                  n->strides[1] < PA_LINE_BYTES;
-    if (!reused) continue;
+    if (!sweep_reused(n)) continue; /* the reuse histograms see the rest */
     /* the expected latency beyond L1 of one access: the fraction each level loses goes on
      * to the next (a level loses at least what the one above it lost). `worst` is the latency
      * of the deepest level that serves this walk at least once per reorder window: a rarer miss
@@ -325,4 +340,63 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
       *tlb = page_accesses / trip * pp_level_latency(t, L) / walkers;
     }
   }
+}
+
+/* Cycles loop `loop` of f takes at least for the L1 fills of its set-conflicting walks: a walk
+ * whose sweep comes back (sweep_reused) but falls in fewer of L1's sets than its lines need
+ * misses L1 on the lost fraction of its accesses (walk_lost), and those misses all fall in the
+ * walk's few sets, which hold only so many fills at once (the target's set walks,
+ * ptg_target_set_inflight; Zen 4 about one per set), each for an L2 round trip. Walks are taken
+ * over all the loop's own blocks: a loop body split by guards into blocks reads the neighbouring
+ * elements of one walk in several of them (conv_r50_5 #23: the nine weights of a 3x3 window, one
+ * line, in nine blocks), one stream as within a block (distinct_walks); walks of one object at one
+ * stride share their sets (their offsets are unknown), so their misses add up. trip[j] and
+ * ecount[j] are block j's iterations per entry into its loop and its executions per thread. 0
+ * when the target has no set walks. */
+double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount) {
+  const ptg_target *t = pp->t;
+  const ptg_cache *l1 = ptg_target_cache(t, 1);
+  if (!l1 || l1->n_set_walks == 0 || l1->associativity < 1 || loop < 0 || loop >= f->n_loops) return 0;
+  int64_t sets = l1->size_bytes / (l1->line_bytes > 0 ? l1->line_bytes : PA_LINE_BYTES) / l1->associativity;
+  const pa_loop *L = &f->loops[loop];
+  int cap = 0;
+  for (int k = 0; k < L->n_blocks; k++) cap += f->blocks[L->blocks[k]].n_nodes;
+  if (cap == 0) return 0;
+  struct walk {
+    const pa_node *n;
+    double trip, execs;
+  } *w = malloc(sizeof *w * (size_t)cap);
+  int m = 0;
+  for (int k = 0; k < L->n_blocks; k++) {
+    int j = L->blocks[k];
+    const pa_block *b = &f->blocks[j];
+    if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
+    for (int i = 0; i < b->n_nodes; i++) {
+      const pa_node *n = &b->nodes[i];
+      if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || !sweep_reused(n)) continue;
+      int at = 0;
+      while (at < m && !same_walk(w[at].n, n)) at++;
+      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j]};
+      else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
+    }
+  }
+  double worst = 0;
+  for (int a = 0; a < m; a++) {
+    int64_t s = abs_stride(w[a].n);
+    double same_stride = 0, misses = 0;
+    for (int v = 0; v < m; v++)
+      same_stride += abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array;
+    double positions = walk_positions(w[a].trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, sets);
+    for (int v = 0; v < m; v++) {
+      if (abs_stride(w[v].n) != s || w[v].n->array != w[a].n->array) continue;
+      const pa_node *n = w[v].n;
+      double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
+      misses += walk_lost(w[v].trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, sets, l1->associativity, same_stride) * parts *
+                w[v].execs;
+    }
+    double inflight = ptg_target_set_inflight(t, positions);
+    if (inflight > 0 && misses * pp_level_latency(t, 2) / inflight > worst) worst = misses * pp_level_latency(t, 2) / inflight;
+  }
+  free(w);
+  return worst;
 }

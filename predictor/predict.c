@@ -17,8 +17,9 @@ void pp_options_default(pp_options *o) {
   memset(o, 0, sizeof *o);
   /* "steady+bw+overlap+strides": the best MAPE and Spearman on the Zen 5 set (docs/validation.md,
    * session 4) among the models that predict a set-conflicting column walk slower; "+lanes"
-   * (session 7): its held-out half wins on Zen 4 and ties on Zen 5 (no scatter rows there) */
-  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = true;
+   * (session 7): its held-out half wins on Zen 4 and ties on Zen 5 (no scatter rows there);
+   * "+sets" (session 10): Zen 4's set walks, the other sets unchanged (their targets have none) */
+  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -39,6 +40,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 8 && strcmp(base + len - 8, "+carried") == 0) base[len - 8] = 0, o->carried = more = true;
     else if (len > 9 && strcmp(base + len - 9, "+inflight") == 0) base[len - 9] = 0, o->level_inflight = more = true;
     else if (len > 6 && strcmp(base + len - 6, "+lanes") == 0) base[len - 6] = 0, o->lanes = more = true;
+    else if (len > 5 && strcmp(base + len - 5, "+sets") == 0) base[len - 5] = 0, o->l1_sets = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -368,6 +370,37 @@ static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred
   free(execs);
 }
 
+/* +sets: a loop takes at least the cycles its walks' L1 misses need where they fall in few L1
+ * sets (pp_loop_l1_sets), against all its blocks' cycles as carried_bounds does; the excess is
+ * memory time of the costliest of the loop's own blocks. */
+static void l1_set_bounds(pp_predictor *pp, const pa_profile *p, const pa_function *f, pp_block_pred *blocks) {
+  double *trip = malloc(sizeof(double) * (size_t)(2 * f->n_blocks + 1)), *ecount = trip + f->n_blocks;
+  for (int j = 0; j < f->n_blocks; j++) {
+    const pa_block *b = &f->blocks[j];
+    ecount[j] = blocks[j].ecount;
+    trip[j] = b->loop >= 0 && b->loop < f->n_loops ? loop_trip(p, f, b, block_executions(p, f, b)) : 0;
+  }
+  for (int l = 0; l < f->n_loops; l++) {
+    double need = pp_loop_l1_sets(pp, f, l, trip, ecount);
+    if (need <= 0) continue;
+    const pa_loop *L = &f->loops[l];
+    double have = 0;
+    int costliest = -1;
+    for (int k = 0; k < L->n_blocks; k++) {
+      int j = L->blocks[k];
+      have += blocks[j].total_cycles;
+      if (f->blocks[j].loop == l && blocks[j].ecount > 0 && (costliest < 0 || blocks[j].total_cycles > blocks[costliest].total_cycles))
+        costliest = j;
+    }
+    if (costliest < 0 || need <= have) continue;
+    pp_block_pred *bp = &blocks[costliest];
+    bp->total_cycles += need - have;
+    bp->cycles = bp->total_cycles / bp->ecount;
+    bp->bound = PP_BOUND_MEMORY;
+  }
+  free(trip);
+}
+
 pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   const ptg_target *t = pp->t;
   if (!p || p->version != PA_PROFILE_VERSION) {
@@ -538,6 +571,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       }
     }
     if (pp->o.carried && pp->o.steady_state) carried_bounds(pp, f, r->blocks + first_block, fp->load_latency);
+    if (pp->o.l1_sets && pp->o.strides) l1_set_bounds(pp, p, f, r->blocks + first_block);
     for (int j = first_block; j < r->n_blocks; j++) {
       pp_block_pred *bp = &r->blocks[j];
       fp->cycles += bp->total_cycles;

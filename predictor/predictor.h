@@ -38,15 +38,19 @@ typedef struct pp_options {
   bool lanes;           /* gathers and scatters by where their lanes fall: scatters with the
                            target's scatter rows, lanes a page or more apart (the profile's
                            lane_step) with its gather_page / scatter_page rows; off: all as gathers */
+  bool l1_sets;         /* strides: a set-conflicting walk's L1 misses, which fall in few L1 sets,
+                           overlap at most as the target's set walks say (caches[0].set_walks;
+                           Zen 4: about one per set); a target without them: no such bound */
 } pp_options;
 
-/* The default model, "steady+bw" (steady state and bandwidth bound; threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
  * consecutive loop instances (steady-state presets); + "+strides": the per-access strides;
  * + "+carried": the recurrences through several blocks; + "+inflight": per-level misses in flight
- * for the strided walks; + "+lanes": scatter and page-apart rows for gathers and scatters. Suffixes
+ * for the strided walks; + "+lanes": scatter and page-apart rows for gathers and scatters; + "+sets":
+ * L1 misses in flight per set for walks in few L1 sets. Suffixes
  * combine ("steady+bw+overlap-assoc"). Keeps o's threads and no_breakdown: o must be initialized. */
 int pp_options_preset(pp_options *o, const char *name);
 
