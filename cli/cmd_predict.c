@@ -17,7 +17,7 @@ static void usage(FILE *f) {
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets:\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -39,7 +39,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

@@ -18,8 +18,10 @@ void pp_options_default(pp_options *o) {
   /* "steady+bw+overlap+strides": the best MAPE and Spearman on the Zen 5 set (docs/validation.md,
    * session 4) among the models that predict a set-conflicting column walk slower; "+lanes"
    * (session 7): its held-out half wins on Zen 4 and ties on Zen 5 (no scatter rows there);
-   * "+sets" (session 10): Zen 4's set walks, the other sets unchanged (their targets have none) */
-  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = true;
+   * "+sets" (session 10): Zen 4's set walks, the other sets unchanged (their targets have none);
+   * "+carried" (session 10): better MAPE and Spearman on all five saved sets (conv_r50_1's
+   * reductions through several blocks overlap as single-block ones do) */
+  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {

@@ -43,7 +43,7 @@ typedef struct pp_options {
                            Zen 4: about one per set); a target without them: no such bound */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

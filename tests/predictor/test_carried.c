@@ -90,6 +90,12 @@ int main(void) {
          "without %.2f\n", chain, with, without, l_ov, s_ov, s_no);
   CHECK_MSG(s_ov < 0.6 * s_no, "short reductions: %g cycles per iteration overlapped, %g not", s_ov, s_no);
   CHECK_MSG(l_ov > 0.9 * with, "long reductions: %g cycles per iteration overlapped, %g not", l_ov, with);
+  /* the default model has both since session 10: the short reductions overlap there too */
+  pp_options def;
+  pp_options_default(&def);
+  CHECK(def.carried && def.overlap && def.steady_state);
+  double s_def = cycles_per_iteration(shrt, t, "steady+bw+overlap+strides+lanes+sets+carried", 4.0 * 16384);
+  CHECK_MSG(fabs(s_def - s_ov) < 0.05 * s_ov, "default: %g cycles per iteration, +overlap+carried %g", s_def, s_ov);
 
   pa_profile_free(lng), pa_profile_free(shrt);
   ptg_target_free(t);
