@@ -376,6 +376,8 @@ static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred
  * sets (pp_loop_l1_sets), against all its blocks' cycles as carried_bounds does; the excess is
  * memory time of the costliest of the loop's own blocks. */
 static void l1_set_bounds(pp_predictor *pp, const pa_profile *p, const pa_function *f, pp_block_pred *blocks) {
+  const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
+  if (!l1 || l1->n_set_walks == 0 || f->n_loops == 0) return; /* nothing to bound by */
   double *trip = malloc(sizeof(double) * (size_t)(2 * f->n_blocks + 1)), *ecount = trip + f->n_blocks;
   for (int j = 0; j < f->n_blocks; j++) {
     const pa_block *b = &f->blocks[j];
