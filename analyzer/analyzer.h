@@ -14,6 +14,12 @@
 #define PA_PROFILE_VERSION 1
 #define PA_LINE_BYTES 64  /* reuse is measured at cache-line granularity */
 #define PA_REUSE_BINS 48  /* bin 0: distance 0; bin k >= 1: 2^(k-1) <= d < 2^k */
+/* Per-set reuse for caches of PA_SETS sets of PA_LINE_BYTES lines (every x86 L1D in targets/:
+ * 32K 8-way, 48K 12-way, 16K 4-way): distances 0..PA_SET_EXACT-1 one bin each, then log2 bins
+ * [2^k, 2^(k+1)) from PA_SET_EXACT on, the last open-ended. */
+#define PA_SETS 64
+#define PA_SET_EXACT 32
+#define PA_SET_BINS 48
 #define PA_MAX_THREADS 64 /* distinct threads one run may use */
 
 /* Operation classes: the same names the target descriptions key their instruction tables by. */
@@ -153,6 +159,18 @@ typedef struct {
   double bins[PA_REUSE_BINS];
   double cold;                /* first touches of a line */
   double accesses;            /* sum of bins and cold */
+  /* Optional (absent from profiles written before session 10; has_* false then): */
+  /* bins[k] split into the linear quarters of its range, [lo + q x lo/4, lo + (q+1) x lo/4)
+   * for lo = 2^(k-1), so caches of 1.25, 1.5 and 1.75 x 2^n lines (48 KiB = 768 lines) fall
+   * on a boundary; the four sum to bins[k]. */
+  bool has_quarters;
+  double quarters[PA_REUSE_BINS][4];
+  /* Per-set distances for PA_SETS sets (address bits 6-11): distinct lines of the access's own
+   * set touched since its line's last access (bins: pa_set_bin). An A-way LRU cache of
+   * PA_SETS sets misses exactly cold + the accesses at per-set distance >= A. Sums to
+   * accesses - cold. */
+  bool has_sets;
+  double sets[PA_SET_BINS];
 } pa_reuse_hist;
 
 typedef struct {
@@ -322,6 +340,15 @@ double pa_block_ecount(const pa_function *f, const pa_block *b);
 /* Misses of a fully associative LRU cache of `lines` lines: accesses at distance >= lines
  * plus cold misses (exact when lines is a power of two). */
 double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines);
+/* The same for any size: where `lines` falls inside a bin, the bin's (or, with quarters, the
+ * quarter's) distances are taken as spread evenly over it. */
+double pa_reuse_misses_at(const pa_reuse_hist *h, double lines);
+/* Misses of a `ways`-way LRU cache of PA_SETS sets: cold + per-set distances >= ways (exact for
+ * ways <= PA_SET_EXACT, even spread in a log2 bin above); -1 when h has no per-set bins. */
+double pa_reuse_misses_sets(const pa_reuse_hist *h, int ways);
+int pa_set_bin(int64_t set_distance); /* the per-set bin of a distance */
+/* sum += x, the optional parts kept only when both have them (or sum is still empty). */
+void pa_reuse_hist_add(pa_reuse_hist *sum, const pa_reuse_hist *x);
 /* Largest |difference| of the miss ratios (misses / accesses) of two histograms over fully
  * associative LRU caches of lo, 2lo, 4lo, ... <= hi lines (the miss-ratio curves' distance). */
 double pa_reuse_mrc_distance(const pa_reuse_hist *a, const pa_reuse_hist *b, int64_t lo, int64_t hi);

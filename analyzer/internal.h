@@ -182,16 +182,26 @@ void pa_tracker_free(pa_tracker *t);
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 /* Counts of one group, PA_TRACKER_WORDS of them: PA_REUSE_BINS bins then cold counted
  * exactly (at rate 1: every access; sampling: the accesses measured in bursts, "cold" then
- * meaning beyond the window), then the same for sampled lines (SHARDS estimates), then the
- * sampled accesses that fell outside a burst's measurement. pa_tracker_hist turns them into
- * a histogram. */
-#define PA_TRACKER_WORDS (2 * (PA_REUSE_BINS + 1) + 1)
+ * meaning beyond the window), then the same for sampled lines (SHARDS estimates) from
+ * PA_TW_SAMPLED, then the sampled accesses that fell outside a burst's measurement
+ * (PA_TW_OUTSIDE); then, from PA_TW_QUARTERS, 4 x PA_REUSE_BINS counts by bin and quarter
+ * (exact at rate 1; sampling: burst-measured below the window, SHARDS estimates beyond it),
+ * which only say how each bin spreads over its quarters; then, from PA_TW_SETS, PA_SET_BINS
+ * per-set distance counts (sampling: of the accesses a burst measured to lines it had seen).
+ * pa_tracker_hist turns them into a histogram. Every word after PA_TW_OUTSIDE counts reuses
+ * (no first touches), so time windows scale them as reuses (pa_windows_combine). */
+#define PA_TW_SAMPLED (PA_REUSE_BINS + 1)
+#define PA_TW_OUTSIDE (2 * (PA_REUSE_BINS + 1))
+#define PA_TW_QUARTERS (PA_TW_OUTSIDE + 1)
+#define PA_TW_SETS (PA_TW_QUARTERS + 4 * PA_REUSE_BINS)
+#define PA_TRACKER_WORDS (PA_TW_SETS + PA_SET_BINS)
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
 void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reuse_hist *h);
 /* True while a burst wants every access (not only sampled lines). */
 bool pa_tracker_bursting(const pa_tracker *t);
 int64_t pa_tracker_window(const pa_tracker *t); /* exact-window lines; 0 at rate 1 */
 int pa_reuse_bin(int64_t distance);
+int pa_reuse_quarter(int64_t distance); /* 0..3: the quarter of its bin (0 for distances < 2) */
 /* Warm-ups only set the LRU order the measured windows start from, so repeats of a line still
  * in a small direct-mapped filter are not fed to the tracker; a line is fed (as `group`) when
  * it leaves the filter, and the filter's lines in the order of their last access when the

@@ -56,12 +56,6 @@ pa_profile *pa_profile_static(const pa_module *m, pt_diag *d) {
   return p;
 }
 
-static void hist_add(pa_reuse_hist *sum, const pa_reuse_hist *x) {
-  for (int k = 0; k < PA_REUSE_BINS; k++) sum->bins[k] += x->bins[k];
-  sum->cold += x->cold;
-  sum->accesses += x->accesses;
-}
-
 typedef struct {
   int slot, nf;
   const uint64_t *hist; /* [function][bins + 1] of this thread */
@@ -161,11 +155,16 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
         pa_tracker_hist(keys[t].hist + (size_t)f * PA_TRACKER_WORDS, rate, p->exact_window, &h);
         /* line filter: the repeats are counted exactly, beside the tracker's estimate */
         const uint64_t *rep = r.repeats + ((size_t)keys[t].slot * (size_t)nf + (size_t)f) * PA_REUSE_BINS;
-        for (int k = 0; k < PA_REUSE_BINS; k++) h.bins[k] += (double)rep[k], h.accesses += (double)rep[k];
+        /* their distance is a bound (the loop body's lines) in bin k: counted in its first quarter,
+         * and per set as 0 (the line was touched in the previous iteration) */
+        for (int k = 0; k < PA_REUSE_BINS; k++) {
+          h.bins[k] += (double)rep[k], h.quarters[k][0] += (double)rep[k], h.accesses += (double)rep[k];
+          h.sets[0] += (double)rep[k];
+        }
         if (h.accesses == 0) continue;
         p->reuse[p->n_reuse++] = (pa_reuse_entry){f, t, h};
-        hist_add(&p->reuse_by_function[f], &h);
-        hist_add(&p->reuse_total, &h);
+        pa_reuse_hist_add(&p->reuse_by_function[f], &h);
+        pa_reuse_hist_add(&p->reuse_total, &h);
       }
     free(keys);
   }
@@ -217,23 +216,4 @@ double pa_chunk_share(const pa_function *f, int threads) {
     if (w > busiest) busiest = w;
   }
   return busiest / total;
-}
-
-double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines) {
-  double m = h->cold;
-  for (int k = 0; k < PA_REUSE_BINS; k++) {
-    int64_t lower = k == 0 ? 0 : (int64_t)1 << (k - 1);
-    if (lower >= lines) m += h->bins[k];
-  }
-  return m;
-}
-
-double pa_reuse_mrc_distance(const pa_reuse_hist *a, const pa_reuse_hist *b, int64_t lo, int64_t hi) {
-  double worst = 0;
-  for (int64_t s = lo > 0 ? lo : 1; s <= hi; s *= 2) {
-    double ra = a->accesses > 0 ? pa_reuse_misses(a, s) / a->accesses : 0;
-    double rb = b->accesses > 0 ? pa_reuse_misses(b, s) / b->accesses : 0;
-    if (fabs(ra - rb) > worst) worst = fabs(ra - rb);
-  }
-  return worst;
 }

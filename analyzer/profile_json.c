@@ -40,6 +40,20 @@ static cJSON *hist_json(const pa_reuse_hist *h) {
   for (int k = 0; k <= last; k++) cJSON_AddItemToArray(b, cJSON_CreateNumber(h->bins[k]));
   cJSON_AddNumberToObject(o, "cold", h->cold);
   cJSON_AddNumberToObject(o, "accesses", h->accesses);
+  if (h->has_quarters) { /* optional (session 10): older readers ignore them */
+    cJSON *qs = cJSON_AddArrayToObject(o, "quarters");
+    for (int k = 0; k <= last; k++) {
+      cJSON *q = cJSON_CreateArray();
+      for (int i = 0; i < 4; i++) cJSON_AddItemToArray(q, cJSON_CreateNumber(h->quarters[k][i]));
+      cJSON_AddItemToArray(qs, q);
+    }
+  }
+  if (h->has_sets) {
+    cJSON *ss = cJSON_AddArrayToObject(o, "sets");
+    int top = PA_SET_BINS - 1;
+    while (top >= 0 && h->sets[top] == 0) top--;
+    for (int k = 0; k <= top; k++) cJSON_AddItemToArray(ss, cJSON_CreateNumber(h->sets[k]));
+  }
   return o;
 }
 
@@ -297,6 +311,32 @@ static void read_hist(reader *r, const cJSON *o, const char *ctx, pa_reuse_hist 
   for (int k = 0; k < cJSON_GetArraySize(b); k++) h->bins[k] = cJSON_GetArrayItem(b, k)->valuedouble;
   h->cold = num(r, o, "cold", ctx);
   h->accesses = num(r, o, "accesses", ctx);
+  const cJSON *qs = cJSON_GetObjectItemCaseSensitive(o, "quarters"), *ss = cJSON_GetObjectItemCaseSensitive(o, "sets");
+  if (qs) { /* optional: profiles before session 10 have neither */
+    path_fmt(r->path, sizeof r->path, "%s.quarters", ctx);
+    if (!cJSON_IsArray(qs) || cJSON_GetArraySize(qs) > PA_REUSE_BINS) {
+      bad(r, "an array of at most 48 arrays of 4 counts");
+      return;
+    }
+    for (int k = 0; k < cJSON_GetArraySize(qs); k++) {
+      const cJSON *q = cJSON_GetArrayItem(qs, k);
+      if (!cJSON_IsArray(q) || cJSON_GetArraySize(q) != 4) {
+        bad(r, "an array of at most 48 arrays of 4 counts");
+        return;
+      }
+      for (int i = 0; i < 4; i++) h->quarters[k][i] = cJSON_GetArrayItem(q, i)->valuedouble;
+    }
+    h->has_quarters = true;
+  }
+  if (ss) {
+    path_fmt(r->path, sizeof r->path, "%s.sets", ctx);
+    if (!cJSON_IsArray(ss) || cJSON_GetArraySize(ss) > PA_SET_BINS) {
+      bad(r, "an array of at most 48 per-set bin counts");
+      return;
+    }
+    for (int k = 0; k < cJSON_GetArraySize(ss); k++) h->sets[k] = cJSON_GetArrayItem(ss, k)->valuedouble;
+    h->has_sets = true;
+  }
 }
 
 static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks, int n_loops, pa_block *b) {

@@ -15,7 +15,11 @@
  * window". pa_tracker_hist scales the measured shares to the estimated number of accesses and
  * spreads the beyond-window share over the SHARDS estimates >= W and cold misses. The hash is
  * multiplicative (pa_shards_hash) so instrumented code can test it inline in a few integer
- * operations and call the tracker only for sampled lines and during bursts. */
+ * operations and call the tracker only for sampled lines and during bursts.
+ * Per-set distances (PA_SETS sets, address bits 6-11) come from one LRU stack per set, keyed by
+ * the line's bits above the set index: every line at rate 1; when sampling, every line of a
+ * burst (the stacks cleared with the window), exact for lines the burst has seen, since every
+ * access in between went through them too. */
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,12 +85,19 @@ typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
 #define BURST_GAP_LATER 256
 #define BURSTS_AT_FIRST_GAP 16
 
+/* One stack per set; a line is key line >> 6 in stack line & 63. */
+typedef struct {
+  lru set[PA_SETS];
+} set_stacks;
+
 struct pa_tracker {
   double rate;
   uint64_t threshold; /* keep a line iff pa_shards_hash(line) < threshold */
   int64_t window;     /* lines in the exact window (sampled mode only) */
   lru far;            /* every line (rate 1) or the sampled lines */
   lru near;           /* the exact window (rate < 1) */
+  set_stacks *far_sets;  /* every line's per-set stack (rate 1) */
+  set_stacks *near_sets; /* the bursts' per-set stacks (rate < 1 with a window) */
   burst_phase phase;
   int64_t left;        /* accesses left in this phase (warm: at most) */
   int64_t since;       /* sampled accesses since the last burst ended */
@@ -102,6 +113,19 @@ int pa_reuse_bin(int64_t d) {
   if (d <= 0) return 0;
   int b = 64 - __builtin_clzll((unsigned long long)d); /* floor(log2 d) + 1 */
   return b < PA_REUSE_BINS ? b : PA_REUSE_BINS - 1;
+}
+
+int pa_reuse_quarter(int64_t d) {
+  if (d < 2) return 0;
+  int k = 64 - __builtin_clzll((unsigned long long)d); /* d in [2^(k-1), 2^k) */
+  int64_t lo = (int64_t)1 << (k - 1);
+  return (int)(((uint64_t)(d - lo) << 2) >> (k - 1));
+}
+
+int pa_set_bin(int64_t d) {
+  if (d < PA_SET_EXACT) return d < 0 ? 0 : (int)d;
+  int b = PA_SET_EXACT + (63 - __builtin_clzll((unsigned long long)d)) - __builtin_ctz(PA_SET_EXACT);
+  return b < PA_SET_BINS ? b : PA_SET_BINS - 1;
 }
 
 static void dir_alloc(lru *u, size_t cap) {
@@ -317,18 +341,38 @@ static int64_t lru_access(lru *u, uint64_t line) {
   return dist;
 }
 
+/* Few times at first: 64 stacks, grown by compact() as they fill. */
+static set_stacks *sets_new(void) {
+  set_stacks *s = malloc(sizeof *s);
+  for (int i = 0; i < PA_SETS; i++) lru_init(&s->set[i], 256);
+  return s;
+}
+
+static void sets_free(set_stacks *s) {
+  if (!s) return;
+  for (int i = 0; i < PA_SETS; i++) lru_free(&s->set[i]);
+  free(s);
+}
+
+/* The per-set distance of this access to `line`, -1 if its set's stack has not seen it. */
+static int64_t set_access(set_stacks *s, uint64_t line) {
+  return lru_access(&s->set[line & (PA_SETS - 1)], line / PA_SETS);
+}
+
 pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
   pa_tracker *t = calloc(1, sizeof *t);
   if (rate <= 0 || rate > 1) rate = 1;
   t->rate = rate;
   t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
   lru_init(&t->far, 4096);
+  if (rate >= 1) t->far_sets = sets_new();
   if (rate < 1 && window >= 0) {
     /* W >= 16/R: then distances just beyond the window hold ~16 sampled lines. */
     t->window = window;
     if (!t->window)
       for (t->window = 64; (double)t->window < 16 / rate;) t->window *= 2;
     lru_init(&t->near, 12 * t->window); /* a burst's accesses at most: never renumbered */
+    t->near_sets = sets_new();
     /* Bursts measure 4W accesses after warming for up to 8W, once per BURST_GAP x 4W accesses
      * on average (period in sampled accesses = R x that) for the first BURSTS_AT_FIRST_GAP,
      * then BURST_GAP_LATER / BURST_GAP times as far apart: about 2-4% of a short run's accesses
@@ -348,6 +392,8 @@ void pa_tracker_free(pa_tracker *t) {
   if (!t) return;
   lru_free(&t->far);
   if (t->window) lru_free(&t->near);
+  sets_free(t->far_sets);
+  sets_free(t->near_sets);
   free(t->counts);
   free(t);
 }
@@ -373,8 +419,13 @@ static void lru_clear(lru *u) {
 /* One access during a burst: the exact window's answer, counted when measuring. */
 static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
   int64_t near = lru_access(&t->near, line);
+  int64_t in_set = set_access(t->near_sets, line);
   if (near >= t->window) near = -1; /* beyond the window */
-  if (t->phase == BURST_MEASURE) exact[near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
+  if (t->phase == BURST_MEASURE) {
+    exact[near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
+    if (near >= 0) exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(near) + pa_reuse_quarter(near)]++;
+    if (in_set >= 0) exact[PA_TW_SETS + pa_set_bin(in_set)]++;
+  }
   if (t->phase == BURST_WARM && (int64_t)t->near.n >= t->window) t->left = 1; /* warm: measure next */
   if (--t->left == 0) {
     if (t->phase == BURST_WARM) {
@@ -391,8 +442,15 @@ static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
   uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS, *sampled = exact + PA_REUSE_BINS + 1;
   if (t->rate >= 1) {
-    int64_t d = lru_access(&t->far, line);
-    exact[d < 0 ? PA_REUSE_BINS : pa_reuse_bin(d)]++;
+    int64_t d = lru_access(&t->far, line), in_set = set_access(t->far_sets, line);
+    if (d < 0) {
+      exact[PA_REUSE_BINS]++;
+      return d;
+    }
+    int b = pa_reuse_bin(d);
+    exact[b]++;
+    exact[PA_TW_QUARTERS + 4 * b + pa_reuse_quarter(d)]++;
+    exact[PA_TW_SETS + pa_set_bin(in_set)]++; /* seen before: in_set >= 0 */
     return d;
   }
   bool in_sample = pa_shards_hash(line) < t->threshold;
@@ -402,7 +460,9 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
     int64_t far = lru_access(&t->far, line);
     est = far < 0 ? -1 : (int64_t)((double)far / t->rate + 0.5);
     sampled[far < 0 ? PA_REUSE_BINS : pa_reuse_bin(est)]++;
-    if (!measuring) exact[PA_TRACKER_WORDS - 1]++; /* sampled outside measurement */
+    /* quarters beyond the window come from the sample, below it from the bursts */
+    if (far >= 0 && (!t->window || est >= t->window)) exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(est) + pa_reuse_quarter(est)]++;
+    if (!measuring) exact[PA_TW_OUTSIDE]++; /* sampled outside measurement */
   }
   if (t->phase != BURST_OFF) {
     int64_t near = burst_access(t, line, exact);
@@ -414,25 +474,41 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
   if (in_sample && t->window && ++t->since >= gap) { /* the next access starts a burst */
     t->bursts++;
     lru_clear(&t->near);
+    for (int i = 0; i < PA_SETS; i++) lru_clear(&t->near_sets->set[i]);
     t->phase = BURST_WARM;
     t->left = 2 * t->measure_len;
   }
   return est;
 }
 
+/* Each bin's quarters in the shares its quarter counts give (evenly where it has none). */
+static void quarters_from_counts(const uint64_t *qc, pa_reuse_hist *h) {
+  for (int k = 0; k < PA_REUSE_BINS; k++) {
+    double sum = 0;
+    for (int q = 0; q < 4; q++) sum += (double)qc[4 * k + q];
+    for (int q = 0; q < 4; q++)
+      h->quarters[k][q] = sum > 0 ? h->bins[k] * (double)qc[4 * k + q] / sum : k < 2 ? (q ? 0 : h->bins[k]) : h->bins[k] / 4;
+  }
+  h->has_quarters = true;
+}
+
 void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hist *h) {
-  const uint64_t *sampled = c + PA_REUSE_BINS + 1;
+  const uint64_t *sampled = c + PA_TW_SAMPLED;
   memset(h, 0, sizeof *h);
-  double measured = 0, sampled_all = 0;
-  for (int k = 0; k <= PA_REUSE_BINS; k++) measured += (double)c[k], sampled_all += (double)sampled[k];
+  double measured = 0;
+  for (int k = 0; k <= PA_REUSE_BINS; k++) measured += (double)c[k];
   if (rate >= 1 || (measured == 0 && window > 0) || window <= 0) {
     /* exact, or plain SHARDS (also the fallback when no burst measured anything) */
     double w = rate >= 1 ? 1 : 1 / rate;
     for (int k = 0; k < PA_REUSE_BINS; k++) h->bins[k] = (double)(rate >= 1 ? c[k] : sampled[k]) * w;
     h->cold = (double)(rate >= 1 ? c[PA_REUSE_BINS] : sampled[PA_REUSE_BINS]) * w;
+    if (rate >= 1) { /* per-set distances only where every access of a stretch was seen */
+      for (int k = 0; k < PA_SET_BINS; k++) h->sets[k] = (double)c[PA_TW_SETS + k];
+      h->has_sets = true;
+    }
   } else {
     /* accesses = the measured ones + the rest estimated from the sample */
-    double total = measured + (double)c[PA_TRACKER_WORDS - 1] / rate, scale = total / measured;
+    double total = measured + (double)c[PA_TW_OUTSIDE] / rate, scale = total / measured;
     int near_bins = pa_reuse_bin(window - 1) + 1; /* bins 0..near_bins-1 lie below W */
     for (int k = 0; k < near_bins; k++) h->bins[k] = (double)c[k] * scale;
     double beyond = (double)c[PA_REUSE_BINS] * scale, shards_beyond = (double)sampled[PA_REUSE_BINS];
@@ -443,8 +519,17 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
     } else {
       h->cold = beyond; /* no sampled line reached beyond the window: call them first touches */
     }
-    (void)sampled_all;
+    /* Per-set: exact where the burst had seen the line; the others (new to the burst: at least
+     * as far as the lines of their set the burst holds, most of a warm window's 32 per set)
+     * are taken as reuses at PA_SET_EXACT or more, what the estimate leaves after cold. */
+    double known = 0, reuses = total - h->cold;
+    for (int k = 0; k < PA_SET_BINS; k++) h->sets[k] = (double)c[PA_TW_SETS + k] * scale, known += h->sets[k];
+    if (known <= reuses) h->sets[pa_set_bin(PA_SET_EXACT)] += reuses - known;
+    else
+      for (int k = 0; k < PA_SET_BINS; k++) h->sets[k] *= reuses > 0 ? reuses / known : 0;
+    h->has_sets = true;
   }
+  quarters_from_counts(c + PA_TW_QUARTERS, h);
   for (int k = 0; k < PA_REUSE_BINS; k++) h->accesses += h->bins[k];
   h->accesses += h->cold;
 }
@@ -464,10 +549,13 @@ void pa_windows_combine(int n_groups, const double *first, const double *rest, d
     double cold = x[PA_REUSE_BINS] + y[PA_REUSE_BINS] * (n - first_len) / (later > 0 ? later : 1);
     if (later <= 0 || reuses <= 0 || cold > total) { /* no later window: plain scaling */
       for (int w = 0; w <= PA_REUSE_BINS; w++) a[w] += (x[w] + y[w]) * sc;
+      for (int w = PA_TW_QUARTERS; w < PA_TRACKER_WORDS; w++) a[w] += (x[w] + y[w]) * sc;
       continue;
     }
     for (int w = 0; w < PA_REUSE_BINS; w++) a[w] += y[w] * (total - cold) / reuses;
     a[PA_REUSE_BINS] += cold;
+    /* quarters and per-set distances are reuses too, shared out as the later windows' */
+    for (int w = PA_TW_QUARTERS; w < PA_TRACKER_WORDS; w++) a[w] += y[w] * (total - cold) / reuses;
   }
 }
 

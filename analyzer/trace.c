@@ -642,9 +642,7 @@ pa_profile *pa_profile_traced(const pa_module *m, const pa_static_opts *so, cons
       if (h.accesses <= 0) continue;
       p->reuse[p->n_reuse++] = (pa_reuse_entry){f, 0, h};
       p->reuse_by_function[f] = h;
-      for (int k = 0; k < PA_REUSE_BINS; k++) p->reuse_total.bins[k] += h.bins[k];
-      p->reuse_total.cold += h.cold;
-      p->reuse_total.accesses += h.accesses;
+      pa_reuse_hist_add(&p->reuse_total, &h);
     }
     p->run_seconds = pt_now() - t0;
   }

@@ -83,9 +83,12 @@ int bv_build_driver(const char *dir, const char *entry, bool portent_abi, int n_
   for (int i = 0; i < n_buffers; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)floats[i]);
   /* 8 MiB swept after the inputs are written: four times the largest LL simulated, so the
    * kernel starts on cold caches as the analyzer's first touches assume */
+  /* Each buffer ends at a page boundary, as the analyzer's run places it (analyzer/run.c), so
+   * its lines fall in the same cache sets (address bits 6-11) as in the profile. */
   fprintf(f, "};\nint main(void) {\n  static float *b[%d];\n  uint32_t x = 12345;\n"
              "  for (int i = 0; i < %d; i++) {\n"
-             "    b[i] = aligned_alloc(64, (size_t)((floats[i] * 4 + 63) / 64 * 64));\n"
+             "    size_t bytes = (size_t)((floats[i] * 4 + 63) / 64 * 64), body = (bytes + 4095) / 4096 * 4096;\n"
+             "    b[i] = (float *)((char *)aligned_alloc(4096, body) + body - bytes);\n"
              "    for (int64_t j = 0; j < floats[i]; j++) x = x * 1664525u + 1013904223u, b[i][j] = (float)(x >> 8) / 16777216.0f - 0.5f;\n"
              "  }\n"
              "  volatile char *evict = malloc(8 << 20);\n"

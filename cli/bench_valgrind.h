@@ -30,7 +30,8 @@ bool bv_have_valgrind(void);
  * position independent; a function's own target-cpu attribute (clang's) wins. */
 int bv_compile_object(const char *ir, const char *obj, const char *cpu, char *err, size_t cap);
 /* Writes and builds `exe` from a driver calling `entry` once on buffers of the given float
- * counts, after evicting every cache the bench simulates. portent_abi: the entry takes
+ * counts (each ending at a page boundary, as in the analyzer's run), after evicting every
+ * cache the bench simulates. portent_abi: the entry takes
  * (float **buffers, pt_pool *pool) and the driver defines a one-thread pool; otherwise it
  * takes one float * per buffer. */
 int bv_build_driver(const char *dir, const char *entry, bool portent_abi, int n_buffers, const int64_t *floats,

@@ -1,6 +1,6 @@
-/* portent bench analyze: (a) D1 and LL misses predicted from reuse profiles (a fully
- * associative LRU cache of S lines misses the accesses at distance >= S plus the cold ones)
- * against callgrind's cache simulation of the same compiled kernel, for suite workloads under
+/* portent bench analyze: (a) D1 and LL misses predicted from reuse profiles (a 64-set A-way
+ * LRU cache misses the accesses at per-set distance >= A plus the cold ones; a fully
+ * associative LRU cache of S lines those at distance >= S) against callgrind's cache simulation of the same compiled kernel, for suite workloads under
  * two schedules and clang-19-compiled C loop nests, at three cache configurations; (b) the
  * cost of profiling a candidate (static counts + 1% sampled reuse) next to its native time. */
 #include <math.h>
@@ -48,7 +48,10 @@ typedef struct {
   char note[200];
   double accesses; /* line accesses in the exact profile */
   bv_counts measured[N_CACHES];
-  double pred_full[N_CACHES][2], pred_sampled[N_CACHES][2]; /* [config][D1, LL] */
+  /* [config][D1, LL]: exact and 1% profiles (per-set bins where the level has PA_SETS sets,
+   * quarter bins otherwise), and the exact profile as session 9 predicted it (fully
+   * associative, log2 bins spread evenly) */
+  double pred_full[N_CACHES][2], pred_sampled[N_CACHES][2], pred_before[N_CACHES][2];
   double pred_assoc[N_CACHES][2]; /* exact profile, set-associative LRU with random placement */
   double pred_trace[N_CACHES][2]; /* traced profile (no run) */
   /* cost (suite workloads only; 0 when not measured) */
@@ -78,25 +81,30 @@ typedef struct {
 
 static double rel_err(double pred, double meas) { return meas > 0 ? (pred - meas) / meas : (pred > 0 ? INFINITY : 0); }
 
-/* Misses of a fully associative LRU cache of `lines` lines: distances >= lines plus cold
- * misses. Where `lines` is not a power of two (48 KiB = 768 lines) it falls inside a log2 bin,
- * whose distances are taken as spread evenly over it; at powers of two this is
- * pa_reuse_misses exactly. */
-static double misses(const pa_reuse_hist *h, int64_t lines) {
-  double m = h->cold;
-  for (int k = 1; k < PA_REUSE_BINS; k++) {
-    double lo = ldexp(1, k - 1), hi = ldexp(1, k);
-    if (lo >= (double)lines) m += h->bins[k];
-    else if (hi > (double)lines) m += h->bins[k] * (hi - (double)lines) / (hi - lo);
+/* Misses of a level of `bytes` and `ways`: exact from the per-set bins when it has PA_SETS
+ * sets (every D1 here), else a fully associative LRU cache of its lines (distances >= lines
+ * plus cold misses; inside a bin, its quarter's distances spread evenly). `before`: session 9's
+ * rule, fully associative with log2 bins spread evenly (the 768-line D1 splits [512, 1024)). */
+static double misses(const pa_reuse_hist *h, int64_t bytes, int64_t ways, bool before) {
+  int64_t lines = bytes / PA_LINE_BYTES;
+  if (before) {
+    pa_reuse_hist log2 = *h;
+    log2.has_quarters = false;
+    return pa_reuse_misses_at(&log2, (double)lines);
   }
-  return m;
+  if (lines == ways * PA_SETS && h->has_sets) return pa_reuse_misses_sets(h, (int)ways);
+  return pa_reuse_misses_at(h, (double)lines);
 }
 
 /* Set-associative columns: the predictor's own model of a level (pp_misses_set_assoc). */
-static void predict(const pa_profile *p, double out[N_CACHES][2], double assoc[N_CACHES][2]) {
+static void predict(const pa_profile *p, double out[N_CACHES][2], double before[N_CACHES][2], double assoc[N_CACHES][2]) {
   for (int c = 0; c < N_CACHES; c++) {
-    out[c][0] = misses(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES);
-    out[c][1] = misses(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES);
+    out[c][0] = misses(&p->reuse_total, caches[c].d1_bytes, caches[c].d1_assoc, false);
+    out[c][1] = misses(&p->reuse_total, caches[c].ll_bytes, caches[c].ll_assoc, false);
+    if (before) {
+      before[c][0] = misses(&p->reuse_total, caches[c].d1_bytes, caches[c].d1_assoc, true);
+      before[c][1] = misses(&p->reuse_total, caches[c].ll_bytes, caches[c].ll_assoc, true);
+    }
     if (assoc) {
       assoc[c][0] = pp_misses_set_assoc(&p->reuse_total, caches[c].d1_bytes / PA_LINE_BYTES, (int)caches[c].d1_assoc);
       assoc[c][1] = pp_misses_set_assoc(&p->reuse_total, caches[c].ll_bytes / PA_LINE_BYTES, (int)caches[c].ll_assoc);
@@ -122,13 +130,13 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   }
   r->full_run_s = full->run_seconds;
   r->accesses = full->reuse_total.accesses;
-  predict(full, r->pred_full, r->pred_assoc);
+  predict(full, r->pred_full, r->pred_before, r->pred_assoc);
   r->trace_mrc = -1;
   pa_profile *traced = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
   if (traced) {
     r->trace_mrc = pa_reuse_mrc_distance(&full->reuse_total, &traced->reuse_total, 4096 / PA_LINE_BYTES,
                                          (64 << 20) / PA_LINE_BYTES);
-    predict(traced, r->pred_trace, NULL);
+    predict(traced, r->pred_trace, NULL, NULL);
   } else
     snprintf(r->trace_note, sizeof r->trace_note, "%.150s", d.msg);
   pa_profile_free(traced);
@@ -156,7 +164,7 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
     return;
   }
   pa_profile *sampled = pa_profile_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &d);
-  if (sampled) predict(sampled, r->pred_sampled, NULL);
+  if (sampled) predict(sampled, r->pred_sampled, NULL, NULL);
   pa_profile_free(sampled);
   if (!o->valgrind) {
     snprintf(r->note, sizeof r->note, "valgrind not installed");
@@ -374,10 +382,13 @@ static void c_case(const options *o, const c_kernel *ck, row *r) {
 }
 
 static void print_text(const row *rows, int n) {
-  printf("Misses predicted from the reuse profile (fully associative LRU) vs callgrind --cache-sim "
-         "(error = predicted / measured - 1; 1%% = static counts + 1%% SHARDS-sampled profile)\n");
-  printf("%-34s %-9s %-3s %12s %12s %8s %12s %8s %12s %8s\n", "case", "caches", "lvl", "callgrind", "predicted",
-         "error", "pred 1%", "error", "pred assoc", "error");
+  printf("Misses predicted from the reuse profile vs callgrind --cache-sim (error = predicted / measured - 1)\n"
+         "  before: session 9's rule, a fully associative LRU cache, log2 bins spread evenly\n"
+         "  predicted: a 64-set level (every D1 here) from the per-set bins, others fully associative with\n"
+         "             quarter bins; pred 1%%: the same from static counts + a 1%% SHARDS-sampled profile;\n"
+         "  pred assoc: the predictor's random-placement associativity term on the log2 bins\n");
+  printf("%-34s %-9s %-3s %12s %12s %8s %12s %8s %12s %8s %12s %8s\n", "case", "caches", "lvl", "callgrind", "before",
+         "error", "predicted", "error", "pred 1%", "error", "pred assoc", "error");
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     if (!r->simulated) {
@@ -387,30 +398,34 @@ static void print_text(const row *rows, int n) {
     for (int c = 0; c < N_CACHES; c++)
       for (int l = 0; l < 2; l++) {
         double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
-        printf("%-34s %-9s %-3s %12.0f %12.0f %+7.1f%% %12.0f %+7.1f%% %12.0f %+7.1f%%\n", r->name, caches[c].name,
-               l ? "LL" : "D1", meas, r->pred_full[c][l], 100 * rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l],
+        printf("%-34s %-9s %-3s %12.0f %12.0f %+7.1f%% %12.0f %+7.1f%% %12.0f %+7.1f%% %12.0f %+7.1f%%\n", r->name,
+               caches[c].name, l ? "LL" : "D1", meas, r->pred_before[c][l], 100 * rel_err(r->pred_before[c][l], meas),
+               r->pred_full[c][l], 100 * rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l],
                100 * rel_err(r->pred_sampled[c][l], meas), r->pred_assoc[c][l], 100 * rel_err(r->pred_assoc[c][l], meas));
       }
   }
   int n_sim = 0;
   for (int i = 0; i < n; i++) n_sim += rows[i].simulated;
   if (n_sim)
-    printf("\nSummary over simulated cases: median |error| and cases within 10%% (exact profile fully associative / 1%% "
-           "sampled / exact profile set-associative)\n");
+    printf("\nSummary over simulated cases: median |error| and cases within 10%% (before / predicted / pred 1%% / "
+           "pred assoc)\n");
   for (int c = 0; c < N_CACHES && n_sim; c++)
     for (int l = 0; l < 2; l++) {
-      double e[256], es[256], ea[256];
-      int k = 0, in = 0, ins = 0, ina = 0;
+      double e[4][256];
+      int k = 0, in[4] = {0};
       for (int i = 0; i < n && k < 256; i++) {
         if (!rows[i].simulated) continue;
-        double meas = l ? rows[i].measured[c].ll_misses : rows[i].measured[c].d1_misses;
-        e[k] = fabs(rel_err(rows[i].pred_full[c][l], meas));
-        es[k] = fabs(rel_err(rows[i].pred_sampled[c][l], meas));
-        ea[k] = fabs(rel_err(rows[i].pred_assoc[c][l], meas));
-        in += e[k] <= 0.10, ins += es[k] <= 0.10, ina += ea[k] <= 0.10, k++;
+        const row *r = &rows[i];
+        double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
+        const double pred[4] = {r->pred_before[c][l], r->pred_full[c][l], r->pred_sampled[c][l], r->pred_assoc[c][l]};
+        for (int m = 0; m < 4; m++) e[m][k] = fabs(rel_err(pred[m], meas)), in[m] += e[m][k] <= 0.10;
+        k++;
       }
-      printf("  %-9s %-3s median |error| %6.1f%% / %6.1f%% / %6.1f%%, within 10%%: %d/%d / %d/%d / %d/%d\n", caches[c].name,
-             l ? "LL" : "D1", 100 * median(e, k), 100 * median(es, k), 100 * median(ea, k), in, k, ins, k, ina, k);
+      printf("  %-9s %-3s median |error|", caches[c].name, l ? "LL" : "D1");
+      for (int m = 0; m < 4; m++) printf("%s%5.1f%%", m ? " /" : " ", 100 * median(e[m], k));
+      printf(", within 10%%:");
+      for (int m = 0; m < 4; m++) printf("%s%d/%d", m ? " / " : " ", in[m], k);
+      printf("\n");
     }
   for (int c = 0; c < N_CACHES && n_sim; c++)
     for (int l = 0; l < 2; l++) {
@@ -514,10 +529,12 @@ static void print_json(const row *rows, int n) {
       for (int l = 0; l < 2; l++) {
         double meas = l ? r->measured[c].ll_misses : r->measured[c].d1_misses;
         printf("%s{\"caches\": \"%s\", \"level\": \"%s\", \"measured\": %.0f, \"predicted\": %.1f, \"error\": %.4f, "
-               "\"predicted_sampled\": %.1f, \"error_sampled\": %.4f, \"predicted_assoc\": %.1f, \"error_assoc\": %.4f}",
+               "\"predicted_before\": %.1f, \"error_before\": %.4f, \"predicted_sampled\": %.1f, \"error_sampled\": %.4f, "
+               "\"predicted_assoc\": %.1f, \"error_assoc\": %.4f}",
                c || l ? ", " : "", caches[c].name, l ? "LL" : "D1", meas, r->pred_full[c][l],
-               rel_err(r->pred_full[c][l], meas), r->pred_sampled[c][l], rel_err(r->pred_sampled[c][l], meas),
-               r->pred_assoc[c][l], rel_err(r->pred_assoc[c][l], meas));
+               rel_err(r->pred_full[c][l], meas), r->pred_before[c][l], rel_err(r->pred_before[c][l], meas),
+               r->pred_sampled[c][l], rel_err(r->pred_sampled[c][l], meas), r->pred_assoc[c][l],
+               rel_err(r->pred_assoc[c][l], meas));
       }
     printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
            "\"full_run_s\": %.6g, \"full_total_s\": %.6g, \"trace_s\": %.6g, \"trace_mrc\": %.6g, \"windows_run_s\": %.6g, "
@@ -534,7 +551,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench analyze [--quick] [--json] [--workloads a,b,...] [--kernels DIR] [--seed S]\n"
           "                             [--repeats N] [--max-accesses N] [--cost-only]\n\n"
-          "(a) D1 and LL misses predicted from reuse profiles (exact and 1%% sampled) against callgrind's\n"
+          "(a) D1 and LL misses predicted from reuse profiles (exact and 1%% sampled; a 64-set level from\n"
+          "the per-set bins, others as fully associative caches; 'before' = fully associative, log2 bins) against callgrind's\n"
           "cache simulation of the same compiled kernel (AVX2 object from the same IR, run once on cold\n"
           "caches by a generated driver) for %d cache configurations, for each suite workload under its\n"
           "default schedule and a random one (of seeds S..S+7, the one that executes the fewest instructions\n"

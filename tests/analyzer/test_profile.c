@@ -70,6 +70,25 @@ int main(void) {
     const pa_function *qb = pa_profile_function(q, "body");
     CHECK(qb && qb->parallel && qb->threads == 2 && block_named(qb, "loop")->count == 1024);
     CHECK(q->functions[0].n_loops == 1 && q->functions[0].loops[0].trip_count == -1);
+    /* The optional quarter and per-set bins are written and read back; a profile without them
+     * (as written before session 10) reads as having none. */
+    CHECK(ta && strstr(ta, "\"quarters\":[[") && strstr(ta, "\"sets\":["));
+    const pa_reuse_hist *h = &q->reuse_total;
+    CHECK(h->has_quarters && h->has_sets);
+    double set_sum = 0;
+    for (int k = 0; k < PA_SET_BINS; k++) set_sum += h->sets[k];
+    CHECK_MSG(set_sum == h->accesses - h->cold, "per-set %g, reuses %g", set_sum, h->accesses - h->cold);
+    q->reuse_total.has_quarters = q->reuse_total.has_sets = false;
+    for (int i = 0; i < q->n_functions; i++) q->reuse_by_function[i].has_quarters = q->reuse_by_function[i].has_sets = false;
+    for (int i = 0; i < q->n_reuse; i++) q->reuse[i].hist.has_quarters = q->reuse[i].hist.has_sets = false;
+    CHECK(pa_profile_save(q, b, &d) == 0);
+    char *old = profile_text(b);
+    CHECK(old && !strstr(old, "quarters") && !strstr(old, "\"sets\""));
+    pa_profile *o = pa_profile_load(b, &d);
+    CHECK(o && !o->reuse_total.has_quarters && !o->reuse_total.has_sets &&
+          pa_reuse_misses_sets(&o->reuse_total, 8) < 0 && o->reuse_total.accesses == h->accesses);
+    pa_profile_free(o);
+    free(old);
     pa_profile_free(q);
   }
   /* A damaged file names the JSON path. */
