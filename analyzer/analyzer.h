@@ -15,11 +15,11 @@
 #define PA_LINE_BYTES 64  /* reuse is measured at cache-line granularity */
 #define PA_REUSE_BINS 48  /* bin 0: distance 0; bin k >= 1: 2^(k-1) <= d < 2^k */
 /* Per-set reuse for caches of PA_SETS sets of PA_LINE_BYTES lines (every x86 L1D in targets/:
- * 32K 8-way, 48K 12-way, 16K 4-way): distances 0..PA_SET_EXACT-1 one bin each, then log2 bins
- * [2^k, 2^(k+1)) from PA_SET_EXACT on, the last open-ended. */
+ * 32K 8-way, 48K 12-way, 16K 4-way): distances 0..PA_SET_EXACT-1 one bin each, then one bin
+ * for PA_SET_EXACT or more (no such cache has more ways). */
 #define PA_SETS 64
 #define PA_SET_EXACT 32
-#define PA_SET_BINS 48
+#define PA_SET_BINS (PA_SET_EXACT + 1)
 #define PA_MAX_THREADS 64 /* distinct threads one run may use */
 
 /* Operation classes: the same names the target descriptions key their instruction tables by. */
@@ -343,8 +343,8 @@ double pa_reuse_misses(const pa_reuse_hist *h, int64_t lines);
 /* The same for any size: where `lines` falls inside a bin, the bin's (or, with quarters, the
  * quarter's) distances are taken as spread evenly over it. */
 double pa_reuse_misses_at(const pa_reuse_hist *h, double lines);
-/* Misses of a `ways`-way LRU cache of PA_SETS sets: cold + per-set distances >= ways (exact for
- * ways <= PA_SET_EXACT, even spread in a log2 bin above); -1 when h has no per-set bins. */
+/* Misses of a `ways`-way LRU cache of PA_SETS sets: cold + per-set distances >= ways (exact);
+ * -1 when h has no per-set bins or ways > PA_SET_EXACT. */
 double pa_reuse_misses_sets(const pa_reuse_hist *h, int ways);
 int pa_set_bin(int64_t set_distance); /* the per-set bin of a distance */
 /* sum += x, the optional parts kept only when both have them (or sum is still empty). */

@@ -17,9 +17,10 @@
  * multiplicative (pa_shards_hash) so instrumented code can test it inline in a few integer
  * operations and call the tracker only for sampled lines and during bursts.
  * Per-set distances (PA_SETS sets, address bits 6-11) come from one LRU stack per set, keyed by
- * the line's bits above the set index: every line at rate 1; when sampling, every line of a
- * burst (the stacks cleared with the window), exact for lines the burst has seen, since every
- * access in between went through them too. */
+ * the line's bits above the set index and bounded at PA_SET_EXACT lines (caches of 64 sets have
+ * at most 32 ways, so only "which of the 32 most recent of its set" matters): every line at rate
+ * 1; when sampling, every line of a burst (the stacks cleared with the window), exact for lines
+ * the burst has seen, since every access in between went through them too. */
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,9 +86,13 @@ typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
 #define BURST_GAP_LATER 256
 #define BURSTS_AT_FIRST_GAP 16
 
-/* One stack per set; a line is key line >> 6 in stack line & 63. */
+/* Per set, the keys (line / PA_SETS) of its PA_SET_EXACT most recent lines, most recent first:
+ * a move-to-front array (a bounded stack needs no times: a line that fell out is at distance
+ * PA_SET_EXACT or more). An unbounded stack per set (the lru above) cost as much as the global
+ * one: mm512's full run 1.54G -> 2.58G instructions; this one docs/validation.md, Session 10. */
 typedef struct {
-  lru set[PA_SETS];
+  uint64_t key[PA_SETS][PA_SET_EXACT];
+  int n[PA_SETS];
 } set_stacks;
 
 struct pa_tracker {
@@ -122,11 +127,7 @@ int pa_reuse_quarter(int64_t d) {
   return (int)(((uint64_t)(d - lo) << 2) >> (k - 1));
 }
 
-int pa_set_bin(int64_t d) {
-  if (d < PA_SET_EXACT) return d < 0 ? 0 : (int)d;
-  int b = PA_SET_EXACT + (63 - __builtin_clzll((unsigned long long)d)) - __builtin_ctz(PA_SET_EXACT);
-  return b < PA_SET_BINS ? b : PA_SET_BINS - 1;
-}
+int pa_set_bin(int64_t d) { return d < 0 || d >= PA_SET_EXACT ? PA_SET_EXACT : (int)d; }
 
 static void dir_alloc(lru *u, size_t cap) {
   u->dcap = cap;
@@ -341,22 +342,26 @@ static int64_t lru_access(lru *u, uint64_t line) {
   return dist;
 }
 
-/* Few times at first: 64 stacks, grown by compact() as they fill. */
-static set_stacks *sets_new(void) {
-  set_stacks *s = malloc(sizeof *s);
-  for (int i = 0; i < PA_SETS; i++) lru_init(&s->set[i], 256);
-  return s;
-}
+static set_stacks *sets_new(void) { return calloc(1, sizeof(set_stacks)); }
 
-static void sets_free(set_stacks *s) {
-  if (!s) return;
-  for (int i = 0; i < PA_SETS; i++) lru_free(&s->set[i]);
-  free(s);
-}
+static void sets_free(set_stacks *s) { free(s); }
 
-/* The per-set distance of this access to `line`, -1 if its set's stack has not seen it. */
+static void sets_clear(set_stacks *s) { memset(s->n, 0, sizeof s->n); }
+
+/* The per-set distance of this access to `line`, -1 if it is not among the PA_SET_EXACT most
+ * recent lines of its set (a first touch, or PA_SET_EXACT or more); it becomes the most recent. */
 static int64_t set_access(set_stacks *s, uint64_t line) {
-  return lru_access(&s->set[line & (PA_SETS - 1)], line / PA_SETS);
+  int set = (int)(line & (PA_SETS - 1)), n = s->n[set], p = 0;
+  uint64_t key = line / PA_SETS, *k = s->key[set];
+  while (p < n && k[p] != key) p++;
+  int64_t d = p < n ? p : -1;
+  if (p == n) {
+    if (n < PA_SET_EXACT) s->n[set] = n + 1;
+    else p = n - 1; /* the least recent falls out */
+  }
+  memmove(k + 1, k, sizeof *k * (size_t)p);
+  k[0] = key;
+  return d;
 }
 
 pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
@@ -424,7 +429,7 @@ static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
   if (t->phase == BURST_MEASURE) {
     exact[near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
     if (near >= 0) exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(near) + pa_reuse_quarter(near)]++;
-    if (in_set >= 0) exact[PA_TW_SETS + pa_set_bin(in_set)]++;
+    if (in_set >= 0) exact[PA_TW_SETS + in_set]++; /* the rest: pa_tracker_hist */
   }
   if (t->phase == BURST_WARM && (int64_t)t->near.n >= t->window) t->left = 1; /* warm: measure next */
   if (--t->left == 0) {
@@ -450,7 +455,7 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
     int b = pa_reuse_bin(d);
     exact[b]++;
     exact[PA_TW_QUARTERS + 4 * b + pa_reuse_quarter(d)]++;
-    exact[PA_TW_SETS + pa_set_bin(in_set)]++; /* seen before: in_set >= 0 */
+    exact[PA_TW_SETS + pa_set_bin(in_set)]++; /* -1: PA_SET_EXACT or more */
     return d;
   }
   bool in_sample = pa_shards_hash(line) < t->threshold;
@@ -474,7 +479,7 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
   if (in_sample && t->window && ++t->since >= gap) { /* the next access starts a burst */
     t->bursts++;
     lru_clear(&t->near);
-    for (int i = 0; i < PA_SETS; i++) lru_clear(&t->near_sets->set[i]);
+    sets_clear(t->near_sets);
     t->phase = BURST_WARM;
     t->left = 2 * t->measure_len;
   }
@@ -519,9 +524,10 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
     } else {
       h->cold = beyond; /* no sampled line reached beyond the window: call them first touches */
     }
-    /* Per-set: exact where the burst had seen the line; the others (new to the burst: at least
-     * as far as the lines of their set the burst holds, most of a warm window's 32 per set)
-     * are taken as reuses at PA_SET_EXACT or more, what the estimate leaves after cold. */
+    /* Per-set: exact below PA_SET_EXACT where the burst had seen the line; the others (that far
+     * or more, or new to the burst: at least as far as the lines of their set the burst holds,
+     * a warm window's 32 per set on average) are what the reuse estimate leaves, at
+     * PA_SET_EXACT or more. */
     double known = 0, reuses = total - h->cold;
     for (int k = 0; k < PA_SET_BINS; k++) h->sets[k] = (double)c[PA_TW_SETS + k] * scale, known += h->sets[k];
     if (known <= reuses) h->sets[pa_set_bin(PA_SET_EXACT)] += reuses - known;

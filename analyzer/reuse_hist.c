@@ -48,13 +48,9 @@ double pa_reuse_misses_at(const pa_reuse_hist *h, double lines) {
 }
 
 double pa_reuse_misses_sets(const pa_reuse_hist *h, int ways) {
-  if (!h->has_sets) return -1;
+  if (!h->has_sets || ways > PA_SET_EXACT) return -1;
   double m = h->cold;
-  for (int k = 0; k < PA_SET_BINS; k++) {
-    double lo = k < PA_SET_EXACT ? k : ldexp(PA_SET_EXACT, k - PA_SET_EXACT);
-    double hi = k < PA_SET_EXACT ? k + 1 : 2 * lo;
-    m += share_beyond(h->sets[k], lo, hi, ways);
-  }
+  for (int k = ways > 0 ? ways : 0; k < PA_SET_BINS; k++) m += h->sets[k];
   return m;
 }
 

@@ -71,7 +71,7 @@ typedef struct {
 } row;
 
 typedef struct {
-  bool quick, json, valgrind, keep, cost_only;
+  bool quick, json, valgrind, keep, cost_only, misses_only;
   int repeats;
   uint64_t seed;
   int64_t max_accesses; /* valgrind only below this many accesses */
@@ -115,23 +115,9 @@ static void predict(const pa_profile *p, double out[N_CACHES][2], double before[
 /* The line-filtered sampled profile bench analyze times (what the tuner's analytic model runs). */
 static const pa_options filtered_opts = {.sample_rate = 0.01, .static_counts = true, .line_filter = true};
 
-/* Profiles `m` exactly (predictions, full-run cost) and at 1% (predictions); then, below the
- * size limit, compiles the IR file and simulates it. */
-static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_spec *spec, const char *ir,
-                         bool portent_abi, int n_buffers, const int64_t *floats) {
+/* The traced, windowed and line-filtered profiles against the full one (miss-ratio distances). */
+static void other_profiles(row *r, pa_module *m, const pa_run_spec *spec, const pa_profile *full) {
   pt_diag d = {0};
-  r->trace_mrc = r->win_mrc = -1;
-  double t0 = pt_now();
-  pa_profile *full = pa_profile_build(m, spec, &(pa_options){.sample_rate = 1}, &d);
-  r->full_total_s = pt_now() - t0;
-  if (!full) {
-    snprintf(r->note, sizeof r->note, "profile: %.180s", d.msg);
-    return;
-  }
-  r->full_run_s = full->run_seconds;
-  r->accesses = full->reuse_total.accesses;
-  predict(full, r->pred_full, r->pred_before, r->pred_assoc);
-  r->trace_mrc = -1;
   pa_profile *traced = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
   if (traced) {
     r->trace_mrc = pa_reuse_mrc_distance(&full->reuse_total, &traced->reuse_total, 4096 / PA_LINE_BYTES,
@@ -158,6 +144,25 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
                                               (64 << 20) / PA_LINE_BYTES);
   else snprintf(r->filt_note, sizeof r->filt_note, "%.150s", d.msg);
   pa_profile_free(fs);
+}
+
+/* Profiles `m` exactly (predictions, full-run cost) and at 1% (predictions); then, below the
+ * size limit, compiles the IR file and simulates it. */
+static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_spec *spec, const char *ir,
+                         bool portent_abi, int n_buffers, const int64_t *floats) {
+  pt_diag d = {0};
+  r->trace_mrc = r->win_mrc = -1;
+  double t0 = pt_now();
+  pa_profile *full = pa_profile_build(m, spec, &(pa_options){.sample_rate = 1}, &d);
+  r->full_total_s = pt_now() - t0;
+  if (!full) {
+    snprintf(r->note, sizeof r->note, "profile: %.180s", d.msg);
+    return;
+  }
+  r->full_run_s = full->run_seconds;
+  r->accesses = full->reuse_total.accesses;
+  predict(full, r->pred_full, r->pred_before, r->pred_assoc);
+  if (!o->misses_only) other_profiles(r, m, spec, full);
   pa_profile_free(full);
   if (o->cost_only) {
     snprintf(r->note, sizeof r->note, "not simulated: --cost-only");
@@ -338,7 +343,7 @@ static int workload_case(const options *o, const char *wname, int which, row *r)
     spec->timeout_s = 120;
     pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
     analyze_case(o, r, m, spec, ir, true, nb, floats);
-    measure_cost(o, r, s, ref, m, spec);
+    if (!o->misses_only) measure_cost(o, r, s, ref, m, spec);
     pa_module_free(m);
     pa_run_spec_free(spec);
     free(floats);
@@ -550,7 +555,7 @@ static void print_json(const row *rows, int n) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench analyze [--quick] [--json] [--workloads a,b,...] [--kernels DIR] [--seed S]\n"
-          "                             [--repeats N] [--max-accesses N] [--cost-only]\n\n"
+          "                             [--repeats N] [--max-accesses N] [--cost-only | --misses-only]\n\n"
           "(a) D1 and LL misses predicted from reuse profiles (exact and 1%% sampled; a 64-set level from\n"
           "the per-set bins, others as fully associative caches; 'before' = fully associative, log2 bins) against callgrind's\n"
           "cache simulation of the same compiled kernel (AVX2 object from the same IR, run once on cold\n"
@@ -564,7 +569,9 @@ static void usage(FILE *f) {
           "  --max-accesses N   simulate only cases of at most N line accesses (default 40000000)\n"
           "  --repeats N        sampled profiles per candidate for the median (default 3)\n"
           "  --keep             keep the temporary folder (IR, object, driver, callgrind output)\n"
-          "  --cost-only        part (b) only: no C kernels, no cache simulation\n",
+          "  --cost-only        part (b) only: no C kernels, no cache simulation\n"
+          "  --misses-only      part (a) only (exact and 1%% profiles against callgrind): no costs, no traced,\n"
+          "                     windowed or line-filtered profiles\n",
           N_CACHES, PORTENT_BENCH_KERNELS);
   fprintf(f, "Exit 1 if a case failed to profile or simulate, 2 for bad usage.\n");
 }
@@ -581,6 +588,7 @@ int cmd_bench_analyze(int argc, char **argv) {
     else if (strcmp(argv[i], "--json") == 0) o.json = true;
     else if (strcmp(argv[i], "--keep") == 0) o.keep = true;
     else if (strcmp(argv[i], "--cost-only") == 0) o.cost_only = true;
+    else if (strcmp(argv[i], "--misses-only") == 0) o.misses_only = true;
     else if (strcmp(argv[i], "--workloads") == 0 && v) only = argv[++i];
     else if (strcmp(argv[i], "--kernels") == 0 && v) o.kernels_dir = argv[++i];
     else if (strcmp(argv[i], "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
@@ -591,6 +599,10 @@ int cmd_bench_analyze(int argc, char **argv) {
       usage(stderr);
       return EXIT_USAGE;
     }
+  }
+  if (o.cost_only && o.misses_only) {
+    fprintf(stderr, "portent bench analyze: --cost-only and --misses-only exclude each other\n");
+    return EXIT_USAGE;
   }
   if (o.repeats < 1 || o.repeats > 16) {
     fprintf(stderr, "portent bench analyze: --repeats must be in 1..16\n");

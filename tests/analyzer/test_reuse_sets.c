@@ -154,8 +154,8 @@ static void test_tiled_matmul(void) {
 }
 
 int main(void) {
-  CHECK(pa_set_bin(0) == 0 && pa_set_bin(31) == 31 && pa_set_bin(32) == 32 && pa_set_bin(63) == 32 &&
-        pa_set_bin(64) == 33 && pa_set_bin((int64_t)1 << 40) == PA_SET_BINS - 1);
+  CHECK(pa_set_bin(0) == 0 && pa_set_bin(31) == 31 && pa_set_bin(32) == 32 && pa_set_bin(-1) == 32 &&
+        pa_set_bin((int64_t)1 << 40) == PA_SET_BINS - 1);
   CHECK(pa_reuse_quarter(1) == 0 && pa_reuse_quarter(3) == 2 && pa_reuse_quarter(512) == 0 &&
         pa_reuse_quarter(767) == 1 && pa_reuse_quarter(768) == 2 && pa_reuse_quarter(1023) == 3);
   test_random(true);
