@@ -510,6 +510,13 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
     if (rate >= 1) { /* per-set distances only where every access of a stretch was seen */
       for (int k = 0; k < PA_SET_BINS; k++) h->sets[k] = (double)c[PA_TW_SETS + k];
       h->has_sets = true;
+    } else if (window > 0) {
+      /* a group no burst measured (a function that ran only between bursts): its reuses spread
+       * evenly over the sets, distance d at d / PA_SETS, so a profile's sum keeps its per-set
+       * bins (plain SHARDS has none) */
+      for (int k = 1; k < PA_REUSE_BINS; k++) h->sets[pa_set_bin(((int64_t)1 << (k - 1)) / PA_SETS)] += h->bins[k];
+      h->sets[0] += h->bins[0];
+      h->has_sets = true;
     }
   } else {
     /* accesses = the measured ones + the rest estimated from the sample */

@@ -18,6 +18,12 @@ rows=$(grep -o '"error": -\{0,1\}[0-9][0-9.e+-]*' "$tmp/quick.json" | wc -l)
 # LL misses of these cases are mostly first touches and capacity misses: within 25%
 grep -o '"level": "LL", "measured": [0-9]*, "predicted": [0-9.]*, "error": -\{0,1\}[0-9][0-9.e+-]*' "$tmp/quick.json" |
   awk -F'"error": ' '{ e = $2 + 0; if (e < -0.25 || e > 0.25) { print "FAIL LL error " e ": " $0; bad = 1 } } END { exit bad }' || fail=1
+# D1 from the exact profile's per-set bins (64 sets in every configuration): within 10%, where
+# the fully associative rule of session 9 was 32% low on transpose at 48K (a bin split)
+grep -o '"level": "D1", "measured": [0-9]*, "predicted": [0-9.]*, "error": -\{0,1\}[0-9][0-9.e+-]*' "$tmp/quick.json" |
+  awk -F'"error": ' '{ e = $2 + 0; if (e < -0.10 || e > 0.10) { print "FAIL D1 error " e ": " $0; bad = 1 } } END { exit bad }' || fail=1
+grep -q '"name": "C transpose".*"caches": "48K/2M", "level": "D1", "measured": [0-9]*, "predicted": [0-9.]*, "error": [-0-9.e+]*, "predicted_before": [0-9.]*, "error_before": -0\.3' "$tmp/quick.json" ||
+  { echo "FAIL: C transpose 48K D1 before: not the bin split's -32%"; fail=1; }
 # the cost of the workload candidate: a native time and a sampled profile time
 grep -q '"dwconv_mb default".*"native_s": [0-9.e-]*[1-9][0-9.e-]*, "compile_s": [^,]*, "sampled_run_s": [0-9.e-]*[1-9]' "$tmp/quick.json" ||
   { echo "FAIL cost: no native and sampled times for dwconv_mb"; fail=1; }
