@@ -19,7 +19,8 @@ static const char *const preset_names[BP_PRESETS] = {
     "patent", "patent+bw", "steady", "steady+mlp", "steady+bw", "full", "steady+bw-assoc", "steady+bw+overlap",
     "steady+bw+strides", "full+strides", "steady+bw+overlap+strides", "steady+bw+overlap+strides+carried",
     "steady+bw+overlap+strides+inflight", "steady+bw+overlap+strides+carried+inflight", "steady+bw+overlap+strides+lanes",
-    "steady+bw+overlap+strides+lanes+sets", "steady+bw+overlap+strides+lanes+sets+carried"};
+    "steady+bw+overlap+strides+lanes+sets", "steady+bw+overlap+strides+lanes+sets+carried",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared"};
 const char *bp_preset_name(int k) { return k >= 0 && k < BP_PRESETS ? preset_names[k] : "?"; }
 
 bp_set *bp_set_new(void) {

@@ -71,6 +71,13 @@ ptg_inst_cost pp_inst_cost(pp_predictor *pp, ptg_op op, ptg_elem elem, int bits,
 ptg_elem pp_elem_of(const char *name);
 /* Cycles of one cache level's hit (1-based level) or of DRAM (level 0). */
 double pp_level_latency(const ptg_target *t, int level);
+/* +shared (sharing.c): the cycles per store of a line that another core wrote: the latency of
+ * the first cache level the cores share (else memory's) over the misses in flight on the way
+ * (the least of the levels' overlapping_misses and mlp, memory's); and the stores of block b of
+ * parallel body f that share their lines with other threads' chunks at that many threads (0 at
+ * one thread). */
+double pp_sharing_store_cycles(const ptg_target *t, double mlp);
+int pp_shared_stores(const pa_function *f, const pa_block *b, int threads);
 /* Resource lower bounds of a legalized block: issue (uops / width) and the busiest unit. */
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit);
 

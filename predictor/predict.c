@@ -20,8 +20,9 @@ void pp_options_default(pp_options *o) {
    * (session 7): its held-out half wins on Zen 4 and ties on Zen 5 (no scatter rows there);
    * "+sets" (session 10): Zen 4's set walks, the other sets unchanged (their targets have none);
    * "+carried" (session 10): better MAPE and Spearman on all five saved sets (conv_r50_1's
-   * reductions through several blocks overlap as single-block ones do) */
-  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = true;
+   * reductions through several blocks overlap as single-block ones do); "+shared" (session 10):
+   * false sharing in parallel bodies, better on the 8- and 16-thread sets, the others unchanged */
+  o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -31,7 +32,7 @@ int pp_options_preset(pp_options *o, const char *name) {
   o->threads = threads, o->no_breakdown = nb;
   /* NAME-assoc: fully associative caches; NAME+overlap: loop instances overlap; NAME+strides:
    * the per-access strides (set conflicts, TLB) */
-  char base[48];
+  char base[96];
   snprintf(base, sizeof base, "%s", name);
   for (bool more = true; more;) {
     size_t len = strlen(base);
@@ -43,6 +44,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 9 && strcmp(base + len - 9, "+inflight") == 0) base[len - 9] = 0, o->level_inflight = more = true;
     else if (len > 6 && strcmp(base + len - 6, "+lanes") == 0) base[len - 6] = 0, o->lanes = more = true;
     else if (len > 5 && strcmp(base + len - 5, "+sets") == 0) base[len - 5] = 0, o->l1_sets = more = true;
+    else if (len > 7 && strcmp(base + len - 7, "+shared") == 0) base[len - 7] = 0, o->shared = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -547,6 +549,12 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
           memo->stride_trip = trip, memo->stride_stall = stall + tlb;
         }
         double stall = memo->stride_stall;
+        if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
+      }
+      if (pp->o.shared && fp->parallel) {
+        /* false sharing: each such store fetches its line from another core (sharing.c) */
+        int shared = pp_shared_stores(f, b, pp->threads);
+        double stall = shared * pp_sharing_store_cycles(t, pp->mlp);
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
       }
       bp->cycles = cyc;

@@ -41,9 +41,12 @@ typedef struct pp_options {
   bool l1_sets;         /* strides: a set-conflicting walk's L1 misses, which fall in few L1 sets,
                            overlap at most as the target's set walks say (caches[0].set_walks;
                            Zen 4: about one per set); a target without them: no such bound */
+  bool shared;          /* parallel bodies: stores whose threads' chunks fall in the same lines
+                           (false sharing) wait for the line from another core: the first
+                           shared level's latency over the least overlapping_misses on the way */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

@@ -102,7 +102,7 @@ check analyze 0 "$portent" analyze $w -o "$tmp/p.json"
 check analyze-gathers 0 "$portent" analyze conv2d_nchw:1,4,56,56,4,3,3,1,1 --threads 1 --sample 0.01 \
   --steps '[["CI", 1], ["RE", 3, [1, 6, 4, 3, 5, 0, 2]], ["AN", 3, 6, 2], ["AN", 3, 1, 1]]' -o "$tmp/g.json"
 check predict 0 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 64
-has predict "$tmp/out" "model: steady-state +bandwidth +overlap +strides +carried +lanes +sets"
+has predict "$tmp/out" "model: steady-state +bandwidth +overlap +strides +carried +lanes +sets +shared"
 check predict-model 0 "$portent" predict --target amd-zen2 "$tmp/p.json" --model steady+bw-assoc
 has predict-model "$tmp/out" "model: steady-state +bandwidth -assoc"
 check threads0 2 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 0
