@@ -99,7 +99,7 @@ check analyze 0 "$portent" analyze $w -o "$tmp/p.json"
 # 56-lane masked gathers and scatters (conv_r50_2's random candidate 17, at 4 channels): LLVM 19
 # gave the instrumented module's AVX-512 gather its index register as destination (SIGILL)
 # until the analyzer's JIT scalarized them (analyzer/run.c)
-check analyze-gathers 0 "$portent" analyze conv2d_nchw:1,4,56,56,4,3,3,1,1 --threads 1 --sample 0.01 \
+check analyze-gathers 0 "$portent" analyze conv2d_nchw:1,4,56,56,4,3,3,1,1 --threads 1 --sample 0.01 --timeout 600 \
   --steps '[["CI", 1], ["RE", 3, [1, 6, 4, 3, 5, 0, 2]], ["AN", 3, 6, 2], ["AN", 3, 1, 1]]' -o "$tmp/g.json"
 check predict 0 "$portent" predict --target amd-zen2 "$tmp/p.json" --threads 64
 has predict "$tmp/out" "model: steady-state +bandwidth +overlap +strides +carried +lanes +sets +shared"
