@@ -1,7 +1,8 @@
 /* Static address analysis of memory accesses: for each load and store (masked ones too) the
  * byte stride of its address per iteration of each enclosing loop, innermost first, when the
  * address is affine in the loops' induction variables (getelementptr indices built from adds,
- * multiplies and shifts by constants, casts, and header phis stepping by a constant). The
+ * multiplies and shifts by constants, casts, and header phis stepping by a constant), or splits
+ * such a value with a power-of-two mask (a fused loop's indices: the step between wraps). The
  * predictor's memory model reads them for what reuse distances cannot show: set conflicts of
  * power-of-two strides and page-crossing (TLB) walks. No run is needed. */
 #include <stdlib.h>
@@ -64,6 +65,38 @@ static bool header_phi_values(walker *w, LLVMValueRef phi, const pa_loop *L, LLV
 }
 
 static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth);
+
+/* x mod m or (x div m) x m, m = 2^k, for an x that moves by c per iteration of a loop: the step
+ * that all iterations but the wrapping ones see (one in m / |c|), which is what a fused loop's
+ * split index does (`and %f, 511` for j, `and %f, -512` for 512 i). *ok false when the steps
+ * themselves vary (|c| >= m, not a multiple of m). */
+static int64_t wrapped_step(int64_t c, int64_t m, bool low_bits, bool *ok) {
+  int64_t a = c < 0 ? -c : c;
+  *ok = true;
+  if (a % m == 0) return low_bits ? 0 : c;
+  if (a < m) return low_bits ? c : 0;
+  *ok = false;
+  return 0;
+}
+
+/* Adds scale x wrapped_step(coefficients of x) to w: x walked into scratch of its own. */
+static void affine_wrapped(walker *w, LLVMValueRef x, int64_t m, bool low_bits, int64_t scale, int depth) {
+  int64_t *coef = w->coef;
+  bool *bad = w->bad;
+  w->coef = calloc((size_t)w->n_loops, sizeof(int64_t));
+  w->bad = calloc((size_t)w->n_loops, sizeof(bool));
+  affine(w, x, 1, depth + 1);
+  for (int l = 0; l < w->n_loops; l++) {
+    bool ok = !w->bad[l];
+    int64_t step = ok ? wrapped_step(w->coef[l], m, low_bits, &ok) : 0;
+    if (!ok) bad[l] = true;
+    else coef[l] += scale * step;
+  }
+  free(w->coef), free(w->bad);
+  w->coef = coef, w->bad = bad;
+}
+
+static bool power_of_two(int64_t m) { return m > 1 && (m & (m - 1)) == 0; }
 
 /* A header phi: its value entering the loop (the preheader's incoming) plus step per
  * iteration, when the latch's incoming value is the phi plus a constant (integer add or a
@@ -128,6 +161,17 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
   case LLVMShl:
     if (LLVMIsAConstantInt(c) && LLVMConstIntGetZExtValue(c) < 40)
       return affine(w, a, scale * ((int64_t)1 << LLVMConstIntGetZExtValue(c)), depth + 1);
+    return mark_bad(w, v);
+  case LLVMAnd: /* a mask of low bits (x mod 2^k) or of high bits ((x div 2^k) x 2^k) */
+    if (LLVMIsAConstantInt(c)) {
+      int64_t k = LLVMConstIntGetSExtValue(c);
+      if (k > 0 && power_of_two(k + 1)) return affine_wrapped(w, a, k + 1, true, scale, depth);
+      if (k < 0 && power_of_two(-k)) return affine_wrapped(w, a, -k, false, scale, depth);
+    }
+    return mark_bad(w, v);
+  case LLVMURem: /* x mod 2^k */
+    if (LLVMIsAConstantInt(c) && power_of_two(LLVMConstIntGetSExtValue(c)))
+      return affine_wrapped(w, a, LLVMConstIntGetSExtValue(c), true, scale, depth);
     return mark_bad(w, v);
   case LLVMSExt:
   case LLVMZExt:
