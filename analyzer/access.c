@@ -66,21 +66,22 @@ static bool header_phi_values(walker *w, LLVMValueRef phi, const pa_loop *L, LLV
 
 static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth);
 
-/* x mod m or (x div m) x m, m = 2^k, for an x that moves by c per iteration of a loop: the step
- * that all iterations but the wrapping ones see (one in m / |c|), which is what a fused loop's
- * split index does (`and %f, 511` for j, `and %f, -512` for 512 i). *ok false when the steps
- * themselves vary (|c| >= m, not a multiple of m). */
-static int64_t wrapped_step(int64_t c, int64_t m, bool low_bits, bool *ok) {
+/* x mod m (its bits below m, m = 2^b) or x with its bits below m cleared, for an x that moves
+ * by c per iteration of a loop: the step that all iterations but the wrapping ones see (one in
+ * m / |c|), which is what a fused loop's split index does (`and %f, 511` for j, `and %f, -512`
+ * for 512 i). A low split may also clear the bits below `unit` (`and %4f, 508`), which must then
+ * not move. *ok false when the steps themselves vary. */
+static int64_t wrapped_step(int64_t c, int64_t m, int64_t unit, bool low_bits, bool *ok) {
   int64_t a = c < 0 ? -c : c;
   *ok = true;
   if (a % m == 0) return low_bits ? 0 : c;
-  if (a < m) return low_bits ? c : 0;
+  if (a < m && (!low_bits || a % unit == 0)) return low_bits ? c : 0;
   *ok = false;
   return 0;
 }
 
 /* Adds scale x wrapped_step(coefficients of x) to w: x walked into scratch of its own. */
-static void affine_wrapped(walker *w, LLVMValueRef x, int64_t m, bool low_bits, int64_t scale, int depth) {
+static void affine_wrapped(walker *w, LLVMValueRef x, int64_t m, int64_t unit, bool low_bits, int64_t scale, int depth) {
   int64_t *coef = w->coef;
   bool *bad = w->bad;
   w->coef = calloc((size_t)w->n_loops, sizeof(int64_t));
@@ -88,7 +89,7 @@ static void affine_wrapped(walker *w, LLVMValueRef x, int64_t m, bool low_bits, 
   affine(w, x, 1, depth + 1);
   for (int l = 0; l < w->n_loops; l++) {
     bool ok = !w->bad[l];
-    int64_t step = ok ? wrapped_step(w->coef[l], m, low_bits, &ok) : 0;
+    int64_t step = ok ? wrapped_step(w->coef[l], m, unit, low_bits, &ok) : 0;
     if (!ok) bad[l] = true;
     else coef[l] += scale * step;
   }
@@ -97,6 +98,18 @@ static void affine_wrapped(walker *w, LLVMValueRef x, int64_t m, bool low_bits, 
 }
 
 static bool power_of_two(int64_t m) { return m > 1 && (m & (m - 1)) == 0; }
+
+/* `and x, mask` where the mask's bits are one run from bit a: up to bit b < 63, a low split
+ * (x mod 2^b, bits below 2^a cleared); to the top (bit 62 or 63: the sign bit does not matter
+ * for an index), x with its bits below 2^a cleared. False for any other mask. */
+static bool affine_masked(walker *w, LLVMValueRef x, uint64_t mask, int64_t scale, int depth) {
+  if (mask == 0) return true; /* always 0: invariant */
+  uint64_t unit = mask & (~mask + 1), top = mask + unit; /* top: 2^b, or 0 past bit 63 */
+  if ((top & (top - 1)) != 0) return false;             /* more than one run of bits */
+  if (top == 0 || top == (uint64_t)1 << 63) affine_wrapped(w, x, (int64_t)unit, 1, false, scale, depth);
+  else affine_wrapped(w, x, (int64_t)top, (int64_t)unit, true, scale, depth);
+  return true;
+}
 
 /* A header phi: its value entering the loop (the preheader's incoming) plus step per
  * iteration, when the latch's incoming value is the phi plus a constant (integer add or a
@@ -162,16 +175,15 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
     if (LLVMIsAConstantInt(c) && LLVMConstIntGetZExtValue(c) < 40)
       return affine(w, a, scale * ((int64_t)1 << LLVMConstIntGetZExtValue(c)), depth + 1);
     return mark_bad(w, v);
-  case LLVMAnd: /* a mask of low bits (x mod 2^k) or of high bits ((x div 2^k) x 2^k) */
-    if (LLVMIsAConstantInt(c)) {
-      int64_t k = LLVMConstIntGetSExtValue(c);
-      if (k > 0 && power_of_two(k + 1)) return affine_wrapped(w, a, k + 1, true, scale, depth);
-      if (k < 0 && power_of_two(-k)) return affine_wrapped(w, a, -k, false, scale, depth);
+  case LLVMAnd: /* a split of a fused index: low bits (x mod 2^k) or high bits */
+    if (LLVMIsAConstantInt(c) && LLVMGetIntTypeWidth(LLVMTypeOf(c)) <= 64) {
+      uint64_t mask = (uint64_t)LLVMConstIntGetSExtValue(c); /* a narrower -2^k stays a top run */
+      if (affine_masked(w, a, mask, scale, depth)) return;
     }
     return mark_bad(w, v);
   case LLVMURem: /* x mod 2^k */
     if (LLVMIsAConstantInt(c) && power_of_two(LLVMConstIntGetSExtValue(c)))
-      return affine_wrapped(w, a, LLVMConstIntGetSExtValue(c), true, scale, depth);
+      return affine_wrapped(w, a, LLVMConstIntGetSExtValue(c), 1, true, scale, depth);
     return mark_bad(w, v);
   case LLVMSExt:
   case LLVMZExt:

@@ -2,9 +2,9 @@
  * recovers j as f mod 512 and i's row as f with its low bits cleared (`and` masks, as LLVM
  * writes `urem`/`udiv` by powers of two) steps j by one element and i's row by nothing in all
  * but one of 512 iterations, so a column walk of B inside it gets the fused loop's stride 4, as
- * in a plain j loop (mm512 candidates 3 and 9 of the saved sets had an unknown stride there,
- * and the +strides/+sets bounds did not apply). A mask that is not a power-of-two split, or a
- * step no wrap rule covers, stays unknown. */
+ * in a plain j loop (mm512 candidates 3, 9 and 29 of the saved sets had an unknown stride there,
+ * and the +strides/+sets bounds did not apply). A mask that is not such a split, or a step no
+ * wrap rule covers, stays unknown. */
 #include <stdio.h>
 #include <string.h>
 
@@ -64,8 +64,13 @@ int main(void) {
   expect(1, "urem i64 %fs, 512", "and i64 %fs, -512", 0, 4);
   /* f scaled by 512: j never moves (a multiple of the modulus), the row moves by 512 floats */
   expect(512, "and i64 %fs, 511", "and i64 %fs, -512", 2048, 0);
-  /* steps the wrap rule cannot name: a mask that is not a split, a step above the modulus */
+  /* as LLVM writes it for f x 4 (mm512 #29): the low split clears bits that never move, the
+   * high one the sign bit too */
+  expect(4, "and i64 %fs, 508", "and i64 %fs, 9223372036854775296", 0, 16);
+  /* steps the wrap rule cannot name: a mask clearing a bit that moves, a mask of two runs, a
+   * step above the modulus */
   expect(1, "and i64 %fs, 510", "and i64 %fs, -512", 0, PA_STRIDE_UNKNOWN);
+  expect(1, "and i64 %fs, 771", "and i64 %fs, -512", 0, PA_STRIDE_UNKNOWN);
   expect(700, "and i64 %fs, 511", "and i64 %fs, -512", PA_STRIDE_UNKNOWN, PA_STRIDE_UNKNOWN);
   TEST_DONE();
 }
