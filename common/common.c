@@ -201,3 +201,11 @@ uint64_t pt_rng_next(pt_rng *r) { return pt_rng_mix(r->s += PT_RNG_STEP); }
 double pt_rng_uniform(pt_rng *r) { return pt_rng_unit(pt_rng_next(r)); }
 
 int64_t pt_rng_range(pt_rng *r, int64_t n) { return n <= 0 ? 0 : (int64_t)(pt_rng_next(r) % (uint64_t)n); }
+
+int64_t pt_gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t r = a % b;
+    a = b, b = r;
+  }
+  return a;
+}

@@ -15,17 +15,9 @@
  * sets) and a padded 2 KiB row (33 lines: every set), the reference without the limit. */
 static const int stride_lines[] = {8, 16, 32, 64, 33};
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t r = a % b;
-    a = b, b = r;
-  }
-  return a;
-}
-
 /* The sets a walk `step` lines apart uses: the set index is the line number modulo the sets
  * within a page (virtual bits), so it cycles through page_sets / gcd(step, page_sets) of them. */
-static int sets_touched(int64_t step, int64_t page_sets) { return (int)(page_sets / gcd64(step % page_sets, page_sets)); }
+static int sets_touched(int64_t step, int64_t page_sets) { return (int)(page_sets / pt_gcd64(step % page_sets, page_sets)); }
 
 typedef struct {
   pmb_kernel_fn stride, chase;
@@ -43,21 +35,6 @@ static int build(pmb_ctx *c, walk_kernels *k, pt_diag *d) {
   if (!(k->stride = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "set_walk_stride", d))) return d->err;
   if (!(k->chase = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "set_walk_chase", d))) return d->err;
   return PT_OK;
-}
-
-/* The walk's lines (line i at i x stride) linked in a random cycle; returns the first. */
-static void *link_lines(char *buf, int64_t lines, int64_t stride, pt_rng *rng) {
-  int64_t *order = malloc(sizeof(int64_t) * (size_t)lines);
-  if (!order) return NULL;
-  for (int64_t i = 0; i < lines; i++) order[i] = i;
-  for (int64_t i = lines - 1; i > 0; i--) {
-    int64_t j = (int64_t)(pt_rng_next(rng) % (uint64_t)(i + 1)), x = order[i];
-    order[i] = order[j], order[j] = x;
-  }
-  for (int64_t i = 0; i < lines; i++) *(void **)(buf + order[i] * stride) = buf + order[(i + 1) % lines] * stride;
-  void *first = buf + order[0] * stride;
-  free(order);
-  return first;
 }
 
 int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d) {
@@ -89,11 +66,8 @@ int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d) {
     char *buf = pmb_big_alloc(bytes, c->o->small_pages);
     if (!buf) return pt_fail(d, PT_ERR_NOMEM, "cannot map %zu bytes for the L1 set walks", bytes);
     memset(buf, 1, bytes);
-    void *pos[1] = {link_lines(buf, lines, stride, &rng)}, *sink_p;
-    if (!pos[0]) {
-      munmap(buf, bytes);
-      return pt_fail(d, PT_ERR_NOMEM, "out of memory ordering %lld lines", (long long)lines);
-    }
+    /* the walk's lines (line i at i x stride) in one random cycle */
+    void *pos[1] = {pmb_make_cycle(buf, bytes, (int)stride, &rng, NULL)}, *sink_p;
     double ghz = pmb_recalibrate(c);
     pmb_stats lat = pmb_stats_scale(pmb_time_kernel(k.chase, pos, &sink_p, c->min_seconds, c->reps), 1e9 / pmb_chase_steps(1));
     struct {

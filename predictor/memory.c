@@ -127,14 +127,6 @@ static void tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entr
       *l1_entries = tlb[i].l1, *l2_entries = tlb[i].l2, *l2_hit = tlb[i].hit, *walkers = tlb[i].walkers;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t r = a % b;
-    a = b, b = r;
-  }
-  return a;
-}
-
 /* Fraction of a strided walk's lines (`trip` lines, `step` lines apart, `streams` walks
  * alike) that a level of `sets` sets of `ways` ways cannot keep until the walk comes back.
  * The set index is the line number modulo sets. Within a 4 KiB page the index follows the
@@ -151,7 +143,7 @@ static int64_t gcd64(int64_t a, int64_t b) {
  * (the index bits a page holds are virtual), at most `trip`. */
 static double walk_positions(double trip, int64_t step, int64_t sets) {
   int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
-  int64_t g = gcd64(step % page_sets, page_sets);
+  int64_t g = pt_gcd64(step % page_sets, page_sets);
   double positions = (double)(page_sets / (g > 0 ? g : page_sets));
   return positions > trip ? trip : positions;
 }

@@ -554,7 +554,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       if (pp->o.shared && fp->parallel) {
         /* false sharing: each such store fetches its line from another core (sharing.c) */
         int shared = pp_shared_stores(f, b, pp->threads);
-        double stall = shared * pp_sharing_store_cycles(t, pp->mlp);
+        double stall = shared > 0 ? shared * pp_sharing_store_cycles(t, pp->mlp) : 0;
         if (stall > cyc) cyc = stall, bp->bound = PP_BOUND_MEMORY;
       }
       bp->cycles = cyc;

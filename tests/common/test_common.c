@@ -93,5 +93,8 @@ int main(void) {
   volatile uint64_t spin = 0;
   while (pt_cpu_now() - c1 < 0.01) spin++;
   CHECK(spin > 0 && pt_cpu_now() > c1);
+
+  /* gcd: the sets a stride cycles through (32 lines in 64 sets: 2 of them) */
+  CHECK(pt_gcd64(32, 64) == 32 && pt_gcd64(33, 64) == 1 && pt_gcd64(0, 64) == 64 && pt_gcd64(12, 0) == 12);
   TEST_DONE();
 }
