@@ -66,6 +66,13 @@ typedef struct {
    * through getelementptrs, casts and induction phis); 0 when unknown (and in older profiles).
    * Two accesses of different objects sit at unrelated addresses (separate allocations). */
   int array;
+  /* Memory nodes with an array: the address's byte offset at the first iteration of every
+   * enclosing loop, relative to the other accesses of the same object in the function (the
+   * object's address plus terms common to them: a parallel body's chunk start); has_offset
+   * false when not known (a part not followed, other terms, older profiles). Accesses of one
+   * object with equal strides and offsets a row apart are separate walks (an unrolled loop). */
+  bool has_offset;
+  int64_t offset;
   /* Gathers and scatters: bytes from one lane's address to the next when the IR fixes it (the
    * getelementptr's constant offset vector, analyzer/lanes.c); 0 when not known (a step of 0
    * too) and in profiles written before it. */

@@ -91,6 +91,7 @@ static cJSON *block_json(const pa_block *b) {
                                                                    : cJSON_CreateNumber((double)n->strides[k]));
     }
     if (n->array > 0) cJSON_AddNumberToObject(x, "array", n->array);
+    if (n->array > 0 && n->has_offset) cJSON_AddNumberToObject(x, "offset", (double)n->offset);
     if (n->lane_step != 0) cJSON_AddNumberToObject(x, "lane_step", (double)n->lane_step);
     cJSON_AddItemToArray(nodes, x);
   }
@@ -401,6 +402,15 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
     if (ar) {
       n->array = inum(r, x, "array", c);
       if (n->array < 0 || !n->is_memory) bad(r, "array: a non-negative object index on a memory node");
+    }
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(x, "offset"); /* absent before offsets were recorded */
+    if (of) {
+      if (!cJSON_IsNumber(of) || !(of->valuedouble > -9e15 && of->valuedouble < 9e15) || n->array <= 0) {
+        path_fmt(r->path, sizeof r->path, "%s.offset", c);
+        bad(r, "a byte offset on a memory node with an array");
+      } else {
+        n->has_offset = true, n->offset = (int64_t)of->valuedouble;
+      }
     }
     const cJSON *ls = cJSON_GetObjectItemCaseSensitive(x, "lane_step"); /* absent before lane steps were recorded */
     if (ls) {

@@ -34,6 +34,7 @@ static bool graft(pa_profile *to, const pa_profile *from) {
         n->n_strides = m->n_strides;
         n->strides = m->n_strides ? pt_memdup(to->arena, m->strides, sizeof(int64_t) * (size_t)m->n_strides) : NULL;
         n->array = m->array;
+        n->has_offset = m->has_offset, n->offset = m->offset;
         n->lane_step = m->lane_step;
       }
   }

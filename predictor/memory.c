@@ -148,6 +148,31 @@ static double walk_positions(double trip, int64_t step, int64_t sets) {
   return positions > trip ? trip : positions;
 }
 
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* The positions within a page (of a level with `sets` sets) that n walks of one object at one
+ * stride (`step` lines, at most `trip` of them each) touch together: each walk from the line of
+ * its offset (unknown: the object's first line, where walks without offsets were all taken to
+ * be). A page holds at most 64 lines, so the positions are bits of one word. */
+static double union_positions(const pa_node *const *walks, int n, double trip, int64_t step, int64_t sets) {
+  int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
+  uint64_t touched = 0;
+  double reach = trip < (double)page_sets ? trip : (double)page_sets;
+  for (int v = 0; v < n; v++) {
+    int64_t line = walks[v]->has_offset ? floor_div(walks[v]->offset, PA_LINE_BYTES) : 0;
+    int64_t at = ((line % page_sets) + page_sets) % page_sets;
+    for (int i = 0; i < reach; i++, at = (at + step) % page_sets) touched |= (uint64_t)1 << at;
+  }
+  return (double)__builtin_popcountll(touched);
+}
+
+/* The walks of a group (one object, one stride) as walk_lost's `streams` for one of them: the
+ * group's lines over the positions they touch together, in units of one walk's positions. */
+static double group_streams(const pa_node *const *group, int n, double trip, int64_t step, int64_t sets) {
+  double together = union_positions(group, n, trip, step, sets);
+  return together > 0 ? n * walk_positions(trip, step, sets) / together : n;
+}
+
 static double walk_lost(double trip, int64_t step, int64_t sets, int ways, double streams) {
   if (sets < 1 || ways < 1) return 0;
   int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
@@ -157,12 +182,31 @@ static double walk_lost(double trip, int64_t step, int64_t sets, int ways, doubl
   return set_miss(per_position - 1, colours, ways);
 }
 
+/* Whether two accesses walk one stream of lines: the same object (pa_node array) and stride
+ * vector, and offsets (where both are known) that put them on the same line, or on the line the
+ * other reads some iterations apart (a difference within a line of a multiple of an innermost
+ * stride of a line or more). A load and a store of the same element (read-modify-write) walk one
+ * stream, whose second access hits the line the first brought; neighbouring elements too; rows
+ * of an unrolled loop (offsets a row apart, the stride several rows) are separate walks. */
+static bool same_stream(const pa_node *a, const pa_node *b) {
+  if (a->array != b->array || a->n_strides != b->n_strides ||
+      memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->n_strides) != 0)
+    return false;
+  if (!a->has_offset || !b->has_offset) return true; /* unknown: taken as one stream, as before offsets */
+  int64_t d = a->offset - b->offset, s = a->n_strides > 0 ? a->strides[0] : 0;
+  if (s < 0) s = -s;
+  if (s >= PA_LINE_BYTES && s != PA_STRIDE_UNKNOWN) {
+    d %= s;
+    if (d > s / 2) d -= s;
+    if (d < -s / 2) d += s;
+  }
+  return d > -PA_LINE_BYTES && d < PA_LINE_BYTES;
+}
+
 /* The distinct walks of a block: memory nodes with a known, non-zero innermost stride, one
- * per object (pa_node array) and stride vector. A load and a store of the same element
- * (read-modify-write) walk one stream, whose second access hits the line the first brought;
- * accesses of one object walked alike (neighbouring elements) are taken as one stream too.
- * Nodes whose object is unknown (array 0, older profiles) count as one object. Linear: a hash
- * of each (object, stride vector). Returns how many, in walks[] (b->n_nodes entries). */
+ * per stream (same_stream). Nodes whose object is unknown (array 0, older profiles) count as
+ * one object. Linear: a hash of each (object, stride vector). Returns how many, in walks[]
+ * (b->n_nodes entries). */
 static uint64_t strides_hash(const pa_node *n) {
   uint64_t h = (1469598103934665603ull ^ (uint64_t)n->n_strides) * 1099511628211ull;
   h = (h ^ (uint64_t)n->array) * 1099511628211ull;
@@ -182,8 +226,7 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
     uint64_t h = strides_hash(n);
     bool seen = false;
     for (size_t k = h & (size_t)(cap - 1); table[k] >= 0; k = (k + 1) & (size_t)(cap - 1)) {
-      const pa_node *o = &b->nodes[table[k]];
-      if (o->n_strides == n->n_strides && o->array == n->array && memcmp(o->strides, n->strides, sizeof(int64_t) * (size_t)n->n_strides) == 0) {
+      if (same_stream(&b->nodes[table[k]], n)) {
         seen = true;
         break;
       }
@@ -203,11 +246,6 @@ static int64_t abs_stride(const pa_node *n) { return n->strides[0] < 0 ? -n->str
 static bool sweep_reused(const pa_node *n) {
   return n->n_strides >= 2 && n->strides[1] != PA_STRIDE_UNKNOWN && n->strides[1] > -PA_LINE_BYTES &&
          n->strides[1] < PA_LINE_BYTES;
-}
-
-static bool same_walk(const pa_node *a, const pa_node *b) {
-  return a->array == b->array && a->n_strides == b->n_strides &&
-         memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->n_strides) == 0;
 }
 
 /* Misses in flight out of the level above `serving` (1-based; levels + 1 = memory): the
@@ -265,16 +303,22 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
   for (int w = 0; w < m; w++) {
     const pa_node *n = &b->nodes[walks[w]];
     int64_t s = abs_stride(n);
-    /* walks of the same object with the same stride compete for the same sets (their offsets
-     * differ by a constant); walks of different objects (separate allocations, placed at
-     * unrelated physical pages) do not; few walks per block in practice, so the count is a scan */
-    double same_stride = 0;
-    for (int v = 0; v < m && s >= PA_LINE_BYTES; v++)
-      same_stride += abs_stride(&b->nodes[walks[v]]) == s && b->nodes[walks[v]].array == n->array;
+    /* walks of the same object with the same stride compete for the sets their offsets put them
+     * in (group_streams); walks of different objects (separate allocations, placed at unrelated
+     * physical pages) do not; few walks per block in practice, so the group is a scan */
+    const pa_node *group[m];
+    int g = 0;
+    bool page_seen = false; /* an earlier walk of the group opens the same pages */
+    for (int v = 0; v < m; v++) {
+      const pa_node *o = &b->nodes[walks[v]];
+      if (abs_stride(o) != s || o->array != n->array) continue;
+      if (v < w && o->has_offset && n->has_offset && floor_div(o->offset, PAGE_BYTES) == floor_div(n->offset, PAGE_BYTES))
+        page_seen = true;
+      group[g++] = o;
+    }
     /* pages one sweep of this walk touches, and how many of its accesses open a new page */
     double span = s >= 4096 ? trip : trip * (double)s / 4096.0;
-    pages += span > 1 ? span : 1;
-    page_accesses += span;
+    if (!page_seen) pages += span > 1 ? span : 1, page_accesses += span;
     if (s < PA_LINE_BYTES) continue;
     if (!sweep_reused(n)) continue; /* the reuse histograms see the rest */
     /* the expected latency beyond L1 of one access: the fraction each level loses goes on
@@ -291,7 +335,8 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
       const ptg_cache *c = ptg_target_cache(t, L);
       int ways = c->associativity;
       int64_t lines = c->size_bytes / (c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES);
-      double lost = ways > 0 && lines >= ways ? walk_lost(trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, lines / ways, ways, same_stride)
+      int64_t step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES;
+      double lost = ways > 0 && lines >= ways ? walk_lost(trip, step, lines / ways, ways, group_streams(group, g, trip, step, lines / ways))
                                               : 0; /* no associativity figure: the reuse model decides */
       if (lost > reach) lost = reach;
       double next = L < levels ? pp_level_latency(t, L + 1) : pp_level_latency(t, 0);
@@ -342,7 +387,8 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
  * over all the loop's own blocks: a loop body split by guards into blocks reads the neighbouring
  * elements of one walk in several of them (conv_r50_5 #23: the nine weights of a 3x3 window, one
  * line, in nine blocks), one stream as within a block (distinct_walks); walks of one object at one
- * stride share their sets (their offsets are unknown), so their misses add up. trip[j] and
+ * stride (an unrolled loop's rows, told apart by their offsets) fill the sets they touch together
+ * (union_positions), so their misses add up over that many sets. trip[j] and
  * ecount[j] are block j's iterations per entry into its loop and its executions per thread. 0
  * when the target has no set walks. */
 double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount) {
@@ -367,28 +413,30 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       const pa_node *n = &b->nodes[i];
       if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || !sweep_reused(n)) continue;
       int at = 0;
-      while (at < m && !same_walk(w[at].n, n)) at++;
+      while (at < m && !same_stream(w[at].n, n)) at++;
       if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j]};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
     }
   }
   double worst = 0;
+  const pa_node **group = malloc(sizeof *group * (size_t)(m > 0 ? m : 1));
   for (int a = 0; a < m; a++) {
-    int64_t s = abs_stride(w[a].n);
-    double same_stride = 0, misses = 0;
+    int64_t s = abs_stride(w[a].n), step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES;
+    int g = 0;
     for (int v = 0; v < m; v++)
-      same_stride += abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array;
-    double positions = walk_positions(w[a].trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, sets);
+      if (abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array) group[g++] = w[v].n;
+    double streams = group_streams(group, g, w[a].trip, step, sets), misses = 0;
     for (int v = 0; v < m; v++) {
       if (abs_stride(w[v].n) != s || w[v].n->array != w[a].n->array) continue;
       const pa_node *n = w[v].n;
       double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
-      misses += walk_lost(w[v].trip, s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, sets, l1->associativity, same_stride) * parts *
-                w[v].execs;
+      misses += walk_lost(w[v].trip, step, sets, l1->associativity, streams) * parts * w[v].execs;
     }
-    double inflight = ptg_target_set_inflight(t, positions);
+    /* the group's misses fall in the sets its walks touch together */
+    double inflight = ptg_target_set_inflight(t, union_positions(group, g, w[a].trip, step, sets));
     if (inflight > 0 && misses * pp_level_latency(t, 2) / inflight > worst) worst = misses * pp_level_latency(t, 2) / inflight;
   }
+  free(group);
   free(w);
   return worst;
 }

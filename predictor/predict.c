@@ -189,6 +189,7 @@ static uint64_t block_key(const pa_block *b, double load_latency, double copies,
     const pa_node *n = &b->nodes[i];
     MIX(n->op), MIX(n->lanes), MIX(n->bits), MIX(n->bytes), MIX(n->is_memory), MIX(n->lane_step);
     for (int k = 0; strides && k < n->n_strides; k++) MIX(n->strides[k]);
+    if (strides && n->has_offset) MIX(n->offset); /* where a walk's lines fall */
     for (const char *c = n->opcode ? n->opcode : ""; *c; c++) MIX(*c);
     for (const char *c = n->elem ? n->elem : ""; *c; c++) MIX(*c);
   }
