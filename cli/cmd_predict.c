@@ -16,16 +16,17 @@ static void usage(FILE *f) {
           "  PROFILE.json     program profile of `portent analyze` (with block counts)\n"
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
-          "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\",\n"
+          "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
           "                   \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared:\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
           "                   loops by their float recurrences through several blocks; +lanes prices\n"
           "                   scatters and gathers/scatters with lanes a page apart by their own rows;\n"
           "                   +sets bounds loops whose walks fall in few L1 sets by the target's L1\n"
-          "                   misses in flight per set, caches[0].set_walks; +shared bounds parallel\n"
+          "                   misses in flight per set, caches[0].set_walks (+far: also walks whose lines\n"
+          "                   come back only past L1's capacity); +shared bounds parallel\n"
           "                   bodies whose threads store into the same lines by the shared level's\n"
           "                   latency over the misses in flight)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
@@ -42,7 +43,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

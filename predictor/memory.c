@@ -379,6 +379,27 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
   }
 }
 
+/* Whether a walk that its next enclosing loop moves by a line or more (not sweep_reused) comes
+ * back, if at all, only after more lines than L1 holds: its sweep (`lines`) times the
+ * iterations of each enclosing loop that moves it a line or more, up to the first that moves it
+ * less (which brings its lines back) or the outermost. Such a walk misses L1 on every access:
+ * the reuse histogram's misses, which fall in the walk's few sets as a set-conflicting walk's
+ * lost lines do (mm512 #10: B's column, 2 of 64 sets, back only after a 1 MiB sweep). False when
+ * a stride on the way is unknown before the lines exceed L1. trip[j]: block j's iterations per
+ * entry into its loop. */
+static bool far_walk(const pa_function *f, int loop, const pa_node *n, double lines, const double *trip, double l1_lines) {
+  int q = f->loops[loop].parent;
+  for (int k = 1; k < n->n_strides && q >= 0; k++, q = f->loops[q].parent) {
+    int64_t s = n->strides[k];
+    if (lines > l1_lines) return true;
+    if (s == PA_STRIDE_UNKNOWN) return false;
+    if (s > -PA_LINE_BYTES && s < PA_LINE_BYTES) return false;
+    double outer = trip[f->loops[q].header];
+    lines *= outer >= 1 ? outer : 1;
+  }
+  return lines > l1_lines;
+}
+
 /* Cycles loop `loop` of f takes at least for the L1 fills of its set-conflicting walks: a walk
  * whose sweep comes back (sweep_reused) but falls in fewer of L1's sets than its lines need
  * misses L1 on the lost fraction of its accesses (walk_lost), and those misses all fall in the
@@ -403,7 +424,9 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   struct walk {
     const pa_node *n;
     double trip, execs;
+    bool far; /* every access misses L1 (far_walk) */
   } *w = malloc(sizeof *w * (size_t)cap);
+  double l1_lines = (double)(sets * l1->associativity);
   int m = 0;
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
@@ -411,10 +434,12 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
-      if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || !sweep_reused(n)) continue;
+      if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES) continue;
+      bool far = !sweep_reused(n) && pp->o.far_sets && far_walk(f, loop, n, trip[j], trip, l1_lines);
+      if (!sweep_reused(n) && !far) continue;
       int at = 0;
       while (at < m && !same_stream(w[at].n, n)) at++;
-      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j]};
+      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], far};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
     }
   }
@@ -430,7 +455,8 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       if (abs_stride(w[v].n) != s || w[v].n->array != w[a].n->array) continue;
       const pa_node *n = w[v].n;
       double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
-      misses += walk_lost(w[v].trip, step, sets, l1->associativity, streams) * parts * w[v].execs;
+      double lost = w[v].far ? 1 : walk_lost(w[v].trip, step, sets, l1->associativity, streams);
+      misses += lost * parts * w[v].execs;
     }
     /* the group's misses fall in the sets its walks touch together */
     double inflight = ptg_target_set_inflight(t, union_positions(group, g, w[a].trip, step, sets));

@@ -21,8 +21,12 @@ void pp_options_default(pp_options *o) {
    * "+sets" (session 10): Zen 4's set walks, the other sets unchanged (their targets have none);
    * "+carried" (session 10): better MAPE and Spearman on all five saved sets (conv_r50_1's
    * reductions through several blocks overlap as single-block ones do); "+shared" (session 10):
-   * false sharing in parallel bodies, better on the 8- and 16-thread sets, the others unchanged */
+   * false sharing in parallel bodies, better on the 8- and 16-thread sets, the others unchanged;
+   * "+far" (session 11): +sets for walks whose lines come back only past L1's capacity (Zen 4
+   * mm512 #10 0.53 -> 1.02 of measured; MAPE better, mean Spearman 0.003 lower: ties in mm512's
+   * naive k loop group), the other sets unchanged (their targets have no set walks) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
+  o->far_sets = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -45,6 +49,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 6 && strcmp(base + len - 6, "+lanes") == 0) base[len - 6] = 0, o->lanes = more = true;
     else if (len > 5 && strcmp(base + len - 5, "+sets") == 0) base[len - 5] = 0, o->l1_sets = more = true;
     else if (len > 7 && strcmp(base + len - 7, "+shared") == 0) base[len - 7] = 0, o->shared = more = true;
+    else if (len > 4 && strcmp(base + len - 4, "+far") == 0) base[len - 4] = 0, o->far_sets = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;

@@ -41,12 +41,15 @@ typedef struct pp_options {
   bool l1_sets;         /* strides: a set-conflicting walk's L1 misses, which fall in few L1 sets,
                            overlap at most as the target's set walks say (caches[0].set_walks;
                            Zen 4: about one per set); a target without them: no such bound */
+  bool far_sets;        /* sets: a walk whose lines come back only after more lines than L1 holds
+                           misses L1 on every access (the reuse histogram's misses), and those
+                           misses fall in its few L1 sets too */
   bool shared;          /* parallel bodies: stores whose threads' chunks fall in the same lines
                            (false sharing) wait for the line from another core: the first
                            shared level's latency over the least overlapping_misses on the way */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
