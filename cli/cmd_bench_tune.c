@@ -52,7 +52,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: portent bench tune [--workloads a,b,...] [--models random,xgb] [--checkpoints 16,64,256,1000]\n"
              "       [--max-measurements N] [--results DIR] [--population P] [--generations G]\n"
              "       [--measure-per-round K] [--threads N] [--min-time SEC] [--wall-clock] [--seed S] [--target T.json]\n"
-             "       [--svg-dir DIR] [--rerank-cold N] [--rerank-pool N] [--cache-rule] [--min-reduction-tile N] [--baselines-only]\n"
+             "       [--svg-dir DIR] [--rerank-cold N] [--rerank-pool N] [--local-share F] [--cache-rule] [--min-reduction-tile N] [--baselines-only]\n"
              "       [--json]\n"
              "       portent bench tune --report DIR [--workloads ...] [--models ...] [--checkpoints ...] [--json]\n\n"
              "For each suite workload and model (seed fixed): best latency after each checkpoint's number of\n"
@@ -70,6 +70,9 @@ static void usage(FILE *f) {
              "  --baselines-only       with --results: time the libraries once more (one more sample for the\n"
              "                         medians on a noisy machine), tune nothing, print the table\n"
              "  --log-dir DIR          as --results\n"
+             "  --local-share F        share of each round measured among the unmeasured one-mutation neighbours of\n"
+             "                         the 4 fastest measured candidates (default 0.5 when the search model is\n"
+             "                         analytic, else 0)\n"
              "  --cache-rule           with --target: sample tile sizes with the cache rule (blocks fitting L1/L2;\n"
              "                         off by default: it did not help, docs/tuning.md)\n"
              "  --min-reduction-tile N sample tile sizes preferring an inner reduction tile (r1) of at least N\n"
@@ -117,14 +120,15 @@ static void fold(saver *s) {
   r->failed = st->n_failed;
 }
 
-static int run_search(const pc_program *p, const char *model, const ptg_target *target, pc_tune_opts o, int limit,
-                      const char *dir, bt_run *r, pt_diag *d) {
+static int run_search(const pc_program *p, const char *model, const ptg_target *target, pc_tune_opts o,
+                      double local_share, int limit, const char *dir, bt_run *r, pt_diag *d) {
   memset(r, 0, sizeof *r);
   snprintf(r->workload, sizeof r->workload, "%.63s", p->name);
   snprintf(r->model, sizeof r->model, "%.31s", model);
   r->threads = o.measure.threads;
   pc_cost_model cm, rerank;
   bool has_rerank = false;
+  o.local_share = local_share < 0 ? tune_model_local_share(model) : local_share;
   if (tune_models_new(model, target, o.measure.threads, o.seed, &cm, &rerank, &has_rerank, d)) return EXIT_USAGE;
   o.rerank = has_rerank ? &rerank : NULL;
   o.rerank_top = 0; /* the second model re-ranks all 2 x K candidates the search keeps */
@@ -180,6 +184,7 @@ int cmd_bench_tune(int argc, char **argv) {
   const char *dir = NULL, *report_dir = NULL;
   bool json = false, baselines_only = false, cache_rule = false;
   int max_meas = 0;
+  double local_share = -1; /* -1: each model's default (tune_model_local_share) */
   pc_tune_opts o;
   pc_tune_opts_default(&o);
   o.measure.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -206,6 +211,7 @@ int cmd_bench_tune(int argc, char **argv) {
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-pool") == 0 && v) o.rerank_pool = atoi(argv[++i]);
+    else if (strcmp(a, "--local-share") == 0 && v) local_share = atof(argv[++i]);
     else if (strcmp(a, "--cache-rule") == 0) cache_rule = true;
     else if (strcmp(a, "--min-reduction-tile") == 0 && v) o.sketch.min_reduction_tile = atoi(argv[++i]);
     else if (strcmp(a, "--target") == 0 && v) target_path = argv[++i];
@@ -302,7 +308,7 @@ int cmd_bench_tune(int argc, char **argv) {
       bt_run *r = &runs[n_runs];
       pt_diag_clear(&d);
       int rc = report_dir || baselines_only ? (bt_run_load(dir, p, models[m], r, &d) < 0 ? EXIT_FAILED : EXIT_OK)
-                                            : run_search(p, models[m], target, o, limit, dir, r, &d);
+                                            : run_search(p, models[m], target, o, local_share, limit, dir, r, &d);
       if (rc == EXIT_USAGE) {
         fprintf(stderr, "portent bench tune: %s\n", d.msg);
         pc_program_free(p);

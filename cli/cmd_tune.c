@@ -16,7 +16,7 @@ static void usage(FILE *f) {
           "usage: portent tune WORKLOAD [--target T.json] [--model random|xgb|analytic] [--trials N]\n"
           "       [--measure-per-round K] [--population P] [--generations G] [--log records.jsonl]\n"
           "       [--resume] [--seed S] [--threads N] [--min-time SEC] [--timeout SEC] [--wall-clock] [--lanes L]\n"
-          "       [--cache-rule] [--min-reduction-tile N] [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg]\n"
+          "       [--cache-rule] [--min-reduction-tile N] [--local-share F] [--measure 0] [-o best.ll|.o|.s] [--curve curve.svg]\n"
           "       [--quiet] [--json]\n\n"
           "  --target T.json        vector width, registers, L1/L2 sizes and cores of the target (default: 16\n"
           "                         lanes, this machine's cores)\n"
@@ -25,6 +25,9 @@ static void usage(FILE *f) {
           "  --min-reduction-tile N sample tile sizes preferring an inner reduction tile (r1) of at least N\n"
           "                         (0 off, the default; docs/tuning.md)\n"
           "  --model M              cost model ranking candidates: %s (default random)\n"
+          "  --local-share F        share of each round measured among the unmeasured one-mutation neighbours\n"
+          "                         of the 4 fastest measured candidates, ranked by the model (default 0.5\n"
+          "                         when the search model is analytic, else 0)\n"
           "  --rerank-top K         with --model A+B: B re-ranks A's K best each round (default 16)\n"
           "  --rerank-cold N        with --model A+B: until 2 x --measure-per-round are measured, B re-ranks\n"
           "                         A's N best (default 128; 0 off)\n"
@@ -69,6 +72,7 @@ int cmd_tune(int argc, char **argv) {
   int measure = 1, lanes = 0;
   bool threads_given = false;
   bool cache_rule = false;
+  double local_share = -1; /* -1: the model's default (tune_model_local_share) */
   pc_tune_opts o;
   pc_tune_opts_default(&o);
   o.measure.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -99,6 +103,7 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--rerank-top") == 0 && v) o.rerank_top = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-pool") == 0 && v) o.rerank_pool = atoi(argv[++i]);
+    else if (strcmp(a, "--local-share") == 0 && v) local_share = atof(argv[++i]);
     else if (strcmp(a, "-o") == 0 && v) out = argv[++i];
     else if (strcmp(a, "--curve") == 0 && v) curve = argv[++i];
     else if (strcmp(a, "--quiet") == 0) quiet = true;
@@ -146,6 +151,7 @@ int cmd_tune(int argc, char **argv) {
   /* The analytic model predicts for the threads the candidates run on; with --measure 0 on a
    * remote target, for --threads or else all its cores (this machine's count means nothing). */
   int model_threads = measure == 0 && !threads_given ? 0 : o.measure.threads;
+  o.local_share = local_share < 0 ? tune_model_local_share(model_name) : local_share;
   if (tune_models_new(model_name, target, model_threads, o.seed, &model, &rerank, &has_rerank, &d)) {
     fprintf(stderr, "portent tune: %s\n", d.msg);
     pc_program_free(p);

@@ -55,6 +55,12 @@ int tune_model_new(const char *name, const ptg_target *target, int threads, uint
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());
 }
 
+double tune_model_local_share(const char *spec) {
+  const char *plus = strchr(spec, '+');
+  size_t len = plus ? (size_t)(plus - spec) : strlen(spec);
+  return len == strlen("analytic") && strncmp(spec, "analytic", len) == 0 ? 0.5 : 0;
+}
+
 int tune_models_new(const char *spec, const ptg_target *target, int threads, uint64_t seed, pc_cost_model *model,
                     pc_cost_model *rerank, bool *has_rerank, pt_diag *d) {
   char first[512]; /* tlp:PATH carries a file path */

@@ -515,6 +515,14 @@ typedef struct pc_tune_opts {
    * often one family of near-copies, and when the second model predicts the whole family slow
    * a round of 2 x K has nothing better to measure. */
   int rerank_pool;
+  /* Local search by measurement: this share of each round's measurements are unmeasured
+   * one-mutation neighbours of the local_parents fastest measured candidates, ranked by the
+   * model (the second one in a cascade) and taken in turn from each parent; the rest as before.
+   * An analytic model predicts most good candidates at one bound and cannot order them; this
+   * orders them by measurement (docs/tuning.md, "Session 11"). 0: off (the default here; the
+   * CLI turns it on for an analytic search model). */
+  double local_share;
+  int local_parents;
   /* Called after each measurement (may be NULL). */
   void (*on_measured)(void *ctx, const pc_tune_stats *st, const pc_measure_result *r);
   void *ctx;

@@ -39,6 +39,8 @@ void pc_tune_opts_default(pc_tune_opts *o) {
   o->eps_greedy = 0.05;
   o->rerank_cold = 128;
   o->rerank_pool = 128; /* docs/validation.md, session 8: every seed better re-timed quietly */
+  o->local_share = 0;
+  o->local_parents = 4;
   o->measure_per_round = 64;
   o->trials = 1000;
   o->seed = 1;
@@ -241,8 +243,9 @@ static void init_population(pc_tuner *t, sk_pop *pop, sk_pop *random_out) {
   for (int i = before; i < pop->n; i++) sk_pop_push(random_out, pop->c[i].steps, pop->c[i].n, pop->c[i].hash);
 }
 
-/* Searches and returns the candidates to measure (best by score, eps-greedy random share). */
-static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
+/* Searches and returns the candidates to measure (best by score, eps-greedy random share;
+ * with `local`, the local search's share first). */
+static int pick_candidates(pc_tuner *t, int want, bool local, sk_pop *chosen, pt_diag *d) {
   sk_pop pop = {0}, random = {0}, best = {0};
   double t0 = pt_now();
   init_population(t, &pop, &random);
@@ -273,8 +276,23 @@ static int pick_candidates(pc_tuner *t, int want, sk_pop *chosen, pt_diag *d) {
     sk_pop_free(&head);
   }
   t->st.t_search += pt_now() - t0;
+  /* Local search: the fastest measured candidates' neighbours take their share first. */
+  int n_local = local ? (int)(t->o.local_share * want + 0.5) : 0;
+  if (n_local > want) n_local = want;
+  if (rc == 0 && n_local > 0 && t->good.n > 0) {
+    sk_pop parents = {0}; /* t->good is sorted fastest first by init_population */
+    for (int i = 0; i < t->good.n && i < (t->o.local_parents > 0 ? t->o.local_parents : 1); i++)
+      sk_pop_push(&parents, t->good.c[i].steps, t->good.c[i].n, t->good.c[i].hash);
+    const pc_cost_model *ranker = t->o.rerank ? t->o.rerank : &t->model;
+    double t1 = pt_now();
+    rc = sk_local_pick(t->p, ranker, &t->o, &parents, n_local, &t->measured, &t->rng, chosen, &t->st.t_model,
+                       &t->st.n_scored, d);
+    t->st.t_search += pt_now() - t1;
+    sk_pop_free(&parents);
+  }
   if (rc == 0) {
     sk_hashset taken = {0};
+    for (int i = 0; i < chosen->n; i++) sk_hashset_add(&taken, chosen->c[i].hash);
     int n_good = (int)((1.0 - t->o.eps_greedy) * want);
     if (n_good < 1) n_good = 1;
     for (int i = 0; i < best.n && chosen->n < n_good; i++)
@@ -332,7 +350,7 @@ int pc_tuner_round(pc_tuner *t, pt_diag *d) {
     if (!t->ref) return d->err ? d->err : PT_ERR_RUNTIME;
   }
   sk_pop chosen = {0};
-  int rc = pick_candidates(t, want, &chosen, d);
+  int rc = pick_candidates(t, want, true, &chosen, d);
   t->st.t_total += pt_now() - t_start;
   pc_step **steps = malloc(sizeof(pc_step *) * (size_t)(chosen.n + 1));
   int *n_steps = malloc(sizeof(int) * (size_t)(chosen.n + 1));
@@ -388,7 +406,7 @@ int pc_tuner_run(pc_tuner *t, pt_diag *d) {
 pc_state *pc_tuner_predict_best(pc_tuner *t, pt_diag *d) {
   sk_pop chosen = {0};
   double t0 = pt_now();
-  int rc = pick_candidates(t, 1, &chosen, d);
+  int rc = pick_candidates(t, 1, false, &chosen, d);
   t->st.t_total += pt_now() - t0;
   pc_state *s = NULL;
   if (rc == 0 && chosen.n > 0) {

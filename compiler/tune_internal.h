@@ -96,4 +96,14 @@ void sk_sample_population(const pc_sketches *sk, int want, const sk_hashset *ski
 int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o, const sk_hashset *measured,
               sk_pop *pop, int out_size, pt_rng *rng, sk_pop *best, double *t_model, long *n_scored, pt_diag *d);
 
+/* search_local.c: local search by measurement (pc_tune_opts.local_share). Up to per_parent
+ * unmeasured one-mutation neighbours of each parent (no register-spilling tiles), appended to
+ * out; parent_of[i] (may be NULL) the parent of out's i-th. Returns out's count. */
+int sk_local_neighbours(const pc_program *p, const pc_tune_opts *o, const sk_pop *parents, int per_parent,
+                        const sk_hashset *measured, pt_rng *rng, sk_pop *out, int *parent_of);
+/* Appends to chosen up to `want` neighbours of the parents (the fastest measured candidates,
+ * fastest first), ranked by the model per parent and taken in turn from each parent. */
+int sk_local_pick(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o, const sk_pop *parents, int want,
+                  const sk_hashset *measured, pt_rng *rng, sk_pop *chosen, double *t_model, long *n_scored, pt_diag *d);
+
 #endif
