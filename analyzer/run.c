@@ -146,6 +146,9 @@ static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *
   if (g->map == MAP_FAILED) return NULL;
   mprotect(g->map, page, PROT_NONE);
   mprotect(g->map + page + body, page, PROT_NONE);
+  /* Huge pages where the body spans aligned 2 MiB: half the fill's CPU is first-touch faults
+   * (bert_ffn1's 12 MB: 8.2 -> 4.5 ms), and addresses, hence profiles, do not move. */
+  if (body >= ((size_t)2 << 20)) madvise(g->map + page, body, MADV_HUGEPAGE);
   g->hi = g->map + page + body;
   g->lo = g->hi - round_up(bytes, 64);
   g->count = count;
@@ -196,14 +199,21 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
   LLVMDisposeErrorMessage(m);
 }
 
-/* Loop strength reduction took most of the instrumented module's compile (dwconv_mb: IVUsers
- * building SCEVs of the sampling hash's address arithmetic, 250 of 430 M instructions) and
- * moves no access: the hooks see the IR's addresses whatever the codegen. The C API has no
- * per-pass switch; this process is the forked child, so the global option reaches only its
- * own compile (an option LLVM no longer knows is ignored, not fatal: errors go to nulls()). */
-static void skip_loop_strength_reduction(void) {
-  const char *args[] = {"portent-analyzer-run", "-disable-lsr"};
-  LLVMParseCommandLineOptions(2, args, NULL);
+/* Codegen work that moves no access: the hooks see the IR's addresses whatever the machine
+ * code, so the child turns off what costs compile time without changing them (profiles byte
+ * for byte the same, docs/validation.md sessions 9 and 11). Loop strength reduction (IVUsers
+ * building SCEVs of the sampling hash's address arithmetic: 250 of dwconv_mb's 430 M compile
+ * instructions); the pre- and post-RA machine schedulers and the AVX-512 domain reassignment
+ * (on mm512 random seed 8's 9,000-line module, 59% and then 34% of llc's instructions); and
+ * SelectionDAG where FastISel can select the block (the scalar hooks, the tracker calls; the
+ * vector kernel still falls back to SelectionDAG). The C API has no per-pass switch; this
+ * process is the forked child, so the global options reach only its own compile (an option
+ * LLVM no longer knows is ignored, not fatal: errors go to nulls()). */
+static void cheapen_codegen(void) {
+  const char *args[] = {"portent-analyzer-run",     "-disable-lsr",
+                        "-enable-misched=false",    "-post-RA-scheduler=false",
+                        "-disable-x86-domain-reassignment", "-fast-isel"};
+  LLVMParseCommandLineOptions((int)PT_ARRAY_LEN(args), args, NULL);
 }
 
 /* The child's JIT: the host's CPU and features, except that masked gathers and scatters are
@@ -264,7 +274,7 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
   if (mode == PA_HOOKS_WINDOWED) pa_runtime_set_windows(rt, &opt->windows, win_blocks);
 
-  skip_loop_strength_reduction();
+  cheapen_codegen();
   LLVMOrcLLJITRef jit;
   LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers());
   if (err) return child_llvm_fail(h, "cannot create the JIT", err);
