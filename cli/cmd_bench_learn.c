@@ -20,7 +20,8 @@ static void usage(FILE *f) {
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
           "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
           "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
-          "       [--train-weights none|occurrences|time] [--thin-block B] [--warm-epochs E] [--other-heads]\n"
+          "       [--train-weights none|occurrences|time] [--thin-block B] [--thin-spread B] [--warm-epochs E]\n"
+          "       [--other-heads] [--aux-missing] [--aux-cache DIR]\n"
           "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
@@ -40,6 +41,8 @@ static void usage(FILE *f) {
           "  --thin-block B           how the F%% of the ranked platform's labels are drawn: 0 (default), label by\n"
           "                           label (a task may keep none); B >= 1, per task, in blocks of B (stratified:\n"
           "                           each task keeps about F%% of its labels; 2: pairs, something to rank)\n"
+          "  --thin-spread B          instead, F%% of the labels as an exact count dealt to the training tasks B at\n"
+          "                           a time in a random order: every task keeps B before any keeps 2B\n"
           "  --warm-epochs E          MTL-TLP with a second real platform: the first E epochs train the other\n"
           "                           heads only, then the ranked platform's head starts as a copy of the other\n"
           "                           real platform's and all train (default 0: together from the start)\n"
@@ -50,8 +53,12 @@ static void usage(FILE *f) {
           "                           test task (default 8); every model is also scored on that subset\n"
           "  --aux-targets LIST       MTL-TLP's auxiliary platforms, labelled by the analytic predictor on\n"
           "                           those targets for the first --aux-per-task N (default 4) schedules of\n"
-          "                           each training task, at least 2 (default: Skylake-SP and Neoverse N1\n"
-          "                           shipped files)\n"
+          "                           each training task, at least 2, or all (default: Skylake-SP and\n"
+          "                           Neoverse N1 shipped files)\n"
+          "  --aux-missing            auxiliary labels only on the programs the other real platform did not measure\n"
+          "  --aux-cache DIR          each auxiliary platform's labels read from DIR when saved there before (the file\n"
+          "                           names the target file and the options; delete it when the records change),\n"
+          "                           else made and saved there, so that runs of other seeds reuse them\n"
           "  --epochs 100 --batch 128 --width 128  TLP's training (TLP's reference: 50, 1024, 256 over millions\n"
           "                           of records; a few thousand need more passes, see docs/learning.md)\n"
           "  --lr 7e-4                Adam's learning rate (TLP's reference)\n"
@@ -118,10 +125,16 @@ int cmd_bench_learn(int argc, char **argv) {
       }
     }
     else if (strcmp(a, "--thin-block") == 0 && v) o.thin_block = atoi(argv[++i]);
+    else if (strcmp(a, "--thin-spread") == 0 && v) o.thin_spread = atoi(argv[++i]);
+    else if (strcmp(a, "--aux-missing") == 0) o.aux_missing = true;
+    else if (strcmp(a, "--aux-cache") == 0 && v) o.aux_cache = argv[++i];
     else if (strcmp(a, "--warm-epochs") == 0 && v) o.warm_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--other-heads") == 0) o.other_heads = true;
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
-    else if (strcmp(a, "--aux-per-task") == 0 && v) o.aux_per_task = atoi(argv[++i]);
+    else if (strcmp(a, "--aux-per-task") == 0 && v) {
+      const char *n = argv[++i];
+      o.aux_per_task = strcmp(n, "all") == 0 ? LB_AUX_ALL : atoi(n);
+    }
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--models") == 0 && v) models = argv[++i];
     else if (strcmp(a, "--quick") == 0) lb_opts_quick(&o);
@@ -133,9 +146,10 @@ int cmd_bench_learn(int argc, char **argv) {
   }
   if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
       !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8 || o.thin_block < 0 ||
-      o.warm_epochs < 0 || o.warm_epochs >= o.epochs) {
+      o.thin_spread < 0 || o.warm_epochs < 0 || o.warm_epochs >= o.epochs) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr positive; --width a multiple "
-                    "of 8; --clip, --aux-weight, --thin-block >= 0; --seeds 1 to 8; --warm-epochs 0 to epochs - 1\n");
+                    "of 8; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to 8; --warm-epochs 0 "
+                    "to epochs - 1\n");
     return EXIT_USAGE;
   }
   if (fraction_list) {

@@ -12,6 +12,8 @@
 #define LB_MAX_NETS 8
 #define LB_MAX_MODELS 40
 #define LB_MAX_FRACTIONS 4
+#define LB_AUX_ALL 1000000 /* --aux-per-task all */
+#define LB_AUX_PATH 512    /* an auxiliary label file's path */
 
 enum { LB_TRAIN, LB_VAL, LB_TEST };
 /* --train-weights: how TLP's training weighs a task's loss */
@@ -28,7 +30,10 @@ typedef struct lb_opts {
   int n_fractions;     /* MTL-TLP's shares of the ranked platform's labels (0: 7%, 20%, 100%) */
   double fractions[LB_MAX_FRACTIONS];
   int n_seeds;         /* TLP models trained with seeds seed..seed+n-1; scored each and as an ensemble */
-  int analytic_per_task, aux_per_task;
+  int analytic_per_task, aux_per_task; /* aux_per_task: LB_AUX_ALL labels every schedule */
+  bool aux_missing;    /* auxiliary labels only on the programs the other real platform did not measure */
+  const char *aux_cache; /* a folder: each auxiliary platform's labels read from a file there when it
+                            exists, else made and saved there (NULL: made in a temporary file) */
   int max_test_tasks, max_train_tasks; /* 0: all (--quick limits them) */
   double val_fraction;
   const char *val_networks; /* comma-separated training networks held out whole as validation (NULL:
@@ -44,6 +49,8 @@ typedef struct lb_opts {
                           in blocks of this many labels */
   bool other_heads;    /* MTL-TLP with a second real platform: also rows scored by the other platform's
                           head and by both heads */
+  int thin_spread;     /* B > 0: MTL-TLP's share drawn as an exact count dealt to the tasks B at a time
+                          (pp_tlp_train_opts.thin_spread) */
   int warm_epochs;     /* MTL-TLP: epochs before the ranked platform's head starts as a copy of the
                           other real platform's (0: trained together from the start) */
   bool quick, run_analytic, run_xgb, run_xgb_imp, run_tlp, run_mtl, run_transfer;

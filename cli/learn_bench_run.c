@@ -212,8 +212,9 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
 }
 
 /* The analytic predictor's latency of the first aux_per_task schedules of each training task on
- * auxiliary target `a`, written as records whose target names the platform
- * "<target file name>-analytic" (MTL-TLP's cheap labels for machines nobody measured). */
+ * auxiliary target `a` (with aux_missing, only those the other real platform did not measure),
+ * written as records whose target names the platform "<target file name>-analytic" (MTL-TLP's cheap
+ * labels for machines nobody measured). */
 static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const char *path, int *n_written,
                              pt_diag *d) {
   FILE *f = fopen(path, "w");
@@ -240,6 +241,7 @@ static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const
     pc_state **s = task_states(t, p, n);
     for (int c = 0; c < n; c++) {
       double score = 0;
+      if (o->aux_missing && t->c[c].other_latency > 0) continue;
       if (!s[c] || cm.predict(cm.self, p, 1, &s[c], &score, &pd) < 0 || !(score > 0)) continue;
       pc_record *r = calloc(1, sizeof *r);
       snprintf(r->workload_key, sizeof r->workload_key, "%s", t->key);
@@ -258,6 +260,41 @@ static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const
   cm.free(cm.self);
   ptg_target_free(tg);
   return fclose(f) == 0 ? 0 : pt_fail(d, PT_ERR_IO, "%s: write failed", path);
+}
+
+/* Auxiliary platform a's labels into `path`: read from --aux-cache's file when it holds them, else
+ * made there (written under another name, then renamed, so that a run beside this one reads a whole
+ * file or none) or, without --aux-cache, in a temporary file (*temp: delete it after). */
+static int make_aux_labels(const lb_data *data, const lb_opts *o, int a, char *path, bool *temp, pt_diag *d) {
+  const char *base = strrchr(o->aux_paths[a], '/');
+  base = base ? base + 1 : o->aux_paths[a];
+  char per[16], partial[LB_AUX_PATH + 32];
+  if (o->aux_per_task >= LB_AUX_ALL) snprintf(per, sizeof per, "all");
+  else snprintf(per, sizeof per, "%d", o->aux_per_task);
+  *temp = !o->aux_cache;
+  if (o->aux_cache) {
+    snprintf(path, LB_AUX_PATH, "%s/%.*s-analytic-%s%s.jsonl", o->aux_cache, (int)strcspn(base, "."), base, per,
+             o->aux_missing ? "-missing" : "");
+    if (access(path, R_OK) == 0) {
+      fprintf(stderr, "bench learn: auxiliary labels of %s read from %s\n", o->aux_paths[a], path);
+      return 0;
+    }
+    snprintf(partial, sizeof partial, "%s.%ld.part", path, (long)getpid());
+  } else {
+    snprintf(path, LB_AUX_PATH, "/tmp/portent-learn-aux-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return pt_fail(d, PT_ERR_IO, "cannot create a temporary file for the auxiliary labels");
+    close(fd);
+    snprintf(partial, sizeof partial, "%s", path);
+  }
+  int n_aux = 0;
+  double t0 = pt_now();
+  int rc = write_aux_records(data, o, a, partial, &n_aux, d);
+  fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor on %s in %.1f s\n", n_aux,
+          o->aux_paths[a], pt_now() - t0);
+  if (rc == 0 && o->aux_cache && rename(partial, path) != 0) rc = pt_fail(d, PT_ERR_IO, "%s: cannot save", path);
+  if (rc < 0 && o->aux_cache) unlink(partial);
+  return rc;
 }
 
 /* --train-weights: each training task's loss scaled as TLP's score weighs a test task, by its
@@ -327,7 +364,7 @@ static void print_kept(const pp_tlp_dataset *ds, const pp_tlp_train_opts *to, co
 
 /* Trains one TLP variant on the training tasks and scores the held-out ones. */
 static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v, int n_files, const char **files,
-                           char aux_paths[][32], pp_tlp_model **keep, pt_diag *d) {
+                           char aux_paths[][LB_AUX_PATH], pp_tlp_model **keep, pt_diag *d) {
   pp_tlp_split sp;
   held_out_split(data, &sp);
   pp_tlp_dataset ds;
@@ -362,7 +399,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     to.target_platform = tp;
     to.target_fraction = v->fraction;
     to.target_only = v->target_only;
-    to.thin_block = o->thin_block;
+    to.thin_block = o->thin_block, to.thin_spread = o->thin_spread;
     if (o->warm_epochs > 0 && v->mtl && !v->target_only && !v->score_other && data->other[0]) {
       char other[128]; /* the ranked platform's head starts from the other real platform's */
       pp_tlp_platform(data->other, other, sizeof other);
@@ -616,7 +653,8 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
     /* TLP's settings: 7% and 20% of the target's training labels, single- against multi-task, and
      * 2 against 3 tasks (TLP found 3 better than 2 and 4 worse); the real platforms of the records
      * first, then the auxiliary ones, whose labels are made once the variants without them ran. */
-    char aux_paths[LB_MAX_AUX][32];
+    char aux_paths[LB_MAX_AUX][LB_AUX_PATH];
+    bool temps[LB_MAX_AUX] = {false};
     int rc = 0, n_made = 0;
     tlp_variant variants[LB_MAX_FRACTIONS * 4 + 1];
     int n_v = mtl_variants(data, o, two_real, variants);
@@ -625,18 +663,7 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
     for (int i = 0; i < n_v && rc == 0; i++) {
       if (o->rows && !strstr(variants[i].name, o->rows)) continue; /* --rows: a long run split in parts */
       while (n_made < variants[i].n_aux) { /* the auxiliary labels, when a variant first needs them */
-        snprintf(aux_paths[n_made], sizeof aux_paths[n_made], "/tmp/portent-learn-aux-XXXXXX");
-        int fd = mkstemp(aux_paths[n_made]);
-        if (fd < 0) {
-          rc = pt_fail(d, PT_ERR_IO, "cannot create a temporary file for the auxiliary labels");
-          break;
-        }
-        close(fd);
-        int n_aux = 0;
-        double t0 = pt_now();
-        rc = write_aux_records(data, o, n_made, aux_paths[n_made], &n_aux, d);
-        fprintf(stderr, "bench learn: %d auxiliary labels from the analytic predictor on %s in %.1f s\n", n_aux,
-                o->aux_paths[n_made], pt_now() - t0);
+        rc = make_aux_labels(data, o, n_made, aux_paths[n_made], &temps[n_made], d);
         n_made++;
         if (rc < 0) break;
       }
@@ -645,7 +672,8 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
       if (run_tlp_variant(data, o, &variants[i], n_files, files, aux_paths, NULL, &vd) < 0)
         printf("%-30s skipped: %s\n", variants[i].name, vd.msg); /* e.g. 7%% of a small dataset ranks nothing */
     }
-    for (int a = 0; a < n_made; a++) unlink(aux_paths[a]);
+    for (int a = 0; a < n_made; a++)
+      if (temps[a]) unlink(aux_paths[a]);
     if (rc < 0) {
       pp_tlp_model_free(tlp);
       return rc;

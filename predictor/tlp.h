@@ -209,13 +209,16 @@ typedef struct pp_tlp_train_opts {
   int thin_block;      /* how the target's share is drawn: 0, each label alone (a task may keep none);
                           B >= 1, per task, in blocks of B labels (stratified: every task keeps about
                           its share; B = 2 keeps pairs, so a kept task has something to rank) */
+  int thin_spread;     /* B > 0: the target's share drawn instead as an exact count, round(fraction x its
+                          training labels), dealt to the tasks B at a time in a random order (every
+                          task keeps B before any keeps 2B); 0: off */
   int warm_epochs;     /* MTL-TLP: the first warm_epochs train every head but the target's, whose
                           decoder then starts as a copy of head warm_from's (0: off) */
   int warm_from;
 } pp_tlp_train_opts;
 
 /* Which labels train (keep: n samples x n_platforms): every training sample's labels, the target
- * platform's thinned to o->target_fraction as o->thin_block says (seeded by o->seed), and only the
+ * platform's thinned to o->target_fraction as o->thin_spread or o->thin_block says (seeded by o->seed), and only the
  * target's with o->target_only. Returns the number of training samples with some label kept. */
 int pp_tlp_train_keep(const pp_tlp_dataset *ds, const pp_tlp_train_opts *o, bool *keep);
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o);

@@ -149,7 +149,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   c.n_out = ds->n_platforms > 0 ? ds->n_platforms : 1;
   int np = ds->n_platforms;
   if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0) ||
-      o->thin_block < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs)
+      o->thin_block < 0 || o->thin_spread < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs)
     return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch and learning rate must be positive, the "
                                       "auxiliary weight, clipping norm and thinning block not negative, the warm-up "
                                       "epochs fewer than the epochs"), NULL;

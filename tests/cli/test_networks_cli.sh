@@ -136,6 +136,28 @@ check bench-learn-warm 0 "$portent" bench learn --data $sample --data "$tmp/zen4
 has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) "
 has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) h:other "
 has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) h:both "
+# --thin-spread, --aux-per-task all, --aux-missing, --aux-cache: the 20% as an exact count dealt out in
+# pairs; the analytic labels of every training schedule, or of those the other platform (here half the
+# sample) did not measure, saved under names that say so, and read back by the next run
+awk 'NR % 2' $sample >"$tmp/half5.jsonl"
+spread() {
+  "$portent" bench learn --data "$tmp/half5.jsonl" --data "$tmp/zen4.jsonl" --platform znver4 --quick --models mtl \
+    --fractions 0.2 --aux-targets targets/zen5-epyc-2c.json --rows aux --aux-per-task all --aux-cache "$tmp" \
+    --thin-spread 2 "$@"
+}
+check bench-learn-spread 0 spread --aux-missing
+has bench-learn-spread "$tmp/out" "^mtl-tlp 20% +1 aux (3 tasks) "
+awk '/keeps [0-9]+ of [0-9]+ labels/ { for (i = 1; i < NF; i++) if ($i == "keeps") { k = $(i + 1); n = $(i + 3) } }
+  END { exit !(n > 0 && k == int(0.2 * n + 0.5)) }' "$tmp/err" ||
+  { echo "FAIL bench-learn-spread: the spread draw does not keep round(20%) of the labels"; fail=1; }
+missing=$(lines "$tmp/zen5-epyc-2c-analytic-all-missing.jsonl")
+check bench-learn-spread-all 0 spread
+all=$(lines "$tmp/zen5-epyc-2c-analytic-all.jsonl")
+[ "$missing" -gt 0 ] && [ "$all" -gt "$missing" ] ||
+  { echo "FAIL bench-learn-spread: $missing labels where the other platform measured nothing, $all in all"; fail=1; }
+check bench-learn-spread-cached 0 spread
+has bench-learn-spread-cached "$tmp/err" "read from $tmp/zen5-epyc-2c-analytic-all.jsonl"
+check bench-learn-spread-bad 2 "$portent" bench learn --data $sample --quick --thin-spread -2
 check bench-learn-warm-bad 2 "$portent" bench learn --data $sample --quick --warm-epochs 3
 check bench-learn-thin-bad 2 "$portent" bench learn --data $sample --quick --thin-block -1
 check bench-learn-noplatform 2 "$portent" bench learn --data $sample --quick --platform znver3 --models xgb

@@ -413,9 +413,9 @@ static void test_mtl(void) {
   pp_tlp_vocab_clear(&v);
 }
 
-/* The target's share drawn label by label or per task in blocks: every task keeps its share
- * (floor or ceil of it, in whole blocks), the other platform keeps every label, target_only keeps
- * none of the other's. */
+/* The target's share drawn label by label, per task in blocks (every task keeps its share, floor
+ * or ceil of it, in whole blocks) or dealt out evenly (the exact count); the other platform keeps
+ * every label, target_only keeps none of the other's. */
 static void test_thinning(void) {
   pp_tlp_dataset ds;
   pp_tlp_vocab v = {0};
@@ -445,6 +445,24 @@ static void test_thinning(void) {
     }
     CHECK_MSG(total > 0 && total < labelled / 2, "block %d keeps %d of %d", block, total, labelled);
   }
+  /* Dealt out evenly: the exact count; no task B more than another; every task keeps B when the
+   * count allows it, none more than B when it does not (here 10 and 14 of 137 labels, 6 tasks). */
+  for (int b = 1; b <= 2; b++)
+    for (int f = 0; f < 2; f++) {
+      o.thin_block = 0, o.thin_spread = b, o.target_fraction = f ? 0.1 : 0.07;
+      CHECK(pp_tlp_train_keep(&ds, &o, keep) == ds.n);
+      int total = 0, labelled = 0, lo = ds.n, hi = 0;
+      for (int g = 0; g < ds.n_groups; g++) {
+        int k = 0;
+        for (int i = 0; i < ds.n; i++)
+          if (ds.s[i].group == g) labelled += ds.s[i].latency[tp] > 0, k += keep[(size_t)i * np + tp];
+        total += k, lo = k < lo ? k : lo, hi = k > hi ? k : hi;
+      }
+      CHECK_MSG(total == (int)lround(o.target_fraction * labelled), "spread %d keeps %d of %d", b, total, labelled);
+      bool room = total >= b * ds.n_groups;
+      CHECK_MSG(hi - lo <= b && (room ? lo >= b : hi <= b), "spread %d: tasks keep %d to %d of %d", b, lo, hi, total);
+    }
+  o.thin_spread = 0, o.target_fraction = 0.25;
   o.thin_block = 1, o.target_only = true;
   pp_tlp_train_keep(&ds, &o, keep);
   for (int i = 0; i < ds.n; i++) CHECK(!keep[(size_t)i * np + (1 - tp)]);
