@@ -151,15 +151,21 @@ static double walk_positions(double trip, int64_t step, int64_t sets) {
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 /* The positions within a page (of a level with `sets` sets) that n walks of one object at one
- * stride (`step` lines, at most `trip` of them each) touch together: each walk from the line of
- * its offset (unknown: the object's first line, where walks without offsets were all taken to
- * be). A page holds at most 64 lines, so the positions are bits of one word. */
+ * stride (`step` lines, at most `trip` of them each) touch together: each walk from the line its
+ * offset puts it on relative to the group's first walk with an offset (relative, so the count
+ * does not depend on where the object starts, and a block's schedule memo may key on offset
+ * differences); a walk without one starts there too, where walks without offsets were all taken
+ * to be. One walk's positions (walk_positions) when no walk has an offset. A page holds at most
+ * 64 lines, so the positions are bits of one word. */
 static double union_positions(const pa_node *const *walks, int n, double trip, int64_t step, int64_t sets) {
+  int first = 0;
+  while (first < n && !walks[first]->has_offset) first++;
+  if (first == n || n == 1) return walk_positions(trip, step, sets); /* one start: one walk's positions */
   int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
   uint64_t touched = 0;
   double reach = trip < (double)page_sets ? trip : (double)page_sets;
   for (int v = 0; v < n; v++) {
-    int64_t line = walks[v]->has_offset ? floor_div(walks[v]->offset, PA_LINE_BYTES) : 0;
+    int64_t line = walks[v]->has_offset ? floor_div(walks[v]->offset - walks[first]->offset, PA_LINE_BYTES) : 0;
     int64_t at = ((line % page_sets) + page_sets) % page_sets;
     for (int i = 0; i < reach; i++, at = (at + step) % page_sets) touched |= (uint64_t)1 << at;
   }
@@ -306,21 +312,27 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
     /* walks of the same object with the same stride compete for the sets their offsets put them
      * in (group_streams); walks of different objects (separate allocations, placed at unrelated
      * physical pages) do not; few walks per block in practice, so the group is a scan */
-    const pa_node *group[m];
-    int g = 0;
-    bool page_seen = false; /* an earlier walk of the group opens the same pages */
-    for (int v = 0; v < m; v++) {
+    /* an earlier walk of the group opens the same pages: its offset on the same page, counted
+     * from the group's first walk with an offset (relative, as union_positions) */
+    bool page_seen = false;
+    const pa_node *base = NULL;
+    for (int v = 0; v < w && !page_seen && n->has_offset; v++) {
       const pa_node *o = &b->nodes[walks[v]];
-      if (abs_stride(o) != s || o->array != n->array) continue;
-      if (v < w && o->has_offset && n->has_offset && floor_div(o->offset, PAGE_BYTES) == floor_div(n->offset, PAGE_BYTES))
-        page_seen = true;
-      group[g++] = o;
+      if (abs_stride(o) != s || o->array != n->array || !o->has_offset) continue;
+      if (!base) base = o;
+      page_seen = floor_div(o->offset - base->offset, PAGE_BYTES) == floor_div(n->offset - base->offset, PAGE_BYTES);
     }
     /* pages one sweep of this walk touches, and how many of its accesses open a new page */
     double span = s >= 4096 ? trip : trip * (double)s / 4096.0;
     if (!page_seen) pages += span > 1 ? span : 1, page_accesses += span;
     if (s < PA_LINE_BYTES) continue;
     if (!sweep_reused(n)) continue; /* the reuse histograms see the rest */
+    const pa_node *group[m];
+    int g = 0;
+    for (int v = 0; v < m; v++) {
+      const pa_node *o = &b->nodes[walks[v]];
+      if (abs_stride(o) == s && o->array == n->array) group[g++] = o;
+    }
     /* the expected latency beyond L1 of one access: the fraction each level loses goes on
      * to the next (a level loses at least what the one above it lost). `worst` is the latency
      * of the deepest level that serves this walk at least once per reorder window: a rarer miss
@@ -331,12 +343,16 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
      * mm512 was predicted 2.3x slow on Emerald Rapids (docs/validation.md). */
     double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
     double reach = 1, extra = 0, worst = 0, level_extra[PP_MAX_LEVELS + 1] = {0};
+    double streams = g, streams_page_sets = 0; /* group_streams depends on a level's sets only up to a page's */
     for (int L = 1; L <= levels && reach > 0; L++) {
       const ptg_cache *c = ptg_target_cache(t, L);
       int ways = c->associativity;
       int64_t lines = c->size_bytes / (c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES);
-      int64_t step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES;
-      double lost = ways > 0 && lines >= ways ? walk_lost(trip, step, lines / ways, ways, group_streams(group, g, trip, step, lines / ways))
+      int64_t step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, sets = ways > 0 ? lines / ways : 0;
+      double page_sets = (double)(PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets);
+      if (ways > 0 && lines >= ways && page_sets != streams_page_sets)
+        streams = group_streams(group, g, trip, step, sets), streams_page_sets = page_sets;
+      double lost = ways > 0 && lines >= ways ? walk_lost(trip, step, sets, ways, streams)
                                               : 0; /* no associativity figure: the reuse model decides */
       if (lost > reach) lost = reach;
       double next = L < levels ? pp_level_latency(t, L + 1) : pp_level_latency(t, 0);
@@ -447,6 +463,10 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   const pa_node **group = malloc(sizeof *group * (size_t)(m > 0 ? m : 1));
   for (int a = 0; a < m; a++) {
     int64_t s = abs_stride(w[a].n), step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES;
+    bool done = false; /* an earlier walk of the group with the same trip gave the same bound */
+    for (int v = 0; v < a && !done; v++)
+      done = abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array && w[v].trip == w[a].trip;
+    if (done) continue;
     int g = 0;
     for (int v = 0; v < m; v++)
       if (abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array) group[g++] = w[v].n;

@@ -190,11 +190,19 @@ static uint64_t block_key(const pa_block *b, double load_latency, double copies,
   MIX(bits);
   memcpy(&bits, &copies, sizeof bits);
   MIX(bits);
+  /* offsets relative to the first of the same object in the block: the stride model reads only
+   * differences within an object, so unrolled copies of a body share one schedule */
+  int64_t offset_base[32];
+  bool based[32] = {false};
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
     MIX(n->op), MIX(n->lanes), MIX(n->bits), MIX(n->bytes), MIX(n->is_memory), MIX(n->lane_step);
     for (int k = 0; strides && k < n->n_strides; k++) MIX(n->strides[k]);
-    if (strides && n->has_offset) MIX(n->offset); /* where a walk's lines fall */
+    if (strides && n->has_offset) {
+      int a = n->array & 31; /* objects past 32 share bases: differences stay exact, sharing rarer */
+      if (!based[a]) offset_base[a] = n->offset, based[a] = true;
+      MIX(n->offset - offset_base[a]);
+    }
     for (const char *c = n->opcode ? n->opcode : ""; *c; c++) MIX(*c);
     for (const char *c = n->elem ? n->elem : ""; *c; c++) MIX(*c);
   }
