@@ -150,6 +150,13 @@ static double walk_positions(double trip, int64_t step, int64_t sets) {
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
+/* m's low `bits` bits as a ring, rotated r places up. */
+static uint64_t rotate_ring(uint64_t m, int64_t r, int64_t bits) {
+  if (r == 0) return m;
+  uint64_t all = bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
+  return ((m << r) | (m >> (bits - r))) & all;
+}
+
 /* The positions within a page (of a level with `sets` sets) that n walks of one object at one
  * stride (`step` lines, at most `trip` of them each) touch together: each walk from the line its
  * offset puts it on relative to the group's first walk with an offset (relative, so the count
@@ -162,12 +169,20 @@ static double union_positions(const pa_node *const *walks, int n, double trip, i
   while (first < n && !walks[first]->has_offset) first++;
   if (first == n || n == 1) return walk_positions(trip, step, sets); /* one start: one walk's positions */
   int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
-  uint64_t touched = 0;
+  /* one walk's positions from line 0, then each walk's as that ring rotated to its start line
+   * (this runs for every walk of every predicted block: no division per line) */
+  uint64_t from0 = 0;
   double reach = trip < (double)page_sets ? trip : (double)page_sets;
+  int64_t stride = ((step % page_sets) + page_sets) % page_sets;
+  for (int64_t i = 0, at = 0; i < reach; i++) {
+    from0 |= (uint64_t)1 << at;
+    at += stride;
+    if (at >= page_sets) at -= page_sets;
+  }
+  uint64_t touched = 0;
   for (int v = 0; v < n; v++) {
     int64_t line = walks[v]->has_offset ? floor_div(walks[v]->offset - walks[first]->offset, PA_LINE_BYTES) : 0;
-    int64_t at = ((line % page_sets) + page_sets) % page_sets;
-    for (int i = 0; i < reach; i++, at = (at + step) % page_sets) touched |= (uint64_t)1 << at;
+    touched |= rotate_ring(from0, ((line % page_sets) + page_sets) % page_sets, page_sets);
   }
   return (double)__builtin_popcountll(touched);
 }
