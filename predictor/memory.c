@@ -210,9 +210,9 @@ static double walk_lost(double trip, int64_t step, int64_t sets, int ways, doubl
  * stream, whose second access hits the line the first brought; neighbouring elements too; rows
  * of an unrolled loop (offsets a row apart, the stride several rows) are separate walks. */
 static bool same_stream(const pa_node *a, const pa_node *b) {
-  if (a->array != b->array || a->n_strides != b->n_strides ||
-      memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->n_strides) != 0)
-    return false;
+  if (a->array != b->array || a->n_strides != b->n_strides) return false;
+  for (int k = 0; k < a->n_strides; k++) /* a few strides: no memcmp call */
+    if (a->strides[k] != b->strides[k]) return false;
   if (!a->has_offset || !b->has_offset) return true; /* unknown: taken as one stream, as before offsets */
   int64_t d = a->offset - b->offset, s = a->n_strides > 0 ? a->strides[0] : 0;
   if (s < 0) s = -s;
@@ -246,16 +246,11 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
     if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || n->strides[0] == 0) continue;
     uint64_t h = strides_hash(n);
     bool seen = false;
-    for (size_t k = h & (size_t)(cap - 1); table[k] >= 0; k = (k + 1) & (size_t)(cap - 1)) {
-      if (same_stream(&b->nodes[table[k]], n)) {
-        seen = true;
-        break;
-      }
-    }
-    if (seen) continue;
     size_t k = h & (size_t)(cap - 1);
-    while (table[k] >= 0) k = (k + 1) & (size_t)(cap - 1);
-    table[k] = i;
+    for (; table[k] >= 0 && !seen; k = (k + 1) & (size_t)(cap - 1))
+      seen = same_stream(&b->nodes[table[k]], n);
+    if (seen) continue;
+    table[k] = i; /* the probe ended on the first free slot */
     walks[m++] = i;
   }
   return m;
