@@ -145,7 +145,7 @@ void sk_sample_population(const pc_sketches *sk, int want, const sk_hashset *ski
   sk_hashset_free(&seen);
 }
 
-static int cmp_score_desc(const void *a, const void *b) {
+int sk_cand_cmp_score_desc(const void *a, const void *b) {
   double x = ((const sk_cand *)a)->score, y = ((const sk_cand *)b)->score;
   return x > y ? -1 : x < y;
 }
@@ -191,8 +191,6 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
   pc_state *scratch = sk_scratch_new(p);
   double *prefix = NULL;
   int rc = 0;
-  int lanes = o->sketch.vector_lanes > 0 ? o->sketch.vector_lanes : 16;
-  int64_t max_regs = o->sketch.vector_registers > 8 ? o->sketch.vector_registers - 4 : 28;
   for (int gen = 0; gen <= o->generations && pop->n > 0; gen++) {
     if ((rc = sk_predict(p, m, pop, t_model, n_scored, d))) break;
     for (int i = 0; i < pop->n; i++)
@@ -234,7 +232,7 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
           /* portent's register rule (sketch_annotate.c), three times in four: a child whose
            * innermost tile outgrows the register file spills every accumulator (conv_r50_3:
            * 56 registers ran 600x slower than 8) and costs seconds to measure. */
-          if (n > 0 && sk_register_tile(n, child, lanes) > max_regs && pt_rng_range(rng, 4) != 0) n = -1;
+          if (n > 0 && sk_tile_spills(o, n, child) && pt_rng_range(rng, 4) != 0) n = -1;
         }
         else if (w < 0.94) n = sk_mutate_auto_unroll(p, scratch, a, rng, child);
         else if (w < 0.99) n = sk_mutate_compute_location(p, scratch, a, rng, child);
@@ -254,7 +252,7 @@ int sk_evolve(const pc_program *p, const pc_cost_model *m, const pc_tune_opts *o
     next = t;
     sk_pop_clear(&next);
   }
-  if (best->n > 1) qsort(best->c, (size_t)best->n, sizeof(sk_cand), cmp_score_desc);
+  if (best->n > 1) qsort(best->c, (size_t)best->n, sizeof(sk_cand), sk_cand_cmp_score_desc);
   sk_pop_free(&next);
   sk_hashset_free(&in_best);
   free(child);

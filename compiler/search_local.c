@@ -11,11 +11,6 @@
 
 #define TRIES_PER_NEIGHBOUR 8
 
-static int cmp_score_desc(const void *a, const void *b) {
-  double x = ((const sk_cand *)a)->score, y = ((const sk_cand *)b)->score;
-  return x > y ? -1 : x < y;
-}
-
 /* One random mutation of c. Tile sizes weigh less than in the evolution (0.90 there): a
  * parent has only a few unroll, compute-location and parallel neighbours, and among the
  * best's neighbours they are as likely to be the faster ones. */
@@ -30,8 +25,6 @@ static int mutate_once(const pc_program *p, const pc_tune_opts *o, pc_state *scr
 
 int sk_local_neighbours(const pc_program *p, const pc_tune_opts *o, const sk_pop *parents, int per_parent,
                         const sk_hashset *measured, pt_rng *rng, sk_pop *out, int *parent_of) {
-  int lanes = o->sketch.vector_lanes > 0 ? o->sketch.vector_lanes : 16;
-  int64_t max_regs = o->sketch.vector_registers > 8 ? o->sketch.vector_registers - 4 : 28;
   pc_step *child = malloc(sizeof(pc_step) * PC_MAX_STEPS);
   pc_state *scratch = sk_scratch_new(p);
   sk_hashset seen = {0};
@@ -43,7 +36,7 @@ int sk_local_neighbours(const pc_program *p, const pc_tune_opts *o, const sk_pop
       if (n < 0) continue;
       /* The register rule without the evolution's exceptions: a spilling tile is slow for sure
        * and costs seconds to measure. */
-      if (sk_register_tile(n, child, lanes) > max_regs) continue;
+      if (sk_tile_spills(o, n, child)) continue;
       uint64_t h = sk_steps_hash(n, child);
       if (sk_hashset_has(measured, h) || !sk_hashset_add(&seen, h)) continue;
       sk_pop_push(out, child, n, h);
@@ -86,7 +79,7 @@ int sk_local_pick(const pc_program *p, const pc_cost_model *m, const pc_tune_opt
         bp->c[bp->n - 1].score = nb.c[i].score;
       }
     for (int i = 0; i < parents->n; i++)
-      if (by_parent[i].n > 1) qsort(by_parent[i].c, (size_t)by_parent[i].n, sizeof(sk_cand), cmp_score_desc);
+      if (by_parent[i].n > 1) qsort(by_parent[i].c, (size_t)by_parent[i].n, sizeof(sk_cand), sk_cand_cmp_score_desc);
     /* Round robin over the parents, fastest first, so each gets its share of the slots. */
     int taken = 0;
     for (int k = 0; taken < want; k++) {

@@ -13,6 +13,12 @@ static bool valid(const pc_program *p, pc_state *scratch, int n, const pc_step *
   return sk_replay_into(scratch, p, n, steps, &d) == 0;
 }
 
+bool sk_tile_spills(const pc_tune_opts *o, int n, const pc_step *steps) {
+  int lanes = o->sketch.vector_lanes > 0 ? o->sketch.vector_lanes : 16;
+  int64_t max_regs = o->sketch.vector_registers > 8 ? o->sketch.vector_registers - 4 : 28;
+  return sk_register_tile(n, steps, lanes) > max_regs;
+}
+
 int64_t sk_register_tile(int n, const pc_step *steps, int lanes) {
   int64_t worst = 0;
   for (int k = 0; k < n; k++) {

@@ -228,14 +228,9 @@ int pc_tuner_resume(pc_tuner *t, const char *log_path, pc_record_bad_fn on_bad, 
 
 /* ---------------------------------------------------------------- rounds */
 
-static int cmp_score_desc(const void *a, const void *b) {
-  double x = ((const sk_cand *)a)->score, y = ((const sk_cand *)b)->score;
-  return x > y ? -1 : x < y;
-}
-
 /* The initial population: the best measured candidates (Ansor: 20%), then random samples. */
 static void init_population(pc_tuner *t, sk_pop *pop, sk_pop *random_out) {
-  if (t->good.n > 1) qsort(t->good.c, (size_t)t->good.n, sizeof(sk_cand), cmp_score_desc);
+  if (t->good.n > 1) qsort(t->good.c, (size_t)t->good.n, sizeof(sk_cand), sk_cand_cmp_score_desc);
   int n_measured = (int)(0.2 * t->o.population);
   for (int i = 0; i < t->good.n && i < n_measured; i++) sk_pop_push(pop, t->good.c[i].steps, t->good.c[i].n, t->good.c[i].hash);
   int before = pop->n;
@@ -266,7 +261,7 @@ static int pick_candidates(pc_tuner *t, int want, bool local, sk_pop *chosen, pt
     rc = sk_predict(t->p, t->o.rerank, &head, &t->st.t_model, &t->st.n_reranked, d);
     t->st.t_rerank += t->st.t_model - t_before;
     if (rc == 0) {
-      qsort(head.c, (size_t)head.n, sizeof(sk_cand), cmp_score_desc);
+      qsort(head.c, (size_t)head.n, sizeof(sk_cand), sk_cand_cmp_score_desc);
       for (int i = 0; i < top; i++) {
         free(best.c[i].steps);
         best.c[i] = head.c[i];

@@ -80,6 +80,9 @@ void sk_hashset_free(sk_hashset *h);
  * needs: the product of its innermost spatial lengths, the last axis counted in registers of
  * `lanes`; the largest over the stages, 0 when none is tiled so. */
 int64_t sk_register_tile(int n, const pc_step *steps, int lanes);
+/* Whether the tile needs more vector registers than the target leaves for accumulators
+ * (its registers less 4; 28 when unknown): the search's register rule. */
+bool sk_tile_spills(const pc_tune_opts *o, int n, const pc_step *steps);
 int sk_mutate_tile_size(const pc_program *p, pc_state *scratch, const sk_cand *c, int max_inner, pt_rng *rng, pc_step *out);
 int sk_mutate_auto_unroll(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);
 int sk_mutate_parallel(const pc_program *p, pc_state *scratch, const sk_cand *c, pt_rng *rng, pc_step *out);
@@ -87,6 +90,8 @@ int sk_mutate_compute_location(const pc_program *p, pc_state *scratch, const sk_
 int sk_crossover(const pc_program *p, pc_state *scratch, const sk_cand *a, const sk_cand *b, pt_rng *rng, pc_step *out);
 
 /* search.c: scores a population with the model (states replayed in chunks). */
+/* qsort order of candidates: highest score first. */
+int sk_cand_cmp_score_desc(const void *a, const void *b);
 int sk_predict(const pc_program *p, const pc_cost_model *m, sk_pop *pop, double *t_model, long *n_scored, pt_diag *d);
 /* Random annotations of random sketches until `want` unique candidates not in `skip`. */
 void sk_sample_population(const pc_sketches *sk, int want, const sk_hashset *skip, pt_rng *rng, sk_pop *out);
