@@ -139,10 +139,13 @@ static void tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entr
  * pp_misses_set_assoc. A level no larger than a page (L1 here) is deterministic: all lost
  * when a position holds more lines than ways. */
 #define PAGE_BYTES 4096 /* x86-64 and AArch64 base page */
+/* The sets of a level (`sets` of them) that one page spans: its lines, or all the sets. */
+static int64_t page_sets_of(int64_t sets) { return PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets; }
+
 /* The sets of a level (`sets` of them) that a walk `step` lines apart falls in within a page
  * (the index bits a page holds are virtual), at most `trip`. */
 static double walk_positions(double trip, int64_t step, int64_t sets) {
-  int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
+  int64_t page_sets = page_sets_of(sets);
   int64_t g = pt_gcd64(step % page_sets, page_sets);
   double positions = (double)(page_sets / (g > 0 ? g : page_sets));
   return positions > trip ? trip : positions;
@@ -168,7 +171,7 @@ static double union_positions(const pa_node *const *walks, int n, double trip, i
   int first = 0;
   while (first < n && !walks[first]->has_offset) first++;
   if (first == n || n == 1) return walk_positions(trip, step, sets); /* one start: one walk's positions */
-  int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
+  int64_t page_sets = page_sets_of(sets);
   /* one walk's positions from line 0, then each walk's as that ring rotated to its start line
    * (this runs for every walk of every predicted block: no division per line) */
   uint64_t from0 = 0;
@@ -196,7 +199,7 @@ static double group_streams(const pa_node *const *group, int n, double trip, int
 
 static double walk_lost(double trip, int64_t step, int64_t sets, int ways, double streams) {
   if (sets < 1 || ways < 1) return 0;
-  int64_t page_sets = PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets;
+  int64_t page_sets = page_sets_of(sets);
   double positions = walk_positions(trip, step, sets);
   double per_position = streams * trip / positions, colours = (double)(sets / page_sets);
   if (colours <= 1) return per_position > ways ? 1 : 0;
@@ -257,6 +260,10 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
 }
 
 static int64_t abs_stride(const pa_node *n) { return n->strides[0] < 0 ? -n->strides[0] : n->strides[0]; }
+
+/* Whether two walks are of one group: one object at one stride, competing for the sets their
+ * offsets put them in. */
+static bool same_group(const pa_node *a, const pa_node *b) { return abs_stride(a) == abs_stride(b) && a->array == b->array; }
 
 /* Whether the sweep of a walk comes back: the enclosing loop's next iteration reuses its lines. */
 static bool sweep_reused(const pa_node *n) {
@@ -328,7 +335,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
     const pa_node *base = NULL;
     for (int v = 0; v < w && !page_seen && n->has_offset; v++) {
       const pa_node *o = &b->nodes[walks[v]];
-      if (abs_stride(o) != s || o->array != n->array || !o->has_offset) continue;
+      if (!same_group(o, n) || !o->has_offset) continue;
       if (!base) base = o;
       page_seen = floor_div(o->offset - base->offset, PAGE_BYTES) == floor_div(n->offset - base->offset, PAGE_BYTES);
     }
@@ -341,7 +348,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
     int g = 0;
     for (int v = 0; v < m; v++) {
       const pa_node *o = &b->nodes[walks[v]];
-      if (abs_stride(o) == s && o->array == n->array) group[g++] = o;
+      if (same_group(o, n)) group[g++] = o;
     }
     /* the expected latency beyond L1 of one access: the fraction each level loses goes on
      * to the next (a level loses at least what the one above it lost). `worst` is the latency
@@ -359,7 +366,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
       int ways = c->associativity;
       int64_t lines = c->size_bytes / (c->line_bytes > 0 ? c->line_bytes : PA_LINE_BYTES);
       int64_t step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES, sets = ways > 0 ? lines / ways : 0;
-      double page_sets = (double)(PAGE_BYTES / PA_LINE_BYTES < sets ? PAGE_BYTES / PA_LINE_BYTES : sets);
+      double page_sets = (double)page_sets_of(sets);
       if (ways > 0 && lines >= ways && page_sets != streams_page_sets)
         streams = group_streams(group, g, trip, step, sets), streams_page_sets = page_sets;
       double lost = ways > 0 && lines >= ways ? walk_lost(trip, step, sets, ways, streams)
@@ -475,14 +482,14 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     int64_t s = abs_stride(w[a].n), step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES;
     bool done = false; /* an earlier walk of the group with the same trip gave the same bound */
     for (int v = 0; v < a && !done; v++)
-      done = abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array && w[v].trip == w[a].trip;
+      done = same_group(w[v].n, w[a].n) && w[v].trip == w[a].trip;
     if (done) continue;
     int g = 0;
     for (int v = 0; v < m; v++)
-      if (abs_stride(w[v].n) == s && w[v].n->array == w[a].n->array) group[g++] = w[v].n;
+      if (same_group(w[v].n, w[a].n)) group[g++] = w[v].n;
     double streams = group_streams(group, g, w[a].trip, step, sets), misses = 0;
     for (int v = 0; v < m; v++) {
-      if (abs_stride(w[v].n) != s || w[v].n->array != w[a].n->array) continue;
+      if (!same_group(w[v].n, w[a].n)) continue;
       const pa_node *n = w[v].n;
       double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
       double lost = w[v].far ? 1 : walk_lost(w[v].trip, step, sets, l1->associativity, streams);
