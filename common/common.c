@@ -202,6 +202,13 @@ double pt_rng_uniform(pt_rng *r) { return pt_rng_unit(pt_rng_next(r)); }
 
 int64_t pt_rng_range(pt_rng *r, int64_t n) { return n <= 0 ? 0 : (int64_t)(pt_rng_next(r) % (uint64_t)n); }
 
+void pt_rng_shuffle(pt_rng *r, int *v, int n) {
+  for (int i = n - 1; i > 0; i--) {
+    int j = (int)pt_rng_range(r, i + 1), t = v[i];
+    v[i] = v[j], v[j] = t;
+  }
+}
+
 int64_t pt_gcd64(int64_t a, int64_t b) {
   while (b) {
     int64_t r = a % b;

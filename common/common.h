@@ -64,6 +64,7 @@ typedef struct { uint64_t s; } pt_rng;
 uint64_t pt_rng_next(pt_rng *r);
 double pt_rng_uniform(pt_rng *r); /* [0, 1) */
 int64_t pt_rng_range(pt_rng *r, int64_t n); /* [0, n) */
+void pt_rng_shuffle(pt_rng *r, int *v, int n); /* v[0, n) in place, Fisher-Yates from the end */
 /* Greatest common divisor (gcd(a, 0) = a): how many cache sets a fixed stride cycles through. */
 int64_t pt_gcd64(int64_t a, int64_t b);
 /* The state only counts (s += PT_RNG_STEP per draw) and each output mixes its own count, so

@@ -31,14 +31,6 @@ static void keep_by_task(const pp_tlp_dataset *ds, const pp_tlp_train_opts *o, b
   free(idx);
 }
 
-/* Shuffles idx[0, n) in place (Fisher-Yates). */
-static void shuffle(int *idx, int n, pt_rng *r) {
-  for (int j = n - 1; j > 0; j--) {
-    int pick = (int)pt_rng_range(r, (uint64_t)(j + 1)), t = idx[j];
-    idx[j] = idx[pick], idx[pick] = t;
-  }
-}
-
 /* The share as an exact count, round(fraction x the target's training labels), dealt to the tasks
  * in a random order, B at a time (B = o->thin_spread), round after round until the count is
  * reached: every task keeps B before any keeps 2B, and with count >= B x tasks every task keeps
@@ -53,8 +45,8 @@ static void keep_spread(const pp_tlp_dataset *ds, const pp_tlp_train_opts *o, bo
   for (int g = 0; g < ng; g++) start[g + 1] = start[g] + count[g], order[g] = g;
   for (int i = 0; i < ds->n; i++) /* each task's labelled samples, contiguous */
     if (!ds->s[i].test && ds->s[i].latency[tp] > 0) idx[start[ds->s[i].group] + fill[ds->s[i].group]++] = i;
-  for (int g = 0; g < ng; g++) shuffle(idx + start[g], count[g], r);
-  shuffle(order, ng, r);
+  for (int g = 0; g < ng; g++) pt_rng_shuffle(r, idx + start[g], count[g]);
+  pt_rng_shuffle(r, order, ng);
   int left = (int)lround(o->target_fraction * start[ng]);
   for (bool moved = true; left > 0 && moved;) {
     moved = false;

@@ -89,13 +89,6 @@ double pp_tlp_loss_eval(pp_tlp_loss kind, int n, const float *scores, const floa
 
 /* ---------------------------------------------------------------- training */
 
-static void shuffle(int n, int *v, pt_rng *r) {
-  for (int i = n - 1; i > 0; i--) {
-    int j = (int)pt_rng_range(r, i + 1), t = v[i];
-    v[i] = v[j], v[j] = t;
-  }
-}
-
 /* Whether some task has two labeled samples with distinct latencies, i.e. something to rank. */
 static bool has_rankable_task(const pp_tlp_dataset *ds, const bool *keep) {
   int ng = ds->n_groups, np = ds->n_platforms;
@@ -127,13 +120,13 @@ static void group_order(const pp_tlp_dataset *ds, const int *train, int n_train,
   memcpy(fill, start, sizeof(int) * (size_t)ng);
   for (int t = 0; t < n_train; t++) by_group[fill[ds->s[train[t]].group]++] = t;
   for (int g = 0; g < ng; g++) perm[g] = g;
-  shuffle(ng, perm, r);
+  pt_rng_shuffle(r, perm, ng);
   int at = 0, nb = 0;
   cut[0] = 0;
   for (int k = 0; k < ng; k++) {
     int g = perm[k], n = start[g + 1] - start[g];
     if (!n) continue;
-    shuffle(n, by_group + start[g], r);
+    pt_rng_shuffle(r, by_group + start[g], n);
     if (at > cut[nb] && at - cut[nb] + n > bmax) cut[++nb] = at;
     memcpy(order + at, by_group + start[g], sizeof(int) * (size_t)n);
     at += n;
@@ -236,7 +229,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
     double t0 = pt_now(), total = 0;
     if (warm && epoch == o->warm_epochs) pp_tlp_model_copy_head(m, o->warm_from, o->target_platform);
     if (o->task_batches) group_order(ds, train, n_train, order, bmax, cut, &rng);
-    else shuffle(n_train, order, &rng);
+    else pt_rng_shuffle(&rng, order, n_train);
     for (int at = 0, nb = 0, b = 0; at < n_train; at += b, nb++) {
       b = o->task_batches ? cut[nb + 1] - cut[nb] : n_train - at < bmax ? n_train - at : bmax;
       for (int i = 0; i < b; i++) memcpy(batch_x + per * i, x + per * order[at + i], sizeof(float) * per);

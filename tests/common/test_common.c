@@ -96,5 +96,15 @@ int main(void) {
 
   /* gcd: the sets a stride cycles through (32 lines in 64 sets: 2 of them) */
   CHECK(pt_gcd64(32, 64) == 32 && pt_gcd64(33, 64) == 1 && pt_gcd64(0, 64) == 64 && pt_gcd64(12, 0) == 12);
+  { /* a shuffle is a permutation, and a seed repeats it */
+    int v[10], w[10], seen[10] = {0};
+    for (int i = 0; i < 10; i++) v[i] = w[i] = i;
+    pt_rng r1 = {7}, r2 = {7};
+    pt_rng_shuffle(&r1, v, 10), pt_rng_shuffle(&r2, w, 10);
+    int moved = 0;
+    for (int i = 0; i < 10; i++) seen[v[i]]++, moved += v[i] != i;
+    for (int i = 0; i < 10; i++) CHECK(seen[i] == 1 && v[i] == w[i]);
+    CHECK(moved > 0);
+  }
   TEST_DONE();
 }
