@@ -1,5 +1,6 @@
-/* Static address analysis of memory accesses: for each load and store (masked ones too) the
- * byte stride of its address per iteration of each enclosing loop, innermost first, when the
+/* Static address analysis of memory accesses: for each load and store (masked ones too, and the
+ * first lane of a gather or scatter whose pointer vector is a base plus a splat and a constant
+ * vector: analyzer/lanes.c) the byte stride of its address per iteration of each enclosing loop, innermost first, when the
  * address is affine in the loops' induction variables (getelementptr indices built from adds,
  * multiplies and shifts by constants, casts, and header phis stepping by a constant or taking
  * an affine value of the loop around: a derived induction), or splits such a value with a
@@ -417,13 +418,19 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
     int i = 0;
     for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && i < b->n_nodes; in = LLVMGetNextInstruction(in), i++) {
       pa_node *n = &b->nodes[i];
-      LLVMValueRef addr = n->is_memory ? pa_node_address(in, n) : NULL;
+      LLVMValueRef addr = n->is_memory ? pa_node_address(in, n) : NULL, scalar = NULL;
+      int64_t first = 0, elem = 0;
+      /* a gather or scatter: its first lane, base + elem x (splat scalar + first constant) */
+      if (!addr && n->is_memory && n->op == PA_OP_GATHER && !pa_lanes_base(pa_lanes_address(in, n), &addr, &scalar, &first, &elem))
+        addr = NULL;
       if (!addr) continue;
       memset(w.coef, 0, sizeof(int64_t) * (size_t)f->n_loops);
       memset(w.bad, 0, sizeof(bool) * (size_t)f->n_loops);
       w.offset = 0, w.symbolic = 0, w.offset_bad = false, w.n_deriving = 0;
       w.visits = MAX_VISITS;
       affine(&w, addr, 1, 0);
+      if (scalar) affine(&w, scalar, elem, 0);
+      w.offset += elem * first;
       n->n_strides = depth;
       n->strides = pt_alloc(a, sizeof(int64_t) * (size_t)depth);
       int k = 0;

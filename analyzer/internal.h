@@ -50,11 +50,19 @@ LLVMValueRef pa_as_increment(LLVMValueRef v, int64_t *step);
 /* taskgraph.c: the address operand of a load, store, masked load or masked store node's
  * instruction; NULL for any other. */
 LLVMValueRef pa_node_address(LLVMValueRef in, const pa_node *n);
+/* taskgraph.c: a gather's or scatter's pointer vector (the gather's first operand, the
+ * scatter's second). */
+LLVMValueRef pa_lanes_address(LLVMValueRef in, const pa_node *n);
 
 /* lanes.c: bytes from one lane's address to the next of a gather's or scatter's pointer
  * vector when the IR makes it constant (a getelementptr of one base by a constant vector, or
  * by a splat plus a constant vector); 0 when not known. */
 int64_t pa_lane_step(LLVMValueRef ptrs);
+/* lanes.c: the first lane's address of such a pointer vector as base + *elem x (*scalar +
+ * *first): the base pointer, the integer splat into every lane (NULL for a constant index
+ * vector) and lane 0's constant, in elements of *elem bytes; false when the vector is not of
+ * pa_lane_step's forms. */
+bool pa_lanes_base(LLVMValueRef ptrs, LLVMValueRef *base, LLVMValueRef *scalar, int64_t *first, int64_t *elem);
 
 /* counts.c: block executions of one call, by interpreting the function's control flow on
  * the integer values its branches depend on (loop indices, arguments, constants), with

@@ -2,7 +2,9 @@
  * the pointer vector is a getelementptr of one base and a vector index that is a constant
  * vector, or a splat plus a constant vector (how the lowering writes a vectorized axis whose
  * elements are not adjacent: `add <splat of i>, <0, 12544, 25088, ...>`). The predictor prices
- * lanes a page or more apart with the target's page-apart rows. */
+ * lanes a page or more apart with the target's page-apart rows. The same form gives the first
+ * lane's address as a scalar (the base, the splat's scalar and the first constant), whose walk
+ * over the loops access.c follows as a load's. */
 #include <string.h>
 
 #include "internal.h"
@@ -47,27 +49,53 @@ static bool is_splat(LLVMValueRef v) {
   return first != LLVMGetUndefMaskElem();
 }
 
-/* Lanes of an index vector apart, in elements: a constant vector, or splat + constant vector. */
-static int64_t index_step(LLVMValueRef idx, bool *ok) {
-  int64_t s = constant_step(idx, ok);
-  if (*ok || !LLVMIsAInstruction(idx)) return s;
+/* An index vector as splat + constant vector (*splat NULL for a constant vector alone). */
+static bool split_index(LLVMValueRef idx, LLVMValueRef *splat, LLVMValueRef *constant) {
+  bool ok;
+  *splat = NULL, *constant = idx;
+  constant_step(idx, &ok);
+  if (ok || !LLVMIsAInstruction(idx)) return ok;
   LLVMOpcode op = LLVMGetInstructionOpcode(idx);
-  if (op != LLVMAdd && op != LLVMOr) return 0; /* `or disjoint` is how LLVM sometimes writes the add */
+  if (op != LLVMAdd && op != LLVMOr) return false; /* `or disjoint` is how LLVM sometimes writes the add */
   for (int k = 0; k < 2; k++) {
     LLVMValueRef c = LLVMGetOperand(idx, (unsigned)k), other = LLVMGetOperand(idx, (unsigned)(1 - k));
-    s = constant_step(c, ok);
-    if (*ok && is_splat(other)) return s;
+    constant_step(c, &ok);
+    if (ok && is_splat(other)) {
+      *splat = other, *constant = c;
+      return true;
+    }
   }
-  *ok = false;
-  return 0;
+  return false;
+}
+
+/* A getelementptr of one base by a vector index, over a plain scalar type: its index and the
+ * element's bytes; NULL otherwise. */
+static LLVMValueRef lanes_index(LLVMValueRef ptrs, int64_t *elem) {
+  if (!LLVMIsAGetElementPtrInst(ptrs) || LLVMGetNumOperands(ptrs) != 2) return NULL;
+  if (LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(ptrs, 0))) == LLVMVectorTypeKind) return NULL; /* a vector of bases */
+  *elem = scalar_bytes(LLVMGetGEPSourceElementType(ptrs));
+  return *elem ? LLVMGetOperand(ptrs, 1) : NULL;
 }
 
 int64_t pa_lane_step(LLVMValueRef ptrs) {
-  if (!LLVMIsAGetElementPtrInst(ptrs) || LLVMGetNumOperands(ptrs) != 2) return 0;
-  LLVMValueRef base = LLVMGetOperand(ptrs, 0), idx = LLVMGetOperand(ptrs, 1);
-  if (LLVMGetTypeKind(LLVMTypeOf(base)) == LLVMVectorTypeKind) return 0; /* a vector of bases */
-  int64_t elem = scalar_bytes(LLVMGetGEPSourceElementType(ptrs));
-  bool ok;
-  int64_t step = index_step(idx, &ok);
-  return ok && elem ? step * elem : 0;
+  int64_t elem;
+  LLVMValueRef idx = lanes_index(ptrs, &elem), splat, constant;
+  bool ok = idx && split_index(idx, &splat, &constant);
+  int64_t step = ok ? constant_step(constant, &ok) : 0;
+  return ok ? step * elem : 0;
+}
+
+bool pa_lanes_base(LLVMValueRef ptrs, LLVMValueRef *base, LLVMValueRef *scalar, int64_t *first, int64_t *elem) {
+  LLVMValueRef idx = lanes_index(ptrs, elem), splat, constant;
+  if (!idx || !split_index(idx, &splat, &constant)) return false;
+  LLVMValueRef c0 = LLVMGetAggregateElement(constant, 0);
+  if (!c0 || !LLVMIsAConstantInt(c0)) return false;
+  *base = LLVMGetOperand(ptrs, 0), *first = LLVMConstIntGetSExtValue(c0), *scalar = NULL;
+  if (!splat) return true;
+  /* the splat's lane: an insertelement of the scalar at the lane the shuffle picks */
+  LLVMValueRef ins = LLVMGetOperand(splat, 0), at = LLVMIsAInsertElementInst(ins) ? LLVMGetOperand(ins, 2) : NULL;
+  if (!at || !LLVMIsAConstantInt(at) || LLVMConstIntGetZExtValue(at) != (unsigned long long)LLVMGetMaskValue(splat, 0))
+    return false;
+  *scalar = LLVMGetOperand(ins, 1);
+  return true;
 }

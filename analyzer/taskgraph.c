@@ -129,8 +129,7 @@ static void mark_mask(LLVMValueRef call, pa_node *n) {
 
 static bool is_scatter(const pa_node *n) { return starts(n->opcode, "llvm.masked.scatter."); }
 
-/* A gather's or scatter's pointer vector: the gather's first operand, the scatter's second. */
-static LLVMValueRef lanes_address(LLVMValueRef in, const pa_node *n) { return LLVMGetOperand(in, is_scatter(n) ? 1 : 0); }
+LLVMValueRef pa_lanes_address(LLVMValueRef in, const pa_node *n) { return LLVMGetOperand(in, is_scatter(n) ? 1 : 0); }
 
 static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
@@ -177,7 +176,7 @@ static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   n->elem = pa_type_elem(t, &n->lanes, &n->bits);
   n->mask = n->mask_lanes = -1;
   if (op == LLVMCall) mark_mask(in, n);
-  n->lane_step = op == LLVMCall && n->op == PA_OP_GATHER ? pa_lane_step(lanes_address(in, n)) : 0;
+  n->lane_step = op == LLVMCall && n->op == PA_OP_GATHER ? pa_lane_step(pa_lanes_address(in, n)) : 0;
   if (n->is_memory && n->bytes == 0 && op != LLVMCall) n->bytes = (n->bits + 7) / 8;
   if (n->is_memory && op == LLVMCall && n->op != PA_OP_OTHER) n->bytes = (n->bits + 7) / 8;
 }
@@ -246,7 +245,7 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
      * store orders the loads of its address */
     const pa_node *nd = &b->nodes[i];
     bool lanes = LLVMGetInstructionOpcode(in) == LLVMCall && nd->op == PA_OP_GATHER && nd->is_memory;
-    LLVMValueRef addr = lanes ? lanes_address(in, nd) : pa_node_address(in, nd);
+    LLVMValueRef addr = lanes ? pa_lanes_address(in, nd) : pa_node_address(in, nd);
     bool stores = nd->op == PA_OP_STORE || (lanes && is_scatter(nd));
     if (addr) {
       int s = -1;

@@ -99,6 +99,20 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
  * iterations per entry into its loop and executions per thread. 0 without set walks. */
 double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
 
+/* +far for gathers and scatters (memory.c): the lanes of node `node` of block b of f that miss
+ * L1 at each execution: lanes a page or more apart (lane_step) whose first lane walks a line or
+ * more per iteration of the block's loop (its strides; a fraction of the lanes for a smaller
+ * step), all lanes' lines coming back, if at all, only after more lines than L1 holds (far_walk
+ * over the lanes' sweep). 0 for other nodes, and for a gather or scatter of the same lanes as an
+ * earlier one of the block (it finds the lines that one brought). trip[j]: block j's iterations
+ * per entry into its loop. */
+double pp_gather_lanes_missing_l1(const pp_predictor *pp, const pa_function *f, const pa_block *b, int node,
+                                  const double *trip);
+/* Charges op, node n's legalized gather or scatter, for `missing` of its lanes that miss L1 at
+ * each execution (pp_gather_lanes_missing_l1), as for lanes in crowded sets, which it includes
+ * (legalize.c). */
+void pp_charge_missing_lanes(pp_predictor *pp, const pa_node *n, double missing, pp_op *op);
+
 /* Cycles that loop `loop` of f takes at least for its float recurrences through several blocks
  * (carried_edges whose phi is the loop's header): the longest chain of adds from the phi's user
  * to the value it receives back, with loads at load_latency, times the executions of the user's

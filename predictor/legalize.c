@@ -191,21 +191,29 @@ static int lanes_in_crowded_sets(const pp_predictor *pp, const pa_node *n) {
   return crowded;
 }
 
+/* Cycles a gather or scatter holds its unit for `lanes` lanes that miss L1: each waits for L2,
+ * as many at once as L1's misses in flight (L2's overlapping_misses, else memory's). */
+static double lane_fill_cycles(const pp_predictor *pp, double lanes) {
+  const ptg_cache *l2 = ptg_target_cache(pp->t, 2);
+  double inflight = l2 && l2->overlapping_misses.value >= 1 ? l2->overlapping_misses.value : pp->mlp;
+  double extra = lanes * (pp_level_latency(pp->t, 2) - pp_level_latency(pp->t, 1)) / inflight;
+  return extra > 0 ? extra : 0;
+}
+
 pp_op pp_legalize_node(pp_predictor *pp, const pa_node *n) {
   ptg_op op = pp_node_class(n);
   if (!pp->o.lanes && (op == PTG_OP_SCATTER || op == PTG_OP_GATHER_PAGE || op == PTG_OP_SCATTER_PAGE)) op = PTG_OP_GATHER;
   pp_op r = legalize_as(pp, op, n, 0);
+  /* each crowded lane waits for L2; the gather unit is held meanwhile (conv_r50_1 #20: 64 lanes
+   * 50176 bytes apart in 4 of 64 sets, measured 2.3x the prediction; docs/validation.md) */
   int crowded = pp->o.lanes && n->op == PA_OP_GATHER ? lanes_in_crowded_sets(pp, n) : 0;
-  if (crowded > 0 && r.parts > 0) {
-    /* each crowded lane waits for L2, as many at once as L1's misses in flight (L2's
-     * overlapping_misses); the gather unit is held meanwhile (conv_r50_1 #20: 64 lanes 50176
-     * bytes apart in 4 of 64 sets, measured 2.3x the prediction; docs/validation.md) */
-    const ptg_cache *l2 = ptg_target_cache(pp->t, 2);
-    double inflight = l2 && l2->overlapping_misses.value >= 1 ? l2->overlapping_misses.value : pp->mlp;
-    double extra = crowded * (pp_level_latency(pp->t, 2) - pp_level_latency(pp->t, 1)) / inflight;
-    if (extra > 0) r.occupancy += extra / r.parts;
-  }
+  if (crowded > 0 && r.parts > 0) r.occupancy += lane_fill_cycles(pp, crowded) / r.parts;
   return r;
+}
+
+void pp_charge_missing_lanes(pp_predictor *pp, const pa_node *n, double missing, pp_op *op) {
+  double crowded = pp->o.lanes && n->op == PA_OP_GATHER ? lanes_in_crowded_sets(pp, n) : 0;
+  if (missing > crowded && op->parts > 0) op->occupancy += lane_fill_cycles(pp, missing - crowded) / op->parts;
 }
 
 static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }

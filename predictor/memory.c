@@ -227,6 +227,10 @@ static bool same_stream(const pa_node *a, const pa_node *b) {
   return d > -PA_LINE_BYTES && d < PA_LINE_BYTES;
 }
 
+/* Whether a node's strides walk its own bytes: a gather's or scatter's are its first lane's,
+ * the others lane_step apart (pp_gather_lanes_missing_l1 prices those). */
+static bool walks_own_bytes(const pa_node *n) { return n->n_strides > 0 && n->op != PA_OP_GATHER; }
+
 /* The distinct walks of a block: memory nodes with a known, non-zero innermost stride, one
  * per stream (same_stream). Nodes whose object is unknown (array 0, older profiles) count as
  * one object. Linear: a hash of each (object, stride vector). Returns how many, in walks[]
@@ -246,7 +250,7 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
   for (int k = 0; k < cap; k++) table[k] = -1;
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
-    if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || n->strides[0] == 0) continue;
+    if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || n->strides[0] == 0) continue;
     uint64_t h = strides_hash(n);
     bool seen = false;
     size_t k = h & (size_t)(cap - 1);
@@ -316,7 +320,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
   if (levels > PP_MAX_LEVELS) levels = PP_MAX_LEVELS;
   double pages = 0, page_accesses = 0;
   bool any = false;
-  for (int i = 0; i < b->n_nodes && !any; i++) any = b->nodes[i].n_strides > 0;
+  for (int i = 0; i < b->n_nodes && !any; i++) any = walks_own_bytes(&b->nodes[i]);
   if (!any) return;
   if (b->n_nodes + 1 > pp->s_cap_walks)
     pp->s_cap_walks = 2 * (b->n_nodes + 1), pp->s_walks = realloc(pp->s_walks, sizeof(int) * (size_t)pp->s_cap_walks);
@@ -433,6 +437,24 @@ static bool far_walk(const pa_function *f, int loop, const pa_node *n, double li
   return lines > l1_lines;
 }
 
+double pp_gather_lanes_missing_l1(const pp_predictor *pp, const pa_function *f, const pa_block *b, int node,
+                                  const double *trip) {
+  const pa_node *n = &b->nodes[node];
+  const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
+  int64_t step = n->lane_step < 0 ? -n->lane_step : n->lane_step;
+  if (n->op != PA_OP_GATHER || step < PAGE_BYTES || n->lanes < 2 || n->n_strides < 1 || !l1 || b->loop < 0) return 0;
+  int64_t s = abs_stride(n);
+  if (n->strides[0] == PA_STRIDE_UNKNOWN || s == 0) return 0;
+  for (int k = 0; k < node; k++) /* an earlier gather or scatter of the same lanes brought the lines */
+    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return 0;
+  double line = l1->line_bytes > 0 ? l1->line_bytes : PA_LINE_BYTES, l1_lines = (double)l1->size_bytes / line;
+  double t = trip[f->loops[b->loop].header], moved = s < line ? s / line : 1; /* new lines per lane per iteration */
+  double lines = n->lanes * (t * moved > 1 ? t * moved : 1);
+  double span = ((n->lanes - 1) * (double)step + t * (double)s) / line + 1; /* lanes that walk into each other's lines */
+  if (span < lines) lines = span;
+  return far_walk(f, b->loop, n, lines, trip, l1_lines) ? n->lanes * moved : 0;
+}
+
 /* Cycles loop `loop` of f takes at least for the L1 fills of its set-conflicting walks: a walk
  * whose sweep comes back (sweep_reused) but falls in fewer of L1's sets than its lines need
  * misses L1 on the lost fraction of its accesses (walk_lost), and those misses all fall in the
@@ -467,7 +489,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
-      if (n->n_strides < 1 || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES) continue;
+      if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES) continue;
       bool far = !sweep_reused(n) && pp->o.far_sets && far_walk(f, loop, n, trip[j], trip, l1_lines);
       if (!sweep_reused(n) && !far) continue;
       int at = 0;

@@ -180,8 +180,11 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
 }
 
 /* FNV-1a over what a block's schedule depends on: its nodes and edges, the load latency,
- * how many copies are scheduled and whether the compute split is wanted. */
-static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown, bool strides) {
+ * how many copies are scheduled and whether the compute split is wanted. *lane_walks: some
+ * node is a gather or scatter with strides (pp_gather_lanes_missing_l1 may charge it). */
+static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown, bool strides,
+                          bool *lane_walks) {
+  *lane_walks = false;
   uint64_t h = 1469598103934665603ull;
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
   MIX(b->n_nodes), MIX(b->n_edges), MIX(no_breakdown), MIX(b->loop >= 0);
@@ -197,6 +200,7 @@ static uint64_t block_key(const pa_block *b, double load_latency, double copies,
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
     MIX(n->op), MIX(n->lanes), MIX(n->bits), MIX(n->bytes), MIX(n->is_memory), MIX(n->lane_step);
+    *lane_walks |= n->op == PA_OP_GATHER && n->n_strides > 0;
     for (int k = 0; strides && k < n->n_strides; k++) MIX(n->strides[k]);
     if (strides && n->has_offset) {
       int a = n->array & 31; /* objects past 32 share bases: differences stay exact, sharing rarer */
@@ -391,15 +395,20 @@ static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred
 /* +sets: a loop takes at least the cycles its walks' L1 misses need where they fall in few L1
  * sets (pp_loop_l1_sets), against all its blocks' cycles as carried_bounds does; the excess is
  * memory time of the costliest of the loop's own blocks. */
+/* trip[j]: block j's iterations per entry into its loop (0 outside loops). */
+static void block_trips(const pa_profile *p, const pa_function *f, double *trip) {
+  for (int j = 0; j < f->n_blocks; j++) {
+    const pa_block *b = &f->blocks[j];
+    trip[j] = b->loop >= 0 && b->loop < f->n_loops ? loop_trip(p, f, b, block_executions(p, f, b)) : 0;
+  }
+}
+
 static void l1_set_bounds(pp_predictor *pp, const pa_profile *p, const pa_function *f, pp_block_pred *blocks) {
   const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
   if (!l1 || l1->n_set_walks == 0 || f->n_loops == 0) return; /* nothing to bound by */
   double *trip = malloc(sizeof(double) * (size_t)(2 * f->n_blocks + 1)), *ecount = trip + f->n_blocks;
-  for (int j = 0; j < f->n_blocks; j++) {
-    const pa_block *b = &f->blocks[j];
-    ecount[j] = blocks[j].ecount;
-    trip[j] = b->loop >= 0 && b->loop < f->n_loops ? loop_trip(p, f, b, block_executions(p, f, b)) : 0;
-  }
+  block_trips(p, f, trip);
+  for (int j = 0; j < f->n_blocks; j++) ecount[j] = blocks[j].ecount;
   for (int l = 0; l < f->n_loops; l++) {
     double need = pp_loop_l1_sets(pp, f, l, trip, ecount);
     if (need <= 0) continue;
@@ -459,6 +468,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     for (int j = 0; j < p->functions[i].n_blocks; j++)
       if (p->functions[i].blocks[j].n_nodes > max_nodes) max_nodes = p->functions[i].blocks[j].n_nodes;
   pp_op *ops = malloc(sizeof *ops * max_nodes), *ops_l1 = malloc(sizeof *ops * max_nodes);
+  double *missing = malloc(sizeof(double) * max_nodes); /* per node: lanes missing L1 (lane_walks) */
   int max_loops = 1;
   for (int i = 0; i < p->n_functions; i++)
     if (p->functions[i].n_loops > max_loops) max_loops = p->functions[i].n_loops;
@@ -479,6 +489,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     if (stall_per_line < 0) stall_per_line = 0;
     double l1_bytes = 0;
     int first_block = r->n_blocks;
+    double *trip = NULL; /* block_trips, when a block has lane walks */
     for (int l = 0; l < f->n_loops; l++)
       loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l), chain_scale[l] = 1;
     if (pp->o.overlap && pp->o.steady_state) chain_scales(p, f, chain_scale);
@@ -498,10 +509,20 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       bool repeat = pp->o.steady_state && b->loop >= 0;
       /* Unrolled code repeats identical blocks: legalize and schedule each distinct one once. */
       double execs_key = repeat ? (bp->ecount < 8 ? floor(bp->ecount) : 8) : 0;
-      uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown, pp->o.strides);
+      bool lane_walks;
+      uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown, pp->o.strides, &lane_walks);
+      /* +far for gathers and scatters: their lanes that miss L1 (the function's trips once) */
+      lane_walks &= pp->o.far_sets && pp->o.lanes && pp->o.strides && b->loop >= 0;
+      if (lane_walks && !trip) trip = malloc(sizeof(double) * (size_t)f->n_blocks), block_trips(p, f, trip);
+      for (int k = 0; lane_walks && k < b->n_nodes; k++) {
+        missing[k] = pp_gather_lanes_missing_l1(pp, f, b, k, trip);
+        key = (key ^ (uint64_t)(missing[k] * 4096)) * 1099511628211ull;
+      }
       pp_block_memo *memo = &pp->memo[key & (PP_MEMO - 1)];
       if (memo->key != key || key == 0 || memo->generation != pp->memo_generation) {
         pp_legalize_block(pp, b, fp->load_latency, ops);
+        for (int k = 0; lane_walks && k < b->n_nodes; k++)
+          if (missing[k] > 0) pp_charge_missing_lanes(pp, &b->nodes[k], missing[k], &ops[k]);
         double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
                             : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
         double compute = cyc;
@@ -598,6 +619,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     }
     if (pp->o.carried && pp->o.steady_state) carried_bounds(pp, f, r->blocks + first_block, fp->load_latency);
     if (pp->o.l1_sets && pp->o.strides) l1_set_bounds(pp, p, f, r->blocks + first_block);
+    free(trip);
     for (int j = first_block; j < r->n_blocks; j++) {
       pp_block_pred *bp = &r->blocks[j];
       fp->cycles += bp->total_cycles;
@@ -651,7 +673,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     r->compute_seconds += fp->compute_cycles / hz;
     r->memory_seconds += fp->memory_cycles / hz;
   }
-  free(ops), free(ops_l1), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
+  free(ops), free(ops_l1), free(missing), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
   r->bound = PP_BOUND_ISSUE;
   for (int b = 0; b < PP_BOUND_COUNT; b++)
     if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;
