@@ -24,7 +24,9 @@ void pp_options_default(pp_options *o) {
    * false sharing in parallel bodies, better on the 8- and 16-thread sets, the others unchanged;
    * "+far" (session 11): +sets for walks whose lines come back only past L1's capacity (Zen 4
    * mm512 #10 0.53 -> 1.02 of measured; MAPE better, mean Spearman 0.003 lower: ties in mm512's
-   * naive k loop group), the other sets unchanged (their targets have no set walks) */
+   * naive k loop group), the other sets unchanged (their targets have no set walks); since
+   * session 12 also gathers' and scatters' page-apart lanes that miss L1 (MAPE 0.1-0.3 points
+   * better on all five sets, mean Spearman equal or better) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
   o->far_sets = true;
 }
