@@ -112,6 +112,15 @@ double pp_gather_lanes_missing_l1(const pp_predictor *pp, const pa_function *f, 
  * each execution (pp_gather_lanes_missing_l1), as for lanes in crowded sets, which it includes
  * (legalize.c). */
 void pp_charge_missing_lanes(pp_predictor *pp, const pa_node *n, double missing, pp_op *op);
+/* TLB reach for gathers and scatters (memory.c, +far): the pages the gathers and scatters of
+ * loop `loop`'s own blocks touch per iteration, lanes a page or more apart a page each (lanes of
+ * one object and step whose first lanes share a page counted once); and the cycles node `node`
+ * of block b waits per execution when its lanes are a page or more apart and those pages exceed
+ * the first-level data TLB (memory.c's published figures): each lane an L2-TLB hit, overlapped
+ * up to the target's misses in flight as the stride model's TLB misses are; 0 for a gather or
+ * scatter of the same lanes as an earlier one of the block (their entries are fresh). */
+double pp_loop_gather_pages(const pa_function *f, int loop);
+double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int node, double loop_pages);
 
 /* Cycles that loop `loop` of f takes at least for its float recurrences through several blocks
  * (carried_edges whose phi is the loop's header): the longest chain of adds from the phi's user

@@ -455,6 +455,46 @@ double pp_gather_lanes_missing_l1(const pp_predictor *pp, const pa_function *f, 
   return far_walk(f, b->loop, n, lines, trip, l1_lines) ? n->lanes * moved : 0;
 }
 
+/* Whether gathers g and h read the same lanes' pages: one object and lane step, first lanes on
+ * one page. */
+static bool same_lane_pages(const pa_node *g, const pa_node *h) {
+  return g->lane_step == h->lane_step && g->array == h->array && g->array > 0 && g->has_offset && h->has_offset &&
+         floor_div(g->offset, PAGE_BYTES) == floor_div(h->offset, PAGE_BYTES);
+}
+
+double pp_loop_gather_pages(const pa_function *f, int loop) {
+  const pa_loop *L = &f->loops[loop];
+  const pa_node *seen[64];
+  int n_seen = 0;
+  double pages = 0;
+  for (int q = 0; q < L->n_blocks; q++) {
+    const pa_block *c = &f->blocks[L->blocks[q]];
+    for (int i = 0; c->loop == loop && i < c->n_nodes; i++) {
+      const pa_node *g = &c->nodes[i];
+      if (g->op != PA_OP_GATHER || g->lane_step == 0) continue;
+      bool again = false;
+      for (int k = 0; k < n_seen && !again; k++) again = same_lane_pages(seen[k], g);
+      if (again) continue;
+      if (n_seen < (int)PT_ARRAY_LEN(seen)) seen[n_seen++] = g; /* past 64 sets of lanes: counted, not matched */
+      int64_t step = g->lane_step < 0 ? -g->lane_step : g->lane_step;
+      pages += step >= PAGE_BYTES ? g->lanes : ceil((double)g->lanes * (double)step / PAGE_BYTES);
+    }
+  }
+  return pages;
+}
+
+double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int node, double loop_pages) {
+  const pa_node *n = &b->nodes[node];
+  int64_t step = n->lane_step < 0 ? -n->lane_step : n->lane_step;
+  if (n->op != PA_OP_GATHER || step < PAGE_BYTES || n->lanes < 2) return 0;
+  double l1e, l2e, hit, walkers;
+  tlb_figures(pp->t, &l1e, &l2e, &hit, &walkers);
+  if (!(loop_pages > l1e)) return 0;
+  for (int k = 0; k < node; k++) /* an earlier gather or scatter of the same lanes: their entries are fresh */
+    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return 0;
+  return n->lanes * hit / pp->mlp;
+}
+
 /* Cycles loop `loop` of f takes at least for the L1 fills of its set-conflicting walks: a walk
  * whose sweep comes back (sweep_reused) but falls in fewer of L1's sets than its lines need
  * misses L1 on the lost fraction of its accesses (walk_lost), and those misses all fall in the

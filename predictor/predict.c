@@ -25,8 +25,8 @@ void pp_options_default(pp_options *o) {
    * "+far" (session 11): +sets for walks whose lines come back only past L1's capacity (Zen 4
    * mm512 #10 0.53 -> 1.02 of measured; MAPE better, mean Spearman 0.003 lower: ties in mm512's
    * naive k loop group), the other sets unchanged (their targets have no set walks); since
-   * session 12 also gathers' and scatters' page-apart lanes that miss L1 (MAPE 0.1-0.3 points
-   * better on all five sets, mean Spearman equal or better) */
+   * session 12 also gathers' and scatters' page-apart lanes that miss L1 or the L1 DTLB (MAPE
+   * 0.1-0.4 points better on all five sets, mean Spearman equal or better) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
   o->far_sets = true;
 }
@@ -470,7 +470,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     for (int j = 0; j < p->functions[i].n_blocks; j++)
       if (p->functions[i].blocks[j].n_nodes > max_nodes) max_nodes = p->functions[i].blocks[j].n_nodes;
   pp_op *ops = malloc(sizeof *ops * max_nodes), *ops_l1 = malloc(sizeof *ops * max_nodes);
-  double *missing = malloc(sizeof(double) * max_nodes); /* per node: lanes missing L1 (lane_walks) */
+  /* per node (lane_walks): lanes missing L1, cycles waiting for the TLB */
+  double *missing = malloc(sizeof(double) * max_nodes), *tlb_wait = malloc(sizeof(double) * max_nodes);
   int max_loops = 1;
   for (int i = 0; i < p->n_functions; i++)
     if (p->functions[i].n_loops > max_loops) max_loops = p->functions[i].n_loops;
@@ -491,7 +492,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     if (stall_per_line < 0) stall_per_line = 0;
     double l1_bytes = 0;
     int first_block = r->n_blocks;
-    double *trip = NULL; /* block_trips, when a block has lane walks */
+    double *trip = NULL, *loop_pages = NULL; /* block_trips and pp_loop_gather_pages, when a block has lane walks */
     for (int l = 0; l < f->n_loops; l++)
       loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l), chain_scale[l] = 1;
     if (pp->o.overlap && pp->o.steady_state) chain_scales(p, f, chain_scale);
@@ -515,16 +516,25 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       uint64_t key = block_key(b, fp->load_latency, execs_key, pp->o.no_breakdown, pp->o.strides, &lane_walks);
       /* +far for gathers and scatters: their lanes that miss L1 (the function's trips once) */
       lane_walks &= pp->o.far_sets && pp->o.lanes && pp->o.strides && b->loop >= 0;
-      if (lane_walks && !trip) trip = malloc(sizeof(double) * (size_t)f->n_blocks), block_trips(p, f, trip);
+      if (lane_walks && !trip) {
+        trip = malloc(sizeof(double) * (size_t)(f->n_blocks + f->n_loops)), block_trips(p, f, trip);
+        loop_pages = trip + f->n_blocks;
+        for (int l = 0; l < f->n_loops; l++) loop_pages[l] = -1;
+      }
+      if (lane_walks && loop_pages[b->loop] < 0) loop_pages[b->loop] = pp_loop_gather_pages(f, b->loop);
       for (int k = 0; lane_walks && k < b->n_nodes; k++) {
         missing[k] = pp_gather_lanes_missing_l1(pp, f, b, k, trip);
+        tlb_wait[k] = pp_gather_lanes_tlb_cycles(pp, b, k, loop_pages[b->loop]);
         key = (key ^ (uint64_t)(missing[k] * 4096)) * 1099511628211ull;
+        key = (key ^ (uint64_t)(tlb_wait[k] * 4096)) * 1099511628211ull;
       }
       pp_block_memo *memo = &pp->memo[key & (PP_MEMO - 1)];
       if (memo->key != key || key == 0 || memo->generation != pp->memo_generation) {
         pp_legalize_block(pp, b, fp->load_latency, ops);
-        for (int k = 0; lane_walks && k < b->n_nodes; k++)
+        for (int k = 0; lane_walks && k < b->n_nodes; k++) {
           if (missing[k] > 0) pp_charge_missing_lanes(pp, &b->nodes[k], missing[k], &ops[k]);
+          if (tlb_wait[k] > 0 && ops[k].parts > 0) ops[k].occupancy += tlb_wait[k] / ops[k].parts; /* the unit waits */
+        }
         double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
                             : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
         double compute = cyc;
@@ -675,7 +685,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     r->compute_seconds += fp->compute_cycles / hz;
     r->memory_seconds += fp->memory_cycles / hz;
   }
-  free(ops), free(ops_l1), free(missing), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
+  free(ops), free(ops_l1), free(missing), free(tlb_wait), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
   r->bound = PP_BOUND_ISSUE;
   for (int b = 0; b < PP_BOUND_COUNT; b++)
     if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;
