@@ -40,6 +40,13 @@ static void usage(FILE *f) {
           "  --log FILE             append every measured candidate as a TVM record, at once\n"
           "  --resume               read --log first: its candidates count as measured and train the model\n"
           "  --measure 0            measure nothing: rank with the model and emit its predicted best\n"
+          "  --analytic-labels N    with --measure 0 and --model A+analytic where A learns (xgb, xgb-imp): A first\n"
+          "                         trains on N random candidates labelled by the analytic model's predictions\n"
+          "                         (default 2 x --measure-per-round; 0: A ranks untrained; nothing is logged)\n"
+          "  --label-rounds R       then R search rounds label --measure-per-round picks each and retrain A\n"
+          "                         (default 2)\n"
+          "  --label-check N        print how A orders N fresh candidates against the analytic model\n"
+          "                         (share of pairs alike; 0.5 is chance)\n"
           "  --wall-clock           time one-thread candidates by the wall clock (default: the thread's CPU\n"
           "                         time, which another process's time slices do not inflate)\n"
           "  -o FILE                the best schedule's module (.ll target-neutral IR, .o/.s host code)\n"
@@ -73,6 +80,7 @@ int cmd_tune(int argc, char **argv) {
   bool threads_given = false;
   bool cache_rule = false;
   double local_share = -1; /* -1: the model's default (tune_model_local_share) */
+  int analytic_labels = -1, label_rounds = 2, label_check = 0; /* -1: 2 x measure_per_round */
   pc_tune_opts o;
   pc_tune_opts_default(&o);
   o.measure.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -104,6 +112,9 @@ int cmd_tune(int argc, char **argv) {
     else if (strcmp(a, "--rerank-cold") == 0 && v) o.rerank_cold = atoi(argv[++i]);
     else if (strcmp(a, "--rerank-pool") == 0 && v) o.rerank_pool = atoi(argv[++i]);
     else if (strcmp(a, "--local-share") == 0 && v) local_share = atof(argv[++i]);
+    else if (strcmp(a, "--analytic-labels") == 0 && v) analytic_labels = atoi(argv[++i]);
+    else if (strcmp(a, "--label-rounds") == 0 && v) label_rounds = atoi(argv[++i]);
+    else if (strcmp(a, "--label-check") == 0 && v) label_check = atoi(argv[++i]);
     else if (strcmp(a, "-o") == 0 && v) out = argv[++i];
     else if (strcmp(a, "--curve") == 0 && v) curve = argv[++i];
     else if (strcmp(a, "--quiet") == 0) quiet = true;
@@ -117,7 +128,7 @@ int cmd_tune(int argc, char **argv) {
   }
   if (!workload || o.trials < 1 || o.measure_per_round < 1 || o.population < 2 || o.generations < 0 ||
       o.measure.threads < 1 || o.measure.timeout_s <= 0 || o.measure.min_time_s < 0 || lanes < 0 ||
-      o.sketch.min_reduction_tile < 0) {
+      o.sketch.min_reduction_tile < 0 || label_rounds < 0 || label_check < 0) {
     fprintf(stderr, "portent tune: %s\n", workload ? "--trials, --measure-per-round, --population, --threads must be positive"
                                                    : "missing WORKLOAD");
     usage(stderr);
@@ -190,8 +201,25 @@ int cmd_tune(int argc, char **argv) {
   }
   /* the analytic model's score is 1 / predicted seconds (alone, or last in a cascade) */
   bool is_analytic = strcmp(model_name, "analytic") == 0 || strstr(model_name, "+analytic") != NULL;
+  /* Cascade A+analytic with --measure 0: A learns the analytic model's order first, on its
+   * predictions as labels (pc_tuner_label: nothing measured or logged); resumed measurements
+   * train A instead, as before. */
+  bool labels = measure == 0 && has_rerank && model.update && strcmp(rerank.name, "analytic") == 0;
+  double agreement = -1;
+  if (labels && pc_tuner_stats(t)->n_measured == 0) {
+    int n_sample = analytic_labels < 0 ? 2 * o.measure_per_round : analytic_labels;
+    if (pc_tuner_label(t, n_sample, n_sample > 0 ? label_rounds : 0, &d) < 0) {
+      fprintf(stderr, "portent tune: %s\n", d.msg);
+      goto done;
+    }
+  } else if (labels && analytic_labels > 0 && !json)
+    fprintf(stderr, "tune %s: --analytic-labels ignored: the model trained on the resumed measurements\n", p->name);
   if (measure == 0) {
     best = pc_tuner_predict_best(t, &d);
+    if (best && label_check > 0 && pc_tuner_label_agreement(t, label_check, &agreement, &d) < 0) {
+      fprintf(stderr, "portent tune: %s\n", d.msg);
+      goto done;
+    }
   } else {
     if (pc_tuner_run(t, &d) != 0) {
       fprintf(stderr, "\nportent tune: %s\n", d.msg);
@@ -212,11 +240,12 @@ int cmd_tune(int argc, char **argv) {
   double t_rank = st->t_model - st->t_train, rank_rate = t_rank > 0 ? ranked / t_rank : 0;
   if (json) {
     printf("{\"workload\": \"%s\", \"model\": \"%s\", \"best_seconds\": %.9g, \"gflops\": %.3f, \"measured\": %d, "
-           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d, \"ranked\": %ld, \"ranked_per_s\": %.1f, \"predicted_seconds\": %.9g,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
+           "\"failed\": %d, \"resumed\": %d, \"rounds\": %d, \"ranked\": %ld, \"ranked_per_s\": %.1f, \"predicted_seconds\": %.9g,\n \"analytic_labels\": %d, \"label_rounds\": %d, \"label_agreement\": %.4f,\n \"seconds\": {\"search\": %.3f, \"model\": %.3f, \"train\": %.3f, "
            "\"compile\": %.3f, \"measure\": %.3f, \"total\": %.3f},\n \"steps\": %s}\n",
            p->name, model_name, st->best_s, st->best_s > 0 ? p->flops * 1e-9 / st->best_s : 0.0, st->n_measured,
            st->n_failed, st->n_resumed, st->rounds, ranked, rank_rate,
-           !measure && is_analytic && st->predicted_score > 0 ? 1 / st->predicted_score : 0.0, st->t_search - (st->t_model - st->t_train),
+           !measure && is_analytic && st->predicted_score > 0 ? 1 / st->predicted_score : 0.0, st->n_labelled,
+           st->label_rounds, agreement, st->t_search - (st->t_model - st->t_train),
            st->t_model, st->t_train, st->t_compile, st->t_measure, st->t_total, steps);
   } else {
     if (measure) printf("best: %.4g ms (%.1f GFLOP/s) after %d measurements (%d failed, %d resumed)\n", st->best_s * 1e3,
@@ -224,6 +253,12 @@ int cmd_tune(int argc, char **argv) {
     else if (is_analytic && st->predicted_score > 0)
       printf("predicted best (nothing measured): %.4g ms predicted\n", 1e3 / st->predicted_score);
     else printf("predicted best (nothing measured):\n");
+    if (st->n_labelled > 0)
+      printf("labels: %s trained on %d analytic predictions (a sample, then %d search rounds)\n", model.name,
+             st->n_labelled, st->label_rounds);
+    if (agreement >= 0)
+      printf("label check: %s orders %.3f of %d fresh candidates' pairs as analytic does (0.5: chance)\n", model.name,
+             agreement, label_check);
     printf("time: search %.1f s, cost model %.1f s (of which training %.1f s), compile %.1f s, measurement %.1f s, "
            "total %.1f s\n", st->t_search - (st->t_model - st->t_train), st->t_model, st->t_train, st->t_compile,
            st->t_measure, st->t_total);

@@ -483,6 +483,9 @@ typedef struct pc_tune_stats {
   long n_scored, n_reranked;
   double t_rerank;
   double predicted_score;  /* pc_tuner_predict_best: the model's score of the candidate chosen */
+  /* pc_tuner_label: candidates the first model trained on with the second model's scores as
+   * labels (none measured or logged), and the search rounds that picked some of them. */
+  int n_labelled, label_rounds;
   int n_curve;
   double *curve;           /* best seconds after each measurement (0 before the first success) */
   double *curve_wall;      /* t_total at each measurement */
@@ -542,8 +545,24 @@ int pc_tuner_round(pc_tuner *t, pt_diag *d);
 int pc_tuner_run(pc_tuner *t, pt_diag *d);
 const pc_tune_stats *pc_tuner_stats(const pc_tuner *t);
 pc_state *pc_tuner_best(const pc_tuner *t); /* a copy, NULL if nothing ran correctly */
-/* Searches without measuring and returns the candidate the model ranks first. */
+/* Searches without measuring and returns the candidate the model ranks first (in a cascade,
+ * the second model's first; after pc_tuner_label, the labelled candidate it scores best when
+ * that beats the search's pick). */
 pc_state *pc_tuner_predict_best(pc_tuner *t, pt_diag *d);
+/* For a cascade whose first model learns (update) when nothing can be measured: the second
+ * model's predictions stand in for measurements. The first model trains on a random sample of
+ * n_sample candidates (sketches + random annotation) scored by the second, then `rounds`
+ * times on the search's measure_per_round picks not yet labelled (the first model ranks, the
+ * second re-ranks the top few, as in pc_tuner_round), retrained after each. Nothing is
+ * logged or counted as measured. Does nothing when there is no second model, the first does
+ * not learn or measured records were resumed (the labels would mix two scales). Returns
+ * the labels made (stats: n_labelled) or a negative error. */
+int pc_tuner_label(pc_tuner *t, int n_sample, int rounds, pt_diag *d);
+/* How well the first model has learned the second's order: both score n fresh random
+ * candidates (none labelled; own draws, the search's are untouched) and *agreement is the
+ * share of pairs the second model orders that the first orders alike (ties half; 0.5 is
+ * chance), -1 without a second model or a pair. */
+int pc_tuner_label_agreement(pc_tuner *t, int n, double *agreement, pt_diag *d);
 void pc_tuner_free(pc_tuner *t);
 
 /* An SVG plot of best latency against measurements, one line per series. */

@@ -23,6 +23,9 @@ struct pc_tuner {
   pt_rng rng;
   sk_hashset measured;
   sk_pop good; /* measured correct candidates, score = -seconds */
+  /* pc_tuner_label: candidates the second model labelled, and those it scored (score = its) */
+  sk_hashset labelled;
+  sk_pop labelled_good;
   pc_tune_stats st;
   int curve_cap;
   pc_step *best_steps;
@@ -81,6 +84,8 @@ void pc_tuner_free(pc_tuner *t) {
   pc_reference_free(t->ref);
   sk_hashset_free(&t->measured);
   sk_pop_free(&t->good);
+  sk_hashset_free(&t->labelled);
+  sk_pop_free(&t->labelled_good);
   free(t->st.curve);
   free(t->st.curve_wall);
   free(t->best_steps);
@@ -228,28 +233,33 @@ int pc_tuner_resume(pc_tuner *t, const char *log_path, pc_record_bad_fn on_bad, 
 
 /* ---------------------------------------------------------------- rounds */
 
-/* The initial population: the best measured candidates (Ansor: 20%), then random samples. */
-static void init_population(pc_tuner *t, sk_pop *pop, sk_pop *random_out) {
-  if (t->good.n > 1) qsort(t->good.c, (size_t)t->good.n, sizeof(sk_cand), sk_cand_cmp_score_desc);
-  int n_measured = (int)(0.2 * t->o.population);
-  for (int i = 0; i < t->good.n && i < n_measured; i++) sk_pop_push(pop, t->good.c[i].steps, t->good.c[i].n, t->good.c[i].hash);
+/* The initial population: the best of `seeds` (the measured candidates; Ansor: 20%), then
+ * random samples not in `done`. */
+static void init_population(pc_tuner *t, const sk_hashset *done, sk_pop *seeds, sk_pop *pop, sk_pop *random_out) {
+  if (seeds->n > 1) qsort(seeds->c, (size_t)seeds->n, sizeof(sk_cand), sk_cand_cmp_score_desc);
+  int n_seeds = (int)(0.2 * t->o.population);
+  for (int i = 0; i < seeds->n && i < n_seeds; i++) sk_pop_push(pop, seeds->c[i].steps, seeds->c[i].n, seeds->c[i].hash);
   int before = pop->n;
-  sk_sample_population(t->sk, t->o.population - pop->n, &t->measured, &t->rng, pop);
+  sk_sample_population(t->sk, t->o.population - pop->n, done, &t->rng, pop);
   for (int i = before; i < pop->n; i++) sk_pop_push(random_out, pop->c[i].steps, pop->c[i].n, pop->c[i].hash);
 }
 
 /* Searches and returns the candidates to measure (best by score, eps-greedy random share;
- * with `local`, the local search's share first). */
-static int pick_candidates(pc_tuner *t, int want, bool local, sk_pop *chosen, pt_diag *d) {
+ * with `local`, the local search's share first), none in `done` (the measured candidates, or
+ * the labelled ones when the second model's predictions stand in for measurements); `seeds`
+ * start the population. */
+static int pick_candidates(pc_tuner *t, int want, bool local, const sk_hashset *done, sk_pop *seeds, sk_pop *chosen,
+                           pt_diag *d) {
   sk_pop pop = {0}, random = {0}, best = {0};
   double t0 = pt_now();
-  init_population(t, &pop, &random);
+  init_population(t, done, seeds, &pop, &random);
   /* A learned first model scores at random before its first round and little better after
    * it: then the second model ranks a wider choice (cold start). */
-  bool cold = t->o.rerank && t->o.rerank_cold > 2 * t->o.measure_per_round && t->st.n_measured < 2 * t->o.measure_per_round;
+  int n_known = t->st.n_measured + t->st.n_labelled;
+  bool cold = t->o.rerank && t->o.rerank_cold > 2 * t->o.measure_per_round && n_known < 2 * t->o.measure_per_round;
   int keep = cold ? t->o.rerank_cold : 2 * t->o.measure_per_round;
   if (!cold && t->o.rerank && t->o.rerank_pool > keep) keep = t->o.rerank_pool;
-  int rc = sk_evolve(t->p, &t->model, &t->o, &t->measured, &pop, keep, &t->rng, &best, &t->st.t_model,
+  int rc = sk_evolve(t->p, &t->model, &t->o, done, &pop, keep, &t->rng, &best, &t->st.t_model,
                      &t->st.n_scored, d);
   /* Cascade: a slower model re-ranks the cheap model's best (DESIGN: cheap model, then the
    * analytical one on the top few). */
@@ -291,7 +301,7 @@ static int pick_candidates(pc_tuner *t, int want, bool local, sk_pop *chosen, pt
     int n_good = (int)((1.0 - t->o.eps_greedy) * want);
     if (n_good < 1) n_good = 1;
     for (int i = 0; i < best.n && chosen->n < n_good; i++)
-      if (!sk_hashset_has(&t->measured, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash)) {
+      if (!sk_hashset_has(done, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash)) {
         sk_pop_push(chosen, best.c[i].steps, best.c[i].n, best.c[i].hash);
         chosen->c[chosen->n - 1].score = best.c[i].score;
       }
@@ -300,11 +310,11 @@ static int pick_candidates(pc_tuner *t, int want, bool local, sk_pop *chosen, pt
       sk_cand tmp = random.c[i];
       random.c[i] = random.c[k];
       random.c[k] = tmp;
-      if (!sk_hashset_has(&t->measured, random.c[i].hash) && sk_hashset_add(&taken, random.c[i].hash))
+      if (!sk_hashset_has(done, random.c[i].hash) && sk_hashset_add(&taken, random.c[i].hash))
         sk_pop_push(chosen, random.c[i].steps, random.c[i].n, random.c[i].hash);
     }
     for (int i = 0; i < best.n && chosen->n < want; i++)
-      if (!sk_hashset_has(&t->measured, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash))
+      if (!sk_hashset_has(done, best.c[i].hash) && sk_hashset_add(&taken, best.c[i].hash))
         sk_pop_push(chosen, best.c[i].steps, best.c[i].n, best.c[i].hash);
     sk_hashset_free(&taken);
   }
@@ -345,7 +355,7 @@ int pc_tuner_round(pc_tuner *t, pt_diag *d) {
     if (!t->ref) return d->err ? d->err : PT_ERR_RUNTIME;
   }
   sk_pop chosen = {0};
-  int rc = pick_candidates(t, want, true, &chosen, d);
+  int rc = pick_candidates(t, want, true, &t->measured, &t->good, &chosen, d);
   t->st.t_total += pt_now() - t_start;
   pc_step **steps = malloc(sizeof(pc_step *) * (size_t)(chosen.n + 1));
   int *n_steps = malloc(sizeof(int) * (size_t)(chosen.n + 1));
@@ -398,10 +408,107 @@ int pc_tuner_run(pc_tuner *t, pt_diag *d) {
   return 0;
 }
 
+/* ---------------------------------------------------------------- predicted labels */
+
+/* Scores candidates with the second model and trains the first on the scores as if they were
+ * measurements: a score is a throughput at some scale (analytic: 1 / predicted seconds), so
+ * 1 / score stands for the median seconds (xgb normalizes by the workload's best, so the
+ * scale drops out). Nothing is logged, counted as measured or drawn in the curve. */
+static int label_and_train(pc_tuner *t, sk_pop *cands, pt_diag *d) {
+  double t0 = pt_now(), t_before = t->st.t_model;
+  int rc = sk_predict(t->p, t->o.rerank, cands, &t->st.t_model, &t->st.n_reranked, d);
+  t->st.t_rerank += t->st.t_model - t_before;
+  t->st.t_search += pt_now() - t0;
+  if (rc || cands->n == 0) return rc;
+  pc_step **steps = malloc(sizeof(pc_step *) * (size_t)cands->n);
+  int *n_steps = malloc(sizeof(int) * (size_t)cands->n);
+  pc_measure_result *res = calloc((size_t)cands->n, sizeof(pc_measure_result));
+  for (int i = 0; i < cands->n; i++) {
+    const sk_cand *c = &cands->c[i];
+    bool ok = isfinite(c->score) && c->score > 0;
+    res[i].error = ok ? PC_MEASURE_OK : PC_MEASURE_INSTANTIATION_ERROR; /* not scored: did not replay */
+    res[i].median_s = res[i].min_s = res[i].max_s = ok ? 1 / c->score : 0;
+    snprintf(res[i].message, sizeof res[i].message, "predicted by %s", t->o.rerank->name ? t->o.rerank->name : "a model");
+    sk_hashset_add(&t->labelled, c->hash);
+    if (ok) {
+      sk_pop_push(&t->labelled_good, c->steps, c->n, c->hash);
+      t->labelled_good.c[t->labelled_good.n - 1].score = c->score;
+    }
+    steps[i] = c->steps;
+    n_steps[i] = c->n;
+  }
+  t->st.n_labelled += cands->n;
+  rc = train(t, cands->n, steps, n_steps, res, d);
+  free(steps);
+  free(n_steps);
+  free(res);
+  return rc;
+}
+
+int pc_tuner_label(pc_tuner *t, int n_sample, int rounds, pt_diag *d) {
+  if (!t->o.rerank || !t->model.update || t->st.n_measured > 0 || n_sample <= 0) return 0;
+  double t0 = pt_now();
+  sk_pop cands = {0};
+  sk_sample_population(t->sk, n_sample, &t->labelled, &t->rng, &cands);
+  int rc = label_and_train(t, &cands, d);
+  for (int r = 0; rc == 0 && r < rounds; r++) {
+    sk_pop_clear(&cands);
+    rc = pick_candidates(t, t->o.measure_per_round, false, &t->labelled, &t->labelled_good, &cands, d);
+    if (rc == 0 && cands.n == 0) break; /* the search found nothing new */
+    if (rc == 0) rc = label_and_train(t, &cands, d);
+    if (rc == 0) t->st.label_rounds++;
+  }
+  sk_pop_free(&cands);
+  t->st.t_total += pt_now() - t0;
+  return rc ? rc : t->st.n_labelled;
+}
+
+int pc_tuner_label_agreement(pc_tuner *t, int n, double *agreement, pt_diag *d) {
+  *agreement = -1;
+  if (!t->o.rerank || n < 2) return 0;
+  pt_rng rng = {t->rng.s ^ 0x6a09e667f3bcc909ull}; /* the search's own draws stay as they were */
+  sk_pop first = {0}, second = {0};
+  sk_sample_population(t->sk, n, &t->labelled, &rng, &first);
+  for (int i = 0; i < first.n; i++) sk_pop_push(&second, first.c[i].steps, first.c[i].n, first.c[i].hash);
+  int rc = sk_predict(t->p, &t->model, &first, NULL, NULL, d);
+  if (rc == 0) rc = sk_predict(t->p, t->o.rerank, &second, NULL, NULL, d);
+  double agree = 0;
+  long pairs = 0;
+  for (int i = 0; rc == 0 && i < first.n; i++)
+    for (int j = i + 1; j < first.n; j++) {
+      double a = second.c[i].score, b = second.c[j].score, x = first.c[i].score, y = first.c[j].score;
+      if (!isfinite(a) || !isfinite(b) || a == b) continue; /* the reference must order the pair */
+      pairs++;
+      agree += x == y ? 0.5 : (x > y) == (a > b);
+    }
+  if (rc == 0 && pairs > 0) *agreement = agree / (double)pairs;
+  sk_pop_free(&first);
+  sk_pop_free(&second);
+  return rc;
+}
+
 pc_state *pc_tuner_predict_best(pc_tuner *t, pt_diag *d) {
+  /* With predicted labels the search skips the labelled candidates (their second-model score
+   * is known) and the best labelled one competes with its pick, as a tuning's best measured
+   * candidate does with the next round's. */
+  bool labels = t->st.n_labelled > 0;
   sk_pop chosen = {0};
   double t0 = pt_now();
-  int rc = pick_candidates(t, 1, false, &chosen, d);
+  int rc = pick_candidates(t, 1, false, labels ? &t->labelled : &t->measured, labels ? &t->labelled_good : &t->good,
+                           &chosen, d);
+  if (rc == 0 && labels) {
+    double t_before = t->st.t_model; /* the pick's score may be the first model's (no re-rank of one) */
+    rc = sk_predict(t->p, t->o.rerank, &chosen, &t->st.t_model, &t->st.n_reranked, d);
+    t->st.t_rerank += t->st.t_model - t_before;
+    const sk_cand *top = NULL;
+    for (int i = 0; i < t->labelled_good.n; i++)
+      if (!top || t->labelled_good.c[i].score > top->score) top = &t->labelled_good.c[i];
+    if (rc == 0 && top && (chosen.n == 0 || top->score > chosen.c[0].score)) {
+      sk_pop_clear(&chosen);
+      sk_pop_push(&chosen, top->steps, top->n, top->hash);
+      chosen.c[0].score = top->score;
+    }
+  }
   t->st.t_total += pt_now() - t0;
   pc_state *s = NULL;
   if (rc == 0 && chosen.n > 0) {

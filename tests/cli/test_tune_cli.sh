@@ -66,6 +66,31 @@ t2=$(predicted_ms)
 awk -v a="$t1" -v b="$t2" 'BEGIN { exit !(a > 1.3 * b) }' ||
   { echo "FAIL measure0-threads: predicted $t1 ms on 1 thread, $t2 ms on 2 (expected the first > 1.3 x the second)"; fail=1; }
 
+# --measure 0 with xgb+analytic: xgb first learns the analytic model's order from its
+# predictions (a sample of 32, then a round of 16), and orders fresh candidates as analytic
+# does better than untrained (chance); nothing is measured or logged.
+lq="tune matmul:64,64,64 --model xgb+analytic --target targets/zen4-epyc-2c.json --measure 0 --threads 1 --seed 4
+ --population 64 --generations 1 --measure-per-round 16 --label-rounds 1 --label-check 48 --log $tmp/labels.jsonl"
+agreement() { sed -n 's/^label check: xgb orders \([0-9.]*\) of.*/\1/p' "$tmp/out"; }
+check labels 0 "$portent" $lq
+has labels "$tmp/out" "^labels: xgb trained on 48 analytic predictions"
+trained=$(agreement)
+check labels-off 0 "$portent" $lq --analytic-labels 0
+untrained=$(agreement)
+awk -v a="$trained" -v b="$untrained" 'BEGIN { exit !(a >= 0.6 && a >= b + 0.1) }' ||
+  { echo "FAIL labels: xgb orders $trained of pairs as analytic trained, $untrained untrained"; fail=1; }
+[ ! -e "$tmp/labels.jsonl" ] || { echo "FAIL labels: predictions were written to the log"; fail=1; }
+check labels-json 0 "$portent" $lq --json
+has labels-json "$tmp/out" '"measured": 0,'
+has labels-json "$tmp/out" '"analytic_labels": 48, "label_rounds": 1'
+# Resumed measurements train xgb as before: no labels, the log unchanged.
+before=$(lines "$tmp/log")
+check labels-resume 0 "$portent" tune $w --model xgb+analytic --target targets/zen4-epyc-2c.json --measure 0 \
+  --threads 1 --population 24 --generations 1 --measure-per-round 4 --log "$tmp/log" --resume
+has labels-resume "$tmp/err" "resumed $before measured candidates"
+! grep -q "^labels:" "$tmp/out" || { echo "FAIL labels-resume: labelled after resuming measurements"; fail=1; }
+[ "$(lines "$tmp/log")" = "$before" ] || { echo "FAIL labels-resume: the log grew"; fail=1; }
+
 check no-workload 2 "$portent" tune
 check bad-model 2 "$portent" tune $w --model nonsense
 has bad-model "$tmp/err" "unknown cost model 'nonsense'"
