@@ -265,6 +265,10 @@ typedef struct {
   int threads;
   double seconds;
 } pa_run_result;
+/* fill.c: count values of type t from pt_rng_next's draws after state s0 (floats in [-1, 1),
+ * integers in [0, 100)), the run's argument data */
+void pa_fill_random(void *dst, pa_scalar_type t, int64_t count, uint64_t s0);
+
 int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
            pa_run_result *out, pt_diag *d);
 void pa_run_result_free(pa_run_result *r);

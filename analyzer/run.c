@@ -152,23 +152,8 @@ static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *
   g->hi = g->map + page + body;
   g->lo = g->hi - round_up(bytes, 64);
   g->count = count;
-  /* pt_rng_next's draws, each computed from its index (common.h), so the loops pipeline
-   * instead of calling into common/ once per element */
   const uint64_t s0 = rng->s;
-#define PA_NEXT(i) pt_rng_mix(s0 + ((uint64_t)(i) + 1) * PT_RNG_STEP)
-  switch (t) { /* floats in [-1, 1); integers in [0, 100) so they are safe as small indices */
-  case PA_T_F32:
-    for (int64_t i = 0; i < count; i++) ((float *)g->lo)[i] = (float)(2 * pt_rng_unit(PA_NEXT(i)) - 1);
-    break;
-  case PA_T_F64:
-    for (int64_t i = 0; i < count; i++) ((double *)g->lo)[i] = 2 * pt_rng_unit(PA_NEXT(i)) - 1;
-    break;
-  case PA_T_I8: for (int64_t i = 0; i < count; i++) ((int8_t *)g->lo)[i] = (int8_t)(PA_NEXT(i) % 100); break;
-  case PA_T_I16: for (int64_t i = 0; i < count; i++) ((int16_t *)g->lo)[i] = (int16_t)(PA_NEXT(i) % 100); break;
-  case PA_T_I32: for (int64_t i = 0; i < count; i++) ((int32_t *)g->lo)[i] = (int32_t)(PA_NEXT(i) % 100); break;
-  case PA_T_I64: for (int64_t i = 0; i < count; i++) ((int64_t *)g->lo)[i] = (int64_t)(PA_NEXT(i) % 100); break;
-  }
-#undef PA_NEXT
+  pa_fill_random(g->lo, t, count, s0);
   rng->s = s0 + (uint64_t)(count > 0 ? count : 0) * PT_RNG_STEP;
   return g->lo;
 }
@@ -245,10 +230,101 @@ static LLVMOrcLLJITBuilderRef jit_builder_without_gathers(void) {
   return b;
 }
 
+/* The kernel's arguments: one 8-byte slot each (read by __pa_main), buffers at fixed addresses
+ * filled with seeded data. Made on a thread of its own while the main thread compiles (the
+ * fill is 1-10 ms of a suite candidate's fixed cost); the addresses do not depend on when. */
+typedef struct {
+  const pa_run_spec *spec;
+  guarded *bufs;
+  int n_bufs;
+  uint64_t *slots;
+  uintptr_t cursor;
+  /* a pool argument: made after the compile, so its workers do not spin beside it */
+  int pool_arg, pool_threads;
+  char *pool_stacks;
+  int rc;
+  char error[256]; /* its own: the compile's errors go to the shared header meanwhile */
+} arg_setup;
+
+static int setup_fail(arg_setup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int setup_fail(arg_setup *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->error, sizeof s->error, fmt, ap);
+  va_end(ap);
+  return 2;
+}
+
+#define POOL_STACK_BYTES ((size_t)8 << 20)
+
+static int make_arguments(arg_setup *s) {
+  const pa_run_spec *spec = s->spec;
+  int nb = 0;
+  for (int i = 0; i < spec->n_args; i++) {
+    const pa_arg *a = &spec->args[i];
+    pt_rng rng = {spec->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)i + 1};
+    switch (a->kind) {
+    case PA_ARG_BUFFER:
+      s->bufs[nb] = (guarded){.arg = i, .sub = -1};
+      if (!guarded_alloc(&s->bufs[nb], a->type, a->count, &rng, &s->cursor)) return setup_fail(s, "cannot allocate the buffer of args[%d]", i);
+      s->slots[i] = (uint64_t)(uintptr_t)s->bufs[nb++].lo;
+      break;
+    case PA_ARG_BUFFER_ARRAY: {
+      /* line-aligned, so the kernel's loads of the pointers touch the same lines every run */
+      size_t bytes = round_up(sizeof(void *) * (size_t)a->n_counts, 64);
+      void **ptrs = map_at(&s->cursor, bytes, 0);
+      if (ptrs == MAP_FAILED) return setup_fail(s, "cannot allocate the pointer array of args[%d]", i);
+      for (int j = 0; j < a->n_counts; j++) {
+        s->bufs[nb] = (guarded){.arg = i, .sub = j};
+        if (!guarded_alloc(&s->bufs[nb], a->type, a->counts[j], &rng, &s->cursor)) return setup_fail(s, "cannot allocate the buffer of args[%d]", i);
+        ptrs[j] = s->bufs[nb++].lo;
+      }
+      s->slots[i] = (uint64_t)(uintptr_t)ptrs;
+      break;
+    }
+    case PA_ARG_SCALAR:
+      switch (a->type) {
+      case PA_T_F32: {
+        float f = (float)a->value;
+        memcpy(&s->slots[i], &f, sizeof f);
+        break;
+      }
+      case PA_T_F64: memcpy(&s->slots[i], &a->value, sizeof a->value); break;
+      default: s->slots[i] = (uint64_t)(int64_t)a->value; break; /* little-endian: low bytes first */
+      }
+      break;
+    case PA_ARG_POOL: {
+      /* workers' stacks at fixed addresses too (spills and locals of parallel bodies): the
+       * sampled lines, hence the profile, are then the same in every run */
+      char *wstacks = a->threads > 1 ? map_at(&s->cursor, POOL_STACK_BYTES * (size_t)(a->threads - 1), MAP_NORESERVE) : NULL;
+      if (wstacks == MAP_FAILED) return setup_fail(s, "cannot map the pool's stacks");
+      s->pool_arg = i, s->pool_threads = a->threads, s->pool_stacks = wstacks;
+      break;
+    }
+    case PA_ARG_NULL: break;
+    }
+  }
+  return 0;
+}
+
+static void *make_arguments_thread(void *arg) {
+  arg_setup *s = arg;
+  s->rc = make_arguments(s);
+  return NULL;
+}
+
 static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, const pa_options *opt,
                       const bool *count_blocks, const pa_profile *p, int64_t win_blocks, shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
   bool reuse = !opt->no_reuse;
+  arg_setup args = {.spec = spec, .cursor = FIXED_BASE, .pool_arg = -1};
+  for (int i = 0; i < spec->n_args; i++)
+    args.n_bufs += spec->args[i].kind == PA_ARG_BUFFER ? 1 : spec->args[i].kind == PA_ARG_BUFFER_ARRAY ? spec->args[i].n_counts : 0;
+  args.bufs = calloc((size_t)args.n_bufs + 1, sizeof *args.bufs);
+  args.slots = calloc((size_t)spec->n_args + 1, sizeof *args.slots);
+  pthread_t maker;
+  bool making = pthread_create(&maker, NULL, make_arguments_thread, &args) == 0;
+  if (!making) args.rc = make_arguments(&args);
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
@@ -309,68 +385,22 @@ static int child_main(const char *bc, size_t bc_len, const pa_run_spec *spec, co
   if (err) return child_llvm_fail(h, "cannot add the module to the JIT", err);
   LLVMOrcExecutorAddress main_addr;
   err = LLVMOrcLLJITLookup(jit, &main_addr, PA_SYM_MAIN);
+  if (making) pthread_join(maker, NULL);
   if (err) {
     if (!h->error[0]) return child_llvm_fail(h, "cannot compile the module", err);
     LLVMConsumeError(err); /* the session reporter already kept the cause */
     return 2;
   }
 
-  /* Arguments: one 8-byte slot each, read by __pa_main. */
-  int n_bufs = 0;
-  for (int i = 0; i < spec->n_args; i++)
-    n_bufs += spec->args[i].kind == PA_ARG_BUFFER ? 1 : spec->args[i].kind == PA_ARG_BUFFER_ARRAY ? spec->args[i].n_counts : 0;
-  guarded *bufs = calloc((size_t)n_bufs + 1, sizeof *bufs);
-  uint64_t *slots = calloc((size_t)spec->n_args + 1, sizeof *slots);
+  if (args.rc) return child_fail(h, "%s", args.error);
   pt_pool *pool = NULL;
-  int nb = 0;
-  uintptr_t cursor = FIXED_BASE;
-  for (int i = 0; i < spec->n_args; i++) {
-    const pa_arg *a = &spec->args[i];
-    pt_rng rng = {spec->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)i + 1};
-    switch (a->kind) {
-    case PA_ARG_BUFFER:
-      bufs[nb] = (guarded){.arg = i, .sub = -1};
-      if (!guarded_alloc(&bufs[nb], a->type, a->count, &rng, &cursor)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
-      slots[i] = (uint64_t)(uintptr_t)bufs[nb++].lo;
-      break;
-    case PA_ARG_BUFFER_ARRAY: {
-      /* line-aligned, so the kernel's loads of the pointers touch the same lines every run */
-      size_t bytes = round_up(sizeof(void *) * (size_t)a->n_counts, 64);
-      void **ptrs = map_at(&cursor, bytes, 0);
-      if (ptrs == MAP_FAILED) return child_fail(h, "cannot allocate the pointer array of args[%d]", i);
-      for (int j = 0; j < a->n_counts; j++) {
-        bufs[nb] = (guarded){.arg = i, .sub = j};
-        if (!guarded_alloc(&bufs[nb], a->type, a->counts[j], &rng, &cursor)) return child_fail(h, "cannot allocate the buffer of args[%d]", i);
-        ptrs[j] = bufs[nb++].lo;
-      }
-      slots[i] = (uint64_t)(uintptr_t)ptrs;
-      break;
-    }
-    case PA_ARG_SCALAR:
-      switch (a->type) {
-      case PA_T_F32: {
-        float f = (float)a->value;
-        memcpy(&slots[i], &f, sizeof f);
-        break;
-      }
-      case PA_T_F64: memcpy(&slots[i], &a->value, sizeof a->value); break;
-      default: slots[i] = (uint64_t)(int64_t)a->value; break; /* little-endian: low bytes first */
-      }
-      break;
-    case PA_ARG_POOL: {
-      /* workers' stacks at fixed addresses too (spills and locals of parallel bodies): the
-       * sampled lines, hence the profile, are then the same in every run */
-      size_t wbytes = (size_t)8 << 20;
-      char *wstacks = a->threads > 1 ? map_at(&cursor, wbytes * (size_t)(a->threads - 1), MAP_NORESERVE) : NULL;
-      if (wstacks == MAP_FAILED) return child_fail(h, "cannot map the pool's stacks");
-      pool = pt_pool_new_on_stacks(a->threads, wstacks, wbytes);
-      slots[i] = (uint64_t)(uintptr_t)pool;
-      break;
-    }
-    case PA_ARG_NULL: break;
-    }
+  if (args.pool_arg >= 0) {
+    pool = pt_pool_new_on_stacks(args.pool_threads, args.pool_stacks, POOL_STACK_BYTES);
+    args.slots[args.pool_arg] = (uint64_t)(uintptr_t)pool;
   }
-  crash_info ci = {h, bufs, n_bufs};
+  uint64_t *slots = args.slots;
+  uintptr_t cursor = args.cursor;
+  crash_info ci = {h, args.bufs, args.n_bufs};
   child_crash = &ci;
   struct sigaction sa = {0};
   sa.sa_sigaction = on_crash;
