@@ -21,7 +21,7 @@ static void usage(FILE *f) {
           "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
           "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
           "       [--train-weights none|occurrences|time] [--thin-block B] [--thin-spread B] [--warm-epochs E]\n"
-          "       [--other-heads] [--aux-missing] [--aux-cache DIR]\n"
+          "       [--other-heads] [--aux-heads] [--aux-missing] [--aux-cache DIR]\n"
           "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
@@ -48,6 +48,9 @@ static void usage(FILE *f) {
           "                           real platform's and all train (default 0: together from the start)\n"
           "  --other-heads            MTL-TLP with a second real platform: also score its rows with that platform's\n"
           "                           head (h:other) and both heads' standardized scores summed (h:both)\n"
+          "  --aux-heads              MTL-TLP with auxiliary platforms: also score its rows with the first\n"
+          "                           auxiliary (analytic) head (h:aux) and the ranked platform's and that head's\n"
+          "                           standardized scores summed (h:+aux)\n"
           "  --target T.json          the analytic model's target (default targets/zen5-epyc-2c.json)\n"
           "  --analytic-per-task N    the analytic model profiles each candidate: it ranks the first N of each\n"
           "                           test task (default 8); every model is also scored on that subset\n"
@@ -130,6 +133,7 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--aux-cache") == 0 && v) o.aux_cache = argv[++i];
     else if (strcmp(a, "--warm-epochs") == 0 && v) o.warm_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--other-heads") == 0) o.other_heads = true;
+    else if (strcmp(a, "--aux-heads") == 0) o.aux_heads = true;
     else if (strcmp(a, "--analytic-per-task") == 0 && v) o.analytic_per_task = atoi(argv[++i]);
     else if (strcmp(a, "--aux-per-task") == 0 && v) {
       const char *n = argv[++i];

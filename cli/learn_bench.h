@@ -49,6 +49,8 @@ typedef struct lb_opts {
                           in blocks of this many labels */
   bool other_heads;    /* MTL-TLP with a second real platform: also rows scored by the other platform's
                           head and by both heads */
+  bool aux_heads;      /* MTL-TLP with auxiliary platforms: also rows scored by the first auxiliary head
+                          and by the ranked platform's head and it together */
   int thin_spread;     /* B > 0: MTL-TLP's share drawn as an exact count dealt to the tasks B at a time
                           (pp_tlp_train_opts.thin_spread) */
   int warm_epochs;     /* MTL-TLP: epochs before the ranked platform's head starts as a copy of the

@@ -211,6 +211,13 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
   free(cand), free(x), free(sc), free(xp), free(rows);
 }
 
+/* Auxiliary target a's platform name in MTL-TLP: "<target file name>-analytic". */
+static void aux_platform(const lb_opts *o, int a, char *out, size_t cap) {
+  const char *base = strrchr(o->aux_paths[a], '/');
+  base = base ? base + 1 : o->aux_paths[a];
+  snprintf(out, cap, "%.*s-analytic", (int)strcspn(base, "."), base);
+}
+
 /* The analytic predictor's latency of the first aux_per_task schedules of each training task on
  * auxiliary target `a` (with aux_missing, only those the other real platform did not measure),
  * written as records whose target names the platform "<target file name>-analytic" (MTL-TLP's cheap
@@ -227,10 +234,9 @@ static int write_aux_records(const lb_data *data, const lb_opts *o, int a, const
     fclose(f);
     return d->err ? d->err : PT_ERR_INPUT;
   }
-  const char *base = strrchr(o->aux_paths[a], '/');
-  base = base ? base + 1 : o->aux_paths[a];
-  char target[256];
-  snprintf(target, sizeof target, "llvm -keys=cpu -mcpu=%.*s-analytic", (int)strcspn(base, "."), base);
+  char platform[160], target[256];
+  aux_platform(o, a, platform, sizeof platform);
+  snprintf(target, sizeof target, "llvm -keys=cpu -mcpu=%s", platform);
   for (int i = 0; i < data->n_tasks; i++) {
     const lb_task *t = &data->t[i];
     if (t->role != LB_TRAIN) continue;
@@ -334,6 +340,28 @@ static float *task_train_weights(const pp_tlp_dataset *ds, int platform, int kin
   return w;
 }
 
+/* One scoring of a trained MTL-TLP model: a head's scores, or with plus >= 0 the two heads' scores
+ * each standardized within a task and summed. */
+#define LB_MAX_SCORE_ROWS 5
+typedef struct {
+  const char *name;
+  int head, plus;
+} score_row;
+
+/* one[i] := one[i] and two[i] each standardized within validation or test task i, summed. */
+static void sum_standardized(const lb_data *data, double **one, double **two) {
+  for (int i = 0; i < data->n_tasks; i++) {
+    const lb_task *t = &data->t[i];
+    if ((t->role != LB_VAL && t->role != LB_TEST) || t->n == 0) continue;
+    double *a = malloc(sizeof(double) * (size_t)t->n);
+    memcpy(a, one[i], sizeof(double) * (size_t)t->n);
+    memset(one[i], 0, sizeof(double) * (size_t)t->n);
+    add_standardized(t->n, one[i], a, 1);
+    add_standardized(t->n, one[i], two[i], 1);
+    free(a);
+  }
+}
+
 typedef struct {
   char name[48];
   bool mtl, target_only;
@@ -408,18 +436,24 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     }
     to.seed = o->seed;
     if (tp >= 0 && v->fraction < 1) print_kept(&ds, &to, v->name);
-    /* The rows: the ranked platform's head, and with --other-heads the other real platform's head
-     * and both heads' standardized scores summed (what the shared backbone knows without the few
-     * labels of the ranked head). */
-    int ns = o->n_seeds, n_sc = 1, sc_head[3] = {head, -1, -1};
-    const char *sc_name[3] = {"", " h:other", " h:both"};
+    /* The rows: the ranked platform's head; with --other-heads the other real platform's head and
+     * both heads' standardized scores summed (what the shared backbone knows without the few labels
+     * of the ranked head); with --aux-heads the first auxiliary head and the ranked one plus it. */
+    int ns = o->n_seeds, n_sc = 1;
+    score_row sc[LB_MAX_SCORE_ROWS] = {{"", head, -1}};
     if (o->other_heads && v->mtl && !v->target_only && !v->score_other && tp >= 0 && data->other[0]) {
       char other[128];
       pp_tlp_platform(data->other, other, sizeof other);
-      sc_head[1] = pp_tlp_platform_index(&ds, other);
-      if (sc_head[1] >= 0) n_sc = 3;
+      int oh = pp_tlp_platform_index(&ds, other);
+      if (oh >= 0) sc[n_sc++] = (score_row){" h:other", oh, -1}, sc[n_sc++] = (score_row){" h:both", head, oh};
     }
-    double **ens[3], **one = calloc((size_t)data->n_tasks + 1, sizeof(double *)),
+    if (o->aux_heads && v->mtl && v->n_aux >= 1 && !v->score_other && tp >= 0) {
+      char aux[160];
+      aux_platform(o, 0, aux, sizeof aux);
+      int ah = pp_tlp_platform_index(&ds, aux);
+      if (ah >= 0) sc[n_sc++] = (score_row){" h:aux", ah, -1}, sc[n_sc++] = (score_row){" h:+aux", head, ah};
+    }
+    double **ens[LB_MAX_SCORE_ROWS], **one = calloc((size_t)data->n_tasks + 1, sizeof(double *)),
                      **two = calloc((size_t)data->n_tasks + 1, sizeof(double *));
     for (int k = 0; k < n_sc; k++) ens[k] = calloc((size_t)data->n_tasks + 1, sizeof(double *));
     for (int i = 0; i < data->n_tasks; i++) {
@@ -446,24 +480,14 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
       fprintf(stderr, "bench learn: %s (seed %llu) trained on %d platform(s) in %.1f s\n", v->name,
               (unsigned long long)to.seed, ds.n_platforms, ts);
       for (int k = 0; k < n_sc; k++) {
-        if (k < 2) score_tlp_into(data, one, mm, sc_head[k]);
-        else { /* both heads: each standardized within a task, summed */
-          score_tlp_into(data, one, mm, sc_head[0]);
-          score_tlp_into(data, two, mm, sc_head[1]);
-          for (int i = 0; i < data->n_tasks; i++) {
-            const lb_task *t = &data->t[i];
-            if ((t->role != LB_VAL && t->role != LB_TEST) || t->n == 0) continue;
-            double *a = malloc(sizeof(double) * (size_t)t->n);
-            memcpy(a, one[i], sizeof(double) * (size_t)t->n);
-            memset(one[i], 0, sizeof(double) * (size_t)t->n);
-            add_standardized(t->n, one[i], a, 1);
-            add_standardized(t->n, one[i], two[i], 1);
-            free(a);
-          }
+        score_tlp_into(data, one, mm, sc[k].head);
+        if (sc[k].plus >= 0) {
+          score_tlp_into(data, two, mm, sc[k].plus);
+          sum_standardized(data, one, two);
         }
         if (ns > 1 || k > 0) { /* each seed's own row: the spread between seeds */
           char nm[96];
-          snprintf(nm, sizeof nm, "%s%s seed %llu", v->name, sc_name[k], (unsigned long long)to.seed);
+          snprintf(nm, sizeof nm, "%s%s seed %llu", v->name, sc[k].name, (unsigned long long)to.seed);
           int model = lb_add_model(data, nm);
           if (model >= 0) {
             data->train_s[model] = ts;
@@ -480,8 +504,8 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     }
     for (int k = 0; k < n_sc && rc == 0; k++) {
       char nm[96];
-      if (ns > 1) snprintf(nm, sizeof nm, "%s%s x%d seeds", v->name, sc_name[k], ns);
-      else snprintf(nm, sizeof nm, "%s%s", v->name, sc_name[k]);
+      if (ns > 1) snprintf(nm, sizeof nm, "%s%s x%d seeds", v->name, sc[k].name, ns);
+      else snprintf(nm, sizeof nm, "%s%s", v->name, sc[k].name);
       int model = lb_add_model(data, nm);
       if (model >= 0) {
         data->train_s[model] = t_all;

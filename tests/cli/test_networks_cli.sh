@@ -155,8 +155,12 @@ check bench-learn-spread-all 0 spread
 all=$(lines "$tmp/zen5-epyc-2c-analytic-all.jsonl")
 [ "$missing" -gt 0 ] && [ "$all" -gt "$missing" ] ||
   { echo "FAIL bench-learn-spread: $missing labels where the other platform measured nothing, $all in all"; fail=1; }
-check bench-learn-spread-cached 0 spread
+if grep -q " h:aux" "$tmp/out"; then echo "FAIL bench-learn-spread: an h:aux row without --aux-heads"; fail=1; fi
+# --aux-heads: the same trained model scored by the analytic head, and by the ranked head plus it
+check bench-learn-spread-cached 0 spread --aux-heads
 has bench-learn-spread-cached "$tmp/err" "read from $tmp/zen5-epyc-2c-analytic-all.jsonl"
+has bench-learn-spread-cached "$tmp/out" "^mtl-tlp 20% +1 aux (3 tasks) h:aux "
+has bench-learn-spread-cached "$tmp/out" "^mtl-tlp 20% +1 aux (3 tasks) h:+aux "
 check bench-learn-spread-bad 2 "$portent" bench learn --data $sample --quick --thin-spread -2
 check bench-learn-warm-bad 2 "$portent" bench learn --data $sample --quick --warm-epochs 3
 check bench-learn-thin-bad 2 "$portent" bench learn --data $sample --quick --thin-block -1
