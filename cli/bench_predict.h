@@ -73,6 +73,7 @@ typedef struct {
   int worst;               /* print the K candidates with the largest |log(pred/meas)| */
   const char *tsv;         /* per-candidate measured and predicted seconds of every preset (NULL: none) */
   const char *split;       /* comma-separated workloads: every preset on them and on the others (NULL: none) */
+  const char *pairs;       /* a workload whose misordered pairs and tie groups to print (NULL: none) */
   double prof_seconds;     /* profiling figures of the collecting run (0: none) */
   int n_profiled;
   double counts_seconds;
@@ -83,6 +84,12 @@ typedef struct {
 /* Predicts every candidate with every preset on target t and prints the metrics; returns
  * an exit code. */
 int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o);
+
+/* --pairs W (bench_predict_pairs.c): workload W's pairs that the default model orders against the
+ * measured times, by class (measured within 5%, predicted within 3%, the rest), the candidates in
+ * most of them, and its tie groups with the Spearman that keeping them tied allows at best. Needs
+ * the set's default predictions (bp_report fills them); EXIT_USAGE when W is not in the set. */
+int bp_print_pairs(const bp_set *s, const char *name);
 
 /* llvm-mca-19 against the pipeline simulator on the innermost loop bodies of each workload's
  * first `per_workload` candidates; prints a table and a summary. */

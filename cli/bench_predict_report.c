@@ -296,6 +296,7 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
              avg[k].pairwise, avg[k].top1, avg[k].top5);
     if (o->split && print_split(s, o->split) != EXIT_OK) rc = EXIT_USAGE;
     if (o->worst > 0) print_worst(t, s, o->worst);
+    if (o->pairs && bp_print_pairs(s, o->pairs) != EXIT_OK) rc = EXIT_USAGE;
     if (o->tsv && write_tsv(o->tsv, s) < 0) return EXIT_FAILED;
     printf("\npredictions per second given profiles (one core, %s): %.0f\n", bp_preset_name(BP_HEADLINE), rate);
     if (o->n_profiled > 0)

@@ -20,9 +20,11 @@ static void usage(FILE *f) {
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
           "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
           "       [--replay SET [--measure-only]] [--tuned LOG[,LOG...] [--tuned-count K]]\n"
-          "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--tsv FILE] [--mca [N]] [--json]\n"
-          "       portent bench predict --cross A B [--truth median|min] [--worst K] [--split LIST] [--svg FILE] [--json]\n"
-          "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K]\n\n"
+          "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--pairs W] [--tsv FILE] [--mca [N]]\n"
+          "       [--json]\n"
+          "       portent bench predict --cross A B [--truth median|min] [--worst K] [--pairs W] [--split LIST] [--svg FILE]\n"
+          "       [--json]\n"
+          "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K] [--pairs W]\n\n"
           "  --target T.json   target description of this machine (default: the shipped one named as\n"
           "                    characterize names this host, e.g. targets/zen4-epyc-2c.json; else zen5-epyc-2c)\n"
           "  --workloads LIST  suite workloads or operator specs, comma-separated (default: the suite)\n"
@@ -59,6 +61,11 @@ static void usage(FILE *f) {
           "  --truth median|min  the measured time compared with: the median of the repeats (default) or\n"
           "                    the fastest one (preemption on a shared machine only ever adds time)\n"
           "  --worst K         list the K candidates the default model misses most (default 0)\n"
+          "  --pairs W         workload W's pairs that the default model orders against the measured times:\n"
+          "                    how many are measured within 5%% of each other, predicted within 3%%, or\n"
+          "                    neither; the candidates in most; the model's tie groups (predictions within\n"
+          "                    0.5%%) with their measured spread and the Spearman that keeping them tied\n"
+          "                    allows at best\n"
           "  --tsv FILE        write every candidate's measured time and each preset's prediction (seconds)\n"
           "                    as tab-separated columns, for analyses beyond the printed metrics\n"
           "  --split LIST      every model's metrics on the workloads named (comma-separated) and on the\n"
@@ -141,7 +148,7 @@ int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
   const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
-  const char *tsv = NULL, *split = NULL, *tuned_logs = NULL;
+  const char *tsv = NULL, *split = NULL, *pairs = NULL, *tuned_logs = NULL;
   int tuned_count = 3;
   bool remeasure = false, truth_min = false, restatic = false, measure_only = false;
   const char *ir_dir = NULL;
@@ -182,6 +189,7 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--worst") == 0 && has_val) worst = atoi(argv[++i]);
     else if (strcmp(a, "--tsv") == 0 && has_val) tsv = argv[++i];
     else if (strcmp(a, "--split") == 0 && has_val) split = argv[++i];
+    else if (strcmp(a, "--pairs") == 0 && has_val) pairs = argv[++i];
     else if (strcmp(a, "--mca") == 0) mca = has_val && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9' ? atoi(argv[++i]) : 3;
     else {
       fprintf(stderr, "portent bench predict: unexpected argument '%s'\n", a);
@@ -212,7 +220,7 @@ int cmd_bench_predict(int argc, char **argv) {
                     "--worst >= 0, --mca >= 0\n");
     return EXIT_USAGE;
   }
-  bp_report_opts ro = {.json = json, .svg = svg, .worst = worst, .tsv = tsv, .split = split};
+  bp_report_opts ro = {.json = json, .svg = svg, .worst = worst, .tsv = tsv, .split = split, .pairs = pairs};
   if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min, restatic, ir_dir, save);
   pt_diag d = {0};
   char path[1024];

@@ -35,6 +35,30 @@ has split-row "$tmp/out" "^steady+bw+overlap+strides  .*%.*|"
 check split-unknown 2 "$portent" bench predict --from "$tmp/a" --split "$w,mm512" --svg "$tmp/s9.svg"
 has split-unknown "$tmp/err" "'mm512' is not a workload of the set"
 
+# --pairs: candidate 0 copied as candidates 5 and 6 (the same schedule and profile: one predicted
+# time) with measured times 1, 1.5 and 2 ms is a tie group of three, spread 2x; the best Spearman
+# with it tied is printed; a workload not in the set is refused.
+mkdir -p "$tmp/ties" && cp "$tmp/a/target.json" "$tmp/ties/"
+{
+  grep -v '"candidate": 0,' "$tmp/a/records.jsonl"
+  for c in 0:0.001 5:0.0015 6:0.002; do
+    grep '"candidate": 0,' "$tmp/a/records.jsonl" | sed "s/\"candidate\": 0,/\"candidate\": ${c%%:*},/; s/\"r\": \[\[[^]]*\]/\"r\": [[${c#*:}]/"
+  done
+} >"$tmp/ties/records.jsonl"
+gzip -dc "$tmp/a/profiles.jsonl.gz" | {
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    case "$line" in *'"candidate": 0,'*) for c in 5 6; do printf '%s\n' "$line" | sed "s/\"candidate\": 0,/\"candidate\": $c,/"; done ;; esac
+  done
+} | gzip >"$tmp/ties/profiles.jsonl.gz"
+check pairs 0 "$portent" bench predict --from "$tmp/ties" --pairs "$w" --svg "$tmp/s12.svg"
+has pairs "$tmp/out" "^misordered pairs of matmul:32,24,40 (.*): [0-9]* of 10, Spearman"
+has pairs-classes "$tmp/out" "measured within 5% of each other: [0-9]*; predicted within 3%: [0-9]*; the rest: [0-9]*"
+has pairs-ties "$tmp/out" "3 candidates predicted .* ms, measured 1-2 ms (2.00x): #[056] #[056] #[056]$"
+has pairs-best "$tmp/out" "the best a model that keeps the groups tied can reach): [0-9.]*$"
+check pairs-unknown 2 "$portent" bench predict --from "$tmp/ties" --pairs mm512 --svg "$tmp/s13.svg"
+has pairs-unknown "$tmp/err" "'mm512' is not a workload of the set"
+
 if command -v llvm-mca-19 >/dev/null; then
   check mca 0 "$portent" bench predict --from "$tmp/a" --mca 2 --svg "$tmp/s4.svg"
   has mca "$tmp/out" "^summary: [1-9][0-9]* loop bodies"
