@@ -1,6 +1,7 @@
 #!/bin/sh
 # portent tune as a user runs it: a short search writes one record per measurement, the best
-# module and the curve; resuming reports a truncated or corrupted line by number and skips it;
+# module and the curve; a candidate past its time limit is recorded with its error code and the
+# search goes on; resuming reports a truncated or corrupted line by number and skips it;
 # kill -9 loses at most the candidate being measured; two tuners share one log without
 # interleaving lines; bad usage exits 2.
 portent="$1"
@@ -17,6 +18,15 @@ has tune-ll "$tmp/best.ll" "define void @portent_matmul"
 has tune-svg "$tmp/c.svg" "<polyline"
 check tune-json 0 "$portent" tune $w --trials 4 $quick --json
 has tune-json "$tmp/out" '"best_seconds": '
+
+# A candidate that runs past --timeout is recorded with TVM's error code 7 and cost 1e10 and the
+# search goes on: no candidate of a 1024^3 matmul (2 GFLOP, well over 1 ms on one core) finishes
+# in 1 ms, so both rounds measure, every record is a timeout, and the exit says none ran.
+check timeout 1 "$portent" tune matmul:1024,1024,1024 --trials 4 $quick --measure-per-round 2 --timeout 0.001 \
+  --log "$tmp/log_timeout"
+has timeout "$tmp/err" "no candidate ran correctly (4 measured, 4 failed)"
+[ "$(grep -c '"r": \[\[1e+10\], 7,' "$tmp/log_timeout")" = 4 ] ||
+  { echo "FAIL timeout: not 4 timeout records:"; cat "$tmp/log_timeout"; fail=1; }
 
 # A truncated last line and a garbage line: named by number, skipped; the run continues.
 head -c -30 "$tmp/log" >"$tmp/log2" && printf '\nnot json at all\n' >>"$tmp/log2"
