@@ -123,4 +123,10 @@ has bench-tune-report "$tmp/out" '"workload": "mm512", "model": "random", "measu
 has bench-tune-report "$tmp/out" '"geomean_speed_vs_onednn"'
 check bench-tune-table 0 "$portent" bench tune --report "$tmp/bt" --checkpoints 4,8,16
 has bench-tune-table "$tmp/out" "^mm512 *random .* - "
+# Comparing models: a second model's search into the same directory, and the tuning curve with
+# one line per model (--svg-dir: DIR/tune_WORKLOAD.svg).
+check bench-tune-xgb 0 "$portent" bench tune $bq --models xgb --max-measurements 4 --results "$tmp/bt"
+check bench-tune-svg 0 "$portent" bench tune --report "$tmp/bt" --models random,xgb --checkpoints 4,8 --svg-dir "$tmp"
+[ "$(grep -c "<polyline" "$tmp/tune_mm512.svg")" = 2 ] ||
+  { echo "FAIL bench-tune-svg: $(grep -c "<polyline" "$tmp/tune_mm512.svg") curves in tune_mm512.svg, expected 2"; fail=1; }
 exit $fail
