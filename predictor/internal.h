@@ -48,9 +48,8 @@ struct pp_predictor {
   pp_block_memo memo[PP_MEMO];
   unsigned memo_generation;
   /* scheduler scratch, grown on demand and reused across blocks and profiles */
-  int *s_pred_start, *s_pred, *s_fill;
-  bool *s_pred_prev;
-  double *s_finish, *s_retire, *s_cum; /* per simulated op: finish, in-order retire, uops before it */
+  int *s_pred_start, *s_pred, *s_fill; /* s_pred: distances back to each op's predecessors */
+  double *s_finish, *s_retire, *s_cum; /* per simulated op: finish, in-order retire, uops through it */
   int s_cap_nodes, s_cap_edges, s_cap_total;
   int *s_walks, *s_table; /* pp_stride_stalls scratch */
   int s_cap_walks, s_cap_table;

@@ -11,55 +11,71 @@
 /* Per-unit occupancy timeline in whole cycles: each cycle holds `pipes` cycles of pipe time.
  * Instructions reserve in program order (oldest first, as an out-of-order scheduler picks),
  * and a younger one may fill an earlier gap an older one left. `next` skips full cycles
- * (union-find with path compression), so a saturated unit costs no rescans. */
+ * (union-find with path compression), so a saturated unit costs no rescans. A cell's fields
+ * sit together: one cache line per visit. */
+typedef struct {
+  double used;
+  int next;
+  unsigned gen; /* a cell is live only when its gen is the current run's: no reset pass */
+} tl_cell;
+
 struct pp_timeline {
-  double *used;
-  int *next;
-  unsigned *gen; /* a cell is live only when its gen is the current run's: no reset pass */
+  tl_cell *cell;
   int len;
 };
 typedef struct pp_timeline timeline;
 
 static void tl_grow(timeline *t, int c) {
-  if (c < t->len) return;
   int len = t->len ? t->len : 256;
   while (len <= c) len *= 2;
-  t->used = realloc(t->used, sizeof(double) * (size_t)len);
-  t->next = realloc(t->next, sizeof(int) * (size_t)len);
-  t->gen = realloc(t->gen, sizeof(unsigned) * (size_t)len);
-  for (int i = t->len; i < len; i++) t->gen[i] = 0;
+  t->cell = realloc(t->cell, sizeof(tl_cell) * (size_t)len);
+  for (int i = t->len; i < len; i++) t->cell[i].gen = 0;
   t->len = len;
 }
 
-static inline void tl_touch(timeline *t, int c, unsigned g) {
-  tl_grow(t, c);
-  if (t->gen[c] != g) t->gen[c] = g, t->used[c] = 0, t->next[c] = c;
+static inline tl_cell *tl_touch(timeline *t, int c, unsigned g) {
+  if (c >= t->len) tl_grow(t, c);
+  tl_cell *x = &t->cell[c];
+  if (x->gen != g) x->gen = g, x->used = 0, x->next = c;
+  return x;
 }
 
-static int tl_open(timeline *t, int c, unsigned g) {
-  tl_touch(t, c, g);
+/* The root of c's chain of full cells: the first cell at or after c with room; compresses the
+ * path. Out of line: most cells looked up have room. */
+static __attribute__((noinline)) int tl_find(timeline *t, int c, unsigned g) {
   int root = c;
-  while (t->next[root] != root) {
-    root = t->next[root];
-    tl_touch(t, root, g);
-  }
-  while (t->next[c] != root) {
-    int n = t->next[c];
-    t->next[c] = root;
+  for (tl_cell *x = tl_touch(t, c, g); x->next != root;) root = x->next, x = tl_touch(t, root, g);
+  while (t->cell[c].next != root) {
+    int n = t->cell[c].next;
+    t->cell[c].next = root;
     c = n;
   }
   return root;
 }
 
-/* Reserves occ cycles of pipe time at or after `ready`; returns the start time. */
-static double tl_reserve(timeline *t, unsigned g, int pipes, double ready, double occ) {
-  int c = tl_open(t, ready > 0 ? (int)floor(ready) : 0, g);
+static inline int tl_open(timeline *t, int c, unsigned g) {
+  if (c < t->len) {
+    tl_cell *x = &t->cell[c];
+    if (x->gen != g) {
+      x->gen = g, x->used = 0, x->next = c;
+      return c;
+    }
+    if (x->next == c) return c;
+  }
+  return tl_find(t, c, g);
+}
+
+/* Reserves occ cycles of pipe time at or after `ready`; returns the start time. (The cast
+ * truncates as floor does for ready > 0.) */
+static inline double tl_reserve(timeline *t, unsigned g, int pipes, double ready, double occ) {
+  int c = tl_open(t, ready > 0 ? (int)ready : 0, g);
   double start = ready > c ? ready : c;
   for (;;) {
-    double take = pipes - t->used[c] < occ ? pipes - t->used[c] : occ;
-    t->used[c] += take;
+    tl_cell *x = &t->cell[c];
+    double room = pipes - x->used, take = room < occ ? room : occ;
+    x->used += take;
     occ -= take;
-    if (t->used[c] >= pipes - 1e-9) t->next[c] = c + 1;
+    if (x->used >= pipes - 1e-9) x->next = c + 1;
     if (occ <= 1e-9) return start;
     c = tl_open(t, c + 1, g);
   }
@@ -75,7 +91,6 @@ static void scratch_reserve(pp_predictor *pp, int n, int n_edges, int total) {
   if (n_edges + 1 > pp->s_cap_edges) {
     pp->s_cap_edges = 2 * (n_edges + 1);
     pp->s_pred = realloc(pp->s_pred, sizeof(int) * (size_t)pp->s_cap_edges);
-    pp->s_pred_prev = realloc(pp->s_pred_prev, sizeof(bool) * (size_t)pp->s_cap_edges);
   }
   if (total + 1 > pp->s_cap_total) {
     pp->s_cap_total = 2 * (total + 1);
@@ -98,8 +113,9 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
                   double *iter_finish, bool settle, double res) {
   int total = n * iters;
   scratch_reserve(pp, n, n_edges, total);
-  int *pred_start = pp->s_pred_start, *pred = pp->s_pred, *fill = pp->s_fill;
-  bool *pred_prev = pp->s_pred_prev;
+  /* each op's predecessors as distances back in the simulated sequence: d for a forward edge
+   * of the copy, n + d for a loop-carried one (from the previous copy; none in the first) */
+  int *pred_start = pp->s_pred_start, *pred_back = pp->s_pred, *fill = pp->s_fill;
   memset(pred_start, 0, sizeof(int) * ((size_t)n + 1));
   memset(fill, 0, sizeof(int) * (size_t)n);
   for (int e = 0; e < n_edges; e++) {
@@ -114,33 +130,34 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
     if (s < 0 || s >= n || t < 0 || t >= n) continue;
     bool carried = edges[e].kind == PA_EDGE_LOOP_CARRIED;
     if (!carried && s >= t) continue;
-    int k = pred_start[t] + fill[t]++;
-    pred[k] = s, pred_prev[k] = carried;
+    pred_back[pred_start[t] + fill[t]++] = t - s + (carried ? n : 0);
   }
-  double *finish = pp->s_finish, *retire = pp->s_retire, *cum = pp->s_cum;
+  /* per simulated op: finish, in-order retire, and the uops dispatched up to and including it */
+  double *finish = pp->s_finish, *retire = pp->s_retire, *uops_through = pp->s_cum;
   timeline *tl = pp->timelines; /* reused across calls */
   unsigned gen = ++pp->generation;
   double uops = 0, w = pp->issue_width > 0 ? pp->issue_width : 4, makespan = 0, window = pp->window;
+  double last_retire = -INFINITY;
   int oldest = 0; /* the youngest op that must have retired before the current one dispatches */
   bool window_cannot_bind = true;
   for (int k = 0; k < iters; k++) {
-    iter_finish[k] = 0;
-    for (int j = 0; j < n; j++) {
-      int g = k * n + j;
+    double copy_finish = 0;
+    for (int j = 0, g = k * n; j < n; j++, g++) {
       const pp_op *o = &ops[j];
       double r = uops / w; /* in-order dispatch at the issue width */
       /* ...into a reorder buffer of `window` uops that retires in order: an op dispatches only
        * once the ops more than `window` uops older than it have retired */
-      cum[g] = uops;
-      if (window > 0 && uops + o->parts > window) {
-        while (oldest + 1 < g && cum[oldest + 1] + ops[(oldest + 1) % n].parts <= uops + o->parts - window) oldest++;
-        if (cum[oldest] + ops[oldest % n].parts <= uops + o->parts - window && retire[oldest] > r) r = retire[oldest];
+      double through = uops + o->parts;
+      uops_through[g] = through;
+      if (window > 0 && through > window) {
+        double retired = through - window;
+        while (oldest + 1 < g && uops_through[oldest + 1] <= retired) oldest++;
+        if (uops_through[oldest] <= retired && retire[oldest] > r) r = retire[oldest];
       }
-      uops += o->parts;
+      uops = through;
       for (int q = pred_start[j]; q < pred_start[j + 1]; q++) {
-        if (pred_prev[q] && k == 0) continue;
-        double f = finish[(pred_prev[q] ? k - 1 : k) * n + pred[q]];
-        if (f > r) r = f;
+        int from = g - pred_back[q];
+        if (from >= 0 && finish[from] > r) r = finish[from];
       }
       double fin = r + o->latency;
       if (o->parts > 0 && o->unit >= 0) {
@@ -153,11 +170,13 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
         }
       }
       finish[g] = fin;
-      retire[g] = g > 0 && retire[g - 1] > fin ? retire[g - 1] : fin;
-      if (fin > iter_finish[k]) iter_finish[k] = fin;
-      if (fin > makespan) makespan = fin;
+      if (fin > last_retire) last_retire = fin;
+      retire[g] = last_retire;
+      if (fin > copy_finish) copy_finish = fin;
     }
-    if (k > 0 && iter_finish[k] < iter_finish[k - 1]) iter_finish[k] = iter_finish[k - 1];
+    /* a running maximum: the last finish of copies 0..k */
+    iter_finish[k] = k > 0 && copy_finish < iter_finish[k - 1] ? iter_finish[k - 1] : copy_finish;
+    makespan = iter_finish[k];
     /* The stop at the resource bound assumes that the reorder window never holds the copies
      * back. It can only when a copy lives (first dispatch to last finish) longer than the
      * window takes to fill at the issue width: then the first copies, still free of it, start
@@ -213,9 +232,8 @@ double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const
 size_t pp_timeline_size(void) { return sizeof(timeline); }
 
 void pp_timelines_free(pp_predictor *pp) {
-  for (int u = 0; u < PP_MAX_UNITS; u++)
-    free(pp->timelines[u].used), free(pp->timelines[u].next), free(pp->timelines[u].gen);
-  free(pp->s_pred_start), free(pp->s_pred), free(pp->s_pred_prev), free(pp->s_fill), free(pp->s_finish);
+  for (int u = 0; u < PP_MAX_UNITS; u++) free(pp->timelines[u].cell);
+  free(pp->s_pred_start), free(pp->s_pred), free(pp->s_fill), free(pp->s_finish);
   free(pp->s_retire), free(pp->s_cum);
   free(pp->s_walks), free(pp->s_table);
 }
