@@ -52,15 +52,17 @@ struct pp_predictor {
   double *s_finish, *s_retire, *s_cum; /* per simulated op: finish, in-order retire, uops through it */
   int s_cap_nodes, s_cap_edges, s_cap_total;
   int *s_walks, *s_table; /* pp_stride_stalls scratch */
+  uint64_t *s_table_hash;
   int s_cap_walks, s_cap_table;
 };
 
 void pp_timelines_free(pp_predictor *pp);
 size_t pp_timeline_size(void);
 /* pp_schedule repeated: the settled cycles per copy, or for fewer than 8 executions all of
- * them scheduled together (makespan / executions). */
+ * them scheduled together (makespan / executions). res: the ops' pp_resource_bound (the caller
+ * keeps it too). */
 double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges,
-                          double executions);
+                          double executions, double res);
 
 /* Reorder-buffer entries of the target's microarchitecture (published figures; 224 if unknown). */
 double pp_reorder_window(const ptg_target *t);

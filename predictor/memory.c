@@ -214,17 +214,20 @@ static double walk_lost(double trip, int64_t step, int64_t sets, int ways, doubl
  * of an unrolled loop (offsets a row apart, the stride several rows) are separate walks. */
 static bool same_stream(const pa_node *a, const pa_node *b) {
   if (a->array != b->array || a->n_strides != b->n_strides) return false;
+  /* offsets first: the rows of an unrolled loop, one object and one stride vector, differ there */
+  if (a->has_offset && b->has_offset) { /* unknown: taken as one stream, as before offsets */
+    int64_t d = a->offset - b->offset, s = a->n_strides > 0 ? a->strides[0] : 0;
+    if (s < 0) s = -s;
+    if (s >= PA_LINE_BYTES && s != PA_STRIDE_UNKNOWN) {
+      d %= s;
+      if (d > s / 2) d -= s;
+      if (d < -s / 2) d += s;
+    }
+    if (d <= -PA_LINE_BYTES || d >= PA_LINE_BYTES) return false;
+  }
   for (int k = 0; k < a->n_strides; k++) /* a few strides: no memcmp call */
     if (a->strides[k] != b->strides[k]) return false;
-  if (!a->has_offset || !b->has_offset) return true; /* unknown: taken as one stream, as before offsets */
-  int64_t d = a->offset - b->offset, s = a->n_strides > 0 ? a->strides[0] : 0;
-  if (s < 0) s = -s;
-  if (s >= PA_LINE_BYTES && s != PA_STRIDE_UNKNOWN) {
-    d %= s;
-    if (d > s / 2) d -= s;
-    if (d < -s / 2) d += s;
-  }
-  return d > -PA_LINE_BYTES && d < PA_LINE_BYTES;
+  return true;
 }
 
 /* Whether a node's strides walk its own bytes: a gather's or scatter's are its first lane's,
@@ -245,8 +248,13 @@ static uint64_t strides_hash(const pa_node *n) {
 static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
   int cap = 16;
   while (cap < 2 * b->n_nodes) cap *= 2;
-  if (cap > pp->s_cap_table) pp->s_cap_table = cap, pp->s_table = realloc(pp->s_table, sizeof(int) * (size_t)cap);
+  if (cap > pp->s_cap_table) {
+    pp->s_cap_table = cap;
+    pp->s_table = realloc(pp->s_table, sizeof(int) * (size_t)cap);
+    pp->s_table_hash = realloc(pp->s_table_hash, sizeof(uint64_t) * (size_t)cap);
+  }
   int *table = pp->s_table, m = 0;
+  uint64_t *hashes = pp->s_table_hash;
   for (int k = 0; k < cap; k++) table[k] = -1;
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
@@ -254,10 +262,11 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
     uint64_t h = strides_hash(n);
     bool seen = false;
     size_t k = h & (size_t)(cap - 1);
+    /* walks of one stream share the hash: the others in the probe chain are skipped unread */
     for (; table[k] >= 0 && !seen; k = (k + 1) & (size_t)(cap - 1))
-      seen = same_stream(&b->nodes[table[k]], n);
+      seen = hashes[k] == h && same_stream(&b->nodes[table[k]], n);
     if (seen) continue;
-    table[k] = i; /* the probe ended on the first free slot */
+    table[k] = i, hashes[k] = h; /* the probe ended on the first free slot */
     walks[m++] = i;
   }
   return m;

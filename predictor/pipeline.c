@@ -207,7 +207,7 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
 }
 
 double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges,
-                          double executions) {
+                          double executions, double res) {
   if (n <= 0) return 0;
   double finish[64];
   /* Large bodies settle within few copies; bound the work at ~2048 simulated instructions. */
@@ -217,16 +217,15 @@ double pp_schedule_copies(pp_predictor *pp, int n, const pp_op *ops, int n_edges
     int k = (int)executions;
     return run(pp, n, ops, n_edges, edges, k, finish, false, 0) / k;
   }
-  bool issue;
-  int unit;
-  double res = pp_resource_bound(pp, n, ops, &issue, &unit);
   return run(pp, n, ops, n_edges, edges, iters, finish, true, res);
 }
 
 double pp_schedule(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const pa_edge *edges, bool repeat) {
   double finish[1];
   if (!repeat) return n > 0 ? run(pp, n, ops, n_edges, edges, 1, finish, false, 0) : 0;
-  return pp_schedule_copies(pp, n, ops, n_edges, edges, 1e18);
+  bool issue;
+  int unit;
+  return pp_schedule_copies(pp, n, ops, n_edges, edges, 1e18, pp_resource_bound(pp, n, ops, &issue, &unit));
 }
 
 size_t pp_timeline_size(void) { return sizeof(timeline); }
@@ -235,7 +234,7 @@ void pp_timelines_free(pp_predictor *pp) {
   for (int u = 0; u < PP_MAX_UNITS; u++) free(pp->timelines[u].cell);
   free(pp->s_pred_start), free(pp->s_pred), free(pp->s_fill), free(pp->s_finish);
   free(pp->s_retire), free(pp->s_cum);
-  free(pp->s_walks), free(pp->s_table);
+  free(pp->s_walks), free(pp->s_table), free(pp->s_table_hash);
 }
 
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {

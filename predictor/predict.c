@@ -181,39 +181,49 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
   return best;
 }
 
+static inline uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
+
+/* Mixes a string (NULL as "") byte by byte, then its end (so that consecutive strings cannot
+ * run together). */
+static uint64_t mix_string(uint64_t h, const char *s) {
+  for (const char *c = s ? s : ""; *c; c++) h = mix(h, (unsigned char)*c);
+  return mix(h, 256);
+}
+
+static inline uint64_t two_ints(int a, int b) { return (uint32_t)a | (uint64_t)(uint32_t)b << 32; }
+
 /* FNV-1a over what a block's schedule depends on: its nodes and edges, the load latency,
- * how many copies are scheduled and whether the compute split is wanted. *lane_walks: some
- * node is a gather or scatter with strides (pp_gather_lanes_missing_l1 may charge it). */
+ * how many copies are scheduled and whether the compute split is wanted (two ints to a word:
+ * every block of a prediction is keyed). *lane_walks: some node is
+ * a gather or scatter with strides (pp_gather_lanes_missing_l1 may charge it). */
 static uint64_t block_key(const pa_block *b, double load_latency, double copies, bool no_breakdown, bool strides,
                           bool *lane_walks) {
   *lane_walks = false;
   uint64_t h = 1469598103934665603ull;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
-  MIX(b->n_nodes), MIX(b->n_edges), MIX(no_breakdown), MIX(b->loop >= 0);
+  h = mix(h, two_ints(b->n_nodes, b->n_edges)), h = mix(h, two_ints(no_breakdown, b->loop >= 0));
   uint64_t bits;
   memcpy(&bits, &load_latency, sizeof bits);
-  MIX(bits);
+  h = mix(h, bits);
   memcpy(&bits, &copies, sizeof bits);
-  MIX(bits);
+  h = mix(h, bits);
   /* offsets relative to the first of the same object in the block: the stride model reads only
    * differences within an object, so unrolled copies of a body share one schedule */
   int64_t offset_base[32];
   bool based[32] = {false};
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
-    MIX(n->op), MIX(n->lanes), MIX(n->bits), MIX(n->bytes), MIX(n->is_memory), MIX(n->lane_step);
+    h = mix(h, two_ints(n->op, n->lanes)), h = mix(h, two_ints(n->bits, n->bytes));
+    h = mix(h, n->is_memory), h = mix(h, (uint64_t)n->lane_step);
     *lane_walks |= n->op == PA_OP_GATHER && n->n_strides > 0;
-    for (int k = 0; strides && k < n->n_strides; k++) MIX(n->strides[k]);
+    for (int k = 0; strides && k < n->n_strides; k++) h = mix(h, (uint64_t)n->strides[k]);
     if (strides && n->has_offset) {
       int a = n->array & 31; /* objects past 32 share bases: differences stay exact, sharing rarer */
       if (!based[a]) offset_base[a] = n->offset, based[a] = true;
-      MIX(n->offset - offset_base[a]);
+      h = mix(h, (uint64_t)(n->offset - offset_base[a]));
     }
-    for (const char *c = n->opcode ? n->opcode : ""; *c; c++) MIX(*c);
-    for (const char *c = n->elem ? n->elem : ""; *c; c++) MIX(*c);
+    h = mix_string(mix_string(h, n->opcode), n->elem);
   }
-  for (int e = 0; e < b->n_edges; e++) MIX(b->edges[e].src), MIX(b->edges[e].dst), MIX(b->edges[e].kind);
-#undef MIX
+  for (int e = 0; e < b->n_edges; e++) h = mix(h, two_ints(b->edges[e].src, b->edges[e].dst)), h = mix(h, b->edges[e].kind);
   return h;
 }
 
@@ -535,14 +545,15 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
           if (missing[k] > 0) pp_charge_missing_lanes(pp, &b->nodes[k], missing[k], &ops[k]);
           if (tlb_wait[k] > 0 && ops[k].parts > 0) ops[k].occupancy += tlb_wait[k] / ops[k].parts; /* the unit waits */
         }
-        double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount)
+        memo->resource = pp_resource_bound(pp, b->n_nodes, ops, &memo->issue, &memo->unit);
+        double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount, memo->resource)
                             : pp_schedule(pp, b->n_nodes, ops, b->n_edges, b->edges, false);
         double compute = cyc;
         if (!pp->o.no_breakdown && fp->load_latency > pp->l1_latency * 1.0001) {
           memcpy(ops_l1, ops, sizeof *ops * b->n_nodes);
           for (int k = 0; k < b->n_nodes; k++)
             if (ops_l1[k].is_load) ops_l1[k].latency = pp->l1_latency;
-          compute = repeat ? pp_schedule_copies(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, bp->ecount)
+          compute = repeat ? pp_schedule_copies(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, bp->ecount, memo->resource)
                            : pp_schedule(pp, b->n_nodes, ops_l1, b->n_edges, b->edges, false);
           if (compute > cyc) compute = cyc;
         }
@@ -552,7 +563,6 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
           memo->uops += ops[k].parts;
           if (ops[k].is_load) memo->lines += ops[k].lines;
         }
-        memo->resource = pp_resource_bound(pp, b->n_nodes, ops, &memo->issue, &memo->unit);
         memo->chain = pp->o.steady_state && b->loop >= 0 ? open_chain(b, ops) : 0;
         memo->stride_trip = -1;
       }
