@@ -89,8 +89,8 @@ static bool folded(const char *opcode) {
   case 'l': break;
   default: return false;
   }
-  for (size_t i = 0; i < PT_ARRAY_LEN(names); i++)
-    if (opcode[0] == names[i][0] && strcmp(opcode, names[i]) == 0) return true;
+  for (size_t i = 0; i < PT_ARRAY_LEN(names); i++) /* two letters before the call: fadd is not freeze */
+    if (opcode[0] == names[i][0] && opcode[1] == names[i][1] && strcmp(opcode, names[i]) == 0) return true;
   return false;
 }
 

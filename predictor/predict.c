@@ -132,7 +132,8 @@ static double work_fraction(const pa_function *f, int threads) {
 }
 
 static double block_executions(const pa_profile *p, const pa_function *f, const pa_block *b) {
-  if (p->counts_source && strcmp(p->counts_source, "none") != 0) return (double)b->count;
+  /* the first letter before the call: this runs for every block, several times */
+  if (p->counts_source && (p->counts_source[0] != 'n' || strcmp(p->counts_source, "none") != 0)) return (double)b->count;
   return b->static_count_per_call > 0 ? b->static_count_per_call * (f->calls > 0 ? (double)f->calls : 1) : 0;
 }
 

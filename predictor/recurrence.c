@@ -15,7 +15,8 @@ static bool reduction_op(const pa_node *n, const pp_op *o) {
          (n->op == PA_OP_ADD || n->op == PA_OP_SUB || n->op == PA_OP_FMA || n->op == PA_OP_MINMAX);
 }
 
-static bool is_phi(const pa_node *n) { return n->opcode && strcmp(n->opcode, "phi") == 0; }
+/* the first letter before the call: most nodes are not phis */
+static bool is_phi(const pa_node *n) { return n->opcode && n->opcode[0] == 'p' && strcmp(n->opcode, "phi") == 0; }
 
 /* Longest chain of reduction ops in block b that starts at node `from` (forward, tail) or
  * ends at it (backward, head), in cycles of the legalized latencies. Data edges go forward in
