@@ -7,7 +7,11 @@
 
 #define PA_DRAW(i) pt_rng_mix(s0 + ((uint64_t)(i) + 1) * PT_RNG_STEP)
 
-__attribute__((target_clones("arch=x86-64-v4", "default")))
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("arch=x86-64-v4", "default"))) /* elsewhere: the one loop */
+#endif
+#endif
 void pa_fill_random(void *dst, pa_scalar_type t, int64_t count, uint64_t s0) {
   switch (t) { /* floats in [-1, 1); integers in [0, 100) so they are safe as small indices */
   case PA_T_F32:

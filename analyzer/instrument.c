@@ -212,6 +212,16 @@ static LLVMValueRef groups_sampled(hooks *h, LLVMValueRef base_addr, const pa_li
   return LLVMBuildShl(h->b, bits, LLVMConstInt(h->i64, (unsigned long long)first_bit, 0), "");
 }
 
+/* A word the slow path stores: a value from H, or an item's address as a constant plus its
+ * line group base's leader's address (base, made an integer on the slow path) or its crossing
+ * class leader's (base_int, filtered items). Built on the slow path, so only the leaders'
+ * addresses live past H's test: a block's 27 addresses held in registers or spill slots until
+ * the branch cost the register allocator more than the rest of the hooks. */
+typedef struct {
+  LLVMValueRef value, base, base_int;
+  int64_t off;
+} slow_word;
+
 /* The slow path is rare: weights keep the kernel's registers out of its spill code. */
 static void mark_unlikely(hooks *h, LLVMValueRef condbr) {
   LLVMMetadataRef md[3] = {LLVMMDStringInContext2(h->ctx, "branch_weights", 14),
@@ -236,15 +246,28 @@ static LLVMValueRef or_bits(hooks *h, LLVMValueRef passed, LLVMValueRef bits) {
   return passed ? LLVMBuildOr(h->b, passed, bits, "") : bits;
 }
 
+/* A filtered item's part in `crossings`: its crossing test (one value for a crossing class,
+ * filtered_classes), its class leader's address as an integer and the lines from it to the
+ * item's address, and the item's bit in the mask. */
+typedef struct {
+  LLVMValueRef cross, lead_addr, bit;
+  int64_t lines;
+} crossing_item;
+
 /* Filtered items (H counted them all as repeats): when one crossed into a new line (rare: the
  * loop's first iteration, or once per 64 / |stride| iterations), a block after H takes the
  * crossings back from the repeats and sets the bits of those whose new line is sampled; the
- * mask after both is returned (a phi). */
-static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, LLVMValueRef *cross, LLVMValueRef *addr, LLVMValueRef *bit,
-                              int n, LLVMValueRef passed, LLVMValueRef limit, int bin) {
+ * mask after both is returned (a phi). A class's items take their line products from the
+ * leader's, a multiply fewer each (the lines_sampled identity). */
+static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, const crossing_item *ci, int n, LLVMValueRef passed,
+                              LLVMValueRef limit, int bin) {
   LLVMValueRef zero = LLVMConstInt(h->i64, 0, 0), any = NULL;
   if (!passed) passed = zero;
-  for (int k = 0; k < n; k++) any = any ? LLVMBuildOr(h->b, any, cross[k], "") : cross[k];
+  for (int k = 0; k < n; k++) {
+    bool seen = false; /* a class's test once */
+    for (int j = 0; j < k && !seen; j++) seen = ci[j].cross == ci[k].cross;
+    if (!seen) any = any ? LLVMBuildOr(h->b, any, ci[k].cross, "") : ci[k].cross;
+  }
   add_repeats(h, LLVMConstInt(h->i64, (unsigned long long)n, 0), bin);
   LLVMBasicBlockRef head = LLVMGetInsertBlock(h->b);
   LLVMBasicBlockRef crossed = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.crossed");
@@ -253,11 +276,24 @@ static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, LLVMValueRef *cross, LL
   LLVMPositionBuilderAtEnd(h->b, crossed);
   LLVMValueRef back = zero, bits = passed;
   LLVMValueRef mul = LLVMConstInt(h->i64, PA_SHARDS_MUL, 0), six = LLVMConstInt(h->i64, 6, 0); /* log2 PA_LINE_BYTES */
+  LLVMValueRef *product = malloc(sizeof *product * (size_t)(n + 1)); /* of each item's leader's line */
   for (int k = 0; k < n; k++) {
-    back = LLVMBuildAdd(h->b, back, LLVMBuildZExt(h->b, cross[k], h->i64, ""), "");
-    LLVMValueRef sampled = LLVMBuildICmp(h->b, LLVMIntULT, LLVMBuildMul(h->b, LLVMBuildLShr(h->b, addr[k], six, ""), mul, ""), limit, "");
-    bits = LLVMBuildOr(h->b, bits, LLVMBuildSelect(h->b, LLVMBuildAnd(h->b, cross[k], sampled, ""), bit[k], zero, ""), "");
+    int members = 0, j = 0; /* items of k's class; j: the first item of k's leader */
+    bool first_of_class = true;
+    for (int i = 0; i < n; i++)
+      if (ci[i].cross == ci[k].cross) members++, first_of_class &= i >= k;
+    for (; ci[j].lead_addr != ci[k].lead_addr; j++) {}
+    if (first_of_class) /* every item of a class crossed, or none */
+      back = LLVMBuildAdd(h->b, back,
+                          members == 1 ? LLVMBuildZExt(h->b, ci[k].cross, h->i64, "")
+                                       : LLVMBuildSelect(h->b, ci[k].cross, LLVMConstInt(h->i64, (unsigned long long)members, 0), zero, ""),
+                          "");
+    product[k] = j < k ? product[j] : LLVMBuildMul(h->b, LLVMBuildLShr(h->b, ci[k].lead_addr, six, ""), mul, "");
+    LLVMValueRef p = ci[k].lines ? LLVMBuildAdd(h->b, product[k], LLVMConstInt(h->i64, (unsigned long long)ci[k].lines * PA_SHARDS_MUL, 0), "") : product[k];
+    LLVMValueRef sampled = LLVMBuildICmp(h->b, LLVMIntULT, p, limit, "");
+    bits = LLVMBuildOr(h->b, bits, LLVMBuildSelect(h->b, LLVMBuildAnd(h->b, ci[k].cross, sampled, ""), ci[k].bit, zero, ""), "");
   }
+  free(product);
   add_repeats(h, LLVMBuildNeg(h->b, back, ""), bin);
   LLVMBuildBr(h->b, join);
   LLVMPositionBuilderAtEnd(h->b, join);
@@ -266,6 +302,40 @@ static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, LLVMValueRef *cross, LL
   LLVMBasicBlockRef from[2] = {head, crossed};
   LLVMAddIncoming(phi, vals, from, 2);
   return phi;
+}
+
+/* Group g's base's leader's address as an integer, built in H once per base: the groups of
+ * one base take their addresses from it by constants, so one register holds them all (mm512's
+ * eight C rows, 2 KiB apart: eight pointers live in its outer loop, spilled, before). */
+static LLVMValueRef base_int(hooks *h, const item_list *items, const pa_line_group *groups, int g, LLVMValueRef *base_ints) {
+  int b = groups[g].base;
+  if (!base_ints[b]) base_ints[b] = LLVMBuildPtrToInt(h->b, items->v[groups[b].leader].addr, h->i64, "");
+  return base_ints[b];
+}
+
+/* Crossing classes of a block's filtered items: an item whose address is an earlier filtered
+ * item's plus a multiple of 64 bytes (one base, line_groups.c), at the same stride in the same
+ * loop, enters a new line in exactly the iterations that one does (the same offset in its
+ * line), so H tests the class once (mm512's eight A loads, 2 KiB apart: one test, not eight).
+ * lead[k]: the class's first item (k for it; -1 when k is not filtered); off[k]: k's address -
+ * the leader's. */
+static void crossing_classes(hooks *h, const item_list *items, int *lead, int64_t *off) {
+  LLVMValueRef *addrs = malloc(sizeof *addrs * (size_t)(items->n + 1));
+  int *base_of = malloc(sizeof *base_of * (size_t)(items->n + 1));
+  int64_t *base_off = malloc(sizeof *base_off * (size_t)(items->n + 1));
+  for (int k = 0; k < items->n; k++) addrs[k] = items->v[k].filter ? items->v[k].addr : NULL;
+  pa_address_bases(h->td, addrs, items->n, base_of, base_off);
+  for (int k = 0; k < items->n; k++) {
+    const pa_filtered_access *f = items->v[k].filter;
+    lead[k] = f ? k : -1, off[k] = 0;
+    for (int j = 0; f && j < k && lead[k] == k; j++) {
+      const pa_filtered_access *g = items->v[j].filter;
+      if (lead[j] == j && base_of[j] == base_of[k] && g->stride == f->stride && g->first == f->first &&
+          ((base_off[k] - base_off[j]) & (PA_LINE_BYTES - 1)) == 0)
+        lead[k] = j, off[k] = base_off[k] - base_off[j];
+    }
+  }
+  free(addrs), free(base_of), free(base_off);
 }
 
 /* The block's body moves into a new block H placed before it (predecessors now branch to
@@ -291,55 +361,67 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   }
   LLVMValueRef limit = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
   /* the words the slow path stores in the thread's buffer (addresses, lengths) before its call */
-  LLVMValueRef *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
+  slow_word *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
   int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);
   uint64_t *desc = calloc((size_t)words_n, sizeof *desc);
   /* accesses tested together (line_groups.c): static sizes, not filtered */
   LLVMValueRef *addrs = malloc(sizeof *addrs * (size_t)items.n), *ai = malloc(sizeof *ai * (size_t)items.n);
   uint64_t *group_bytes = malloc(sizeof *group_bytes * (size_t)items.n);
   int *group_of = malloc(sizeof *group_of * (size_t)items.n), *bit_of_group = malloc(sizeof *bit_of_group * (size_t)items.n);
+  int64_t *base_off = malloc(sizeof *base_off * (size_t)items.n);
   pa_line_group *groups = malloc(sizeof *groups * (size_t)items.n);
+  LLVMValueRef *base_ints = calloc((size_t)items.n + 1, sizeof *base_ints); /* by base group, built once */
   for (int k = 0; k < items.n; k++) {
     addrs[k] = items.v[k].addr;
     group_bytes[k] = items.v[k].filter || items.v[k].bytes_value ? 0 : items.v[k].bytes;
   }
-  int n_groups = pa_line_groups(h->td, addrs, group_bytes, items.n, group_of, groups);
+  int n_groups = pa_line_groups(h->td, addrs, group_bytes, items.n, group_of, base_off, groups);
   int *bit2_of_group = malloc(sizeof *bit2_of_group * (size_t)(items.n + 1)), *gs = malloc(sizeof *gs * (size_t)(items.n + 1));
   for (int g = 0; g < n_groups; g++) bit_of_group[g] = bit2_of_group[g] = -1;
   LLVMValueRef passed = NULL, first = NULL; /* passed: bit b < 63 the b-th test, bit 63 any later one */
-  LLVMValueRef *cross = malloc(sizeof *cross * (size_t)(3 * items.n + 1)), *cross_addr = cross + items.n,
-               *cross_bit = cross + 2 * items.n; /* filtered items: crossing, address, bit */
-  int n_cross = 0;
+  crossing_item *cross = malloc(sizeof *cross * (size_t)(items.n + 1)); /* filtered items' */
+  LLVMValueRef *cross_of = malloc(sizeof *cross_of * (size_t)(items.n + 1)); /* by item */
+  int *lead = malloc(sizeof *lead * (size_t)(items.n + 1)), n_cross = 0;
+  int64_t *lead_off = malloc(sizeof *lead_off * (size_t)(items.n + 1));
+  crossing_classes(h, &items, lead, lead_off);
   int n_filtered = 0, bin = 0, slot = 0, n_bits = 0;
   for (int k = 0; k < items.n; k++) {
     access_item *it = &items.v[k];
-    ai[k] = it->filter ? it->filter->addr : LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
+    int g = group_of[k], n = 0;
     uint64_t *d = &desc[PA_DESC_HEADER + PA_DESC_ITEM * k];
     d[0] = it->bytes & PA_DESC_BYTES, d[1] = 0, d[2] = (uint64_t)slot;
-    words_out[slot++] = ai[k];
+    if (g >= 0) { /* its base's leader's address + a constant, computed on the slow path */
+      ai[k] = NULL;
+      words_out[slot++] = (slow_word){.base = items.v[groups[groups[g].base].leader].addr, .off = base_off[k]};
+    } else if (it->filter && lead[k] != k) { /* its crossing class's leader's + a constant */
+      ai[k] = NULL;
+      words_out[slot++] = (slow_word){.base_int = items.v[lead[k]].filter->addr, .off = lead_off[k]};
+    } else {
+      ai[k] = it->filter ? it->filter->addr : LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
+      words_out[slot++] = (slow_word){.value = ai[k]};
+    }
     LLVMValueRef c = NULL;
-    int g = group_of[k], n = 0;
     if (g >= 0 && bit_of_group[g] >= 0) { /* its group's test, built at the group's first item */
       d[3] = (uint64_t)bit_of_group[g];
       continue;
     }
     if (it->bytes_value) { /* a memory intrinsic: its length follows, and it is always hooked */
-      words_out[slot++] = it->bytes_value;
+      words_out[slot++] = (slow_word){.value = it->bytes_value};
       d[0] = PA_DESC_DYNAMIC | PA_DESC_ALWAYS;
-    } else if (it->filter) { /* H only tests for a line change */
-      c = line_crossed(h, it->filter);
+    } else if (it->filter) { /* H only tests for a line change, once per crossing class */
+      c = cross_of[k] = lead[k] == k ? line_crossed(h, it->filter) : cross_of[lead[k]];
       d[0] |= PA_DESC_FILTERED, d[1] = (uint64_t)it->filter->stride;
       first = it->filter->first, n_filtered++, bin = it->filter->bin;
     } else if (g >= 0 && items.n <= 64 && (n = vector_groups(groups, n_groups, groups[g].base, gs)) && 2 * n + n_bits <= 63) {
-      LLVMValueRef base_addr = LLVMBuildPtrToInt(h->b, items.v[groups[groups[g].base].leader].addr, h->i64, "");
-      passed = or_bits(h, passed, groups_sampled(h, base_addr, groups, gs, n, limit, n_bits));
+      passed = or_bits(h, passed, groups_sampled(h, base_int(h, &items, groups, g, base_ints), groups, gs, n, limit, n_bits));
       for (int i = 0; i < n; i++) bit_of_group[gs[i]] = n_bits + 2 * i, bit2_of_group[gs[i]] = n_bits + 2 * i + 1;
       n_bits += 2 * n;
       d[3] = (uint64_t)bit_of_group[g];
       continue;
-    } else if (g >= 0) { /* the lines of the whole group, from its leader's address */
+    } else if (g >= 0) { /* the lines of the whole group, from its leader's address (its base's + a constant) */
       const pa_line_group *lg = &groups[g];
-      LLVMValueRef lead = lg->leader == k ? ai[k] : LLVMBuildPtrToInt(h->b, items.v[lg->leader].addr, h->i64, "");
+      LLVMValueRef lead = base_int(h, &items, groups, g, base_ints);
+      if (lg->off) lead = LLVMBuildAdd(h->b, lead, LLVMConstInt(h->i64, (unsigned long long)lg->off, 0), "");
       c = lg->n_items == 1 ? lines_sampled(h, lead, it->bytes, it->align, limit) : lines_sampled(h, lead, lg->bytes, 1, limit);
     }
     if (!c && !it->filter) d[0] |= PA_DESC_ALWAYS;
@@ -349,7 +431,8 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     if (g >= 0) bit_of_group[g] = b;
     LLVMValueRef bit = LLVMConstInt(h->i64, 1ULL << b, 0);
     if (it->filter) { /* its line's test waits for a crossing (below) */
-      cross[n_cross] = c, cross_addr[n_cross] = ai[k], cross_bit[n_cross++] = bit;
+      cross[n_cross++] = (crossing_item){.cross = c, .lead_addr = items.v[lead[k]].filter->addr, .bit = bit,
+                                         .lines = lead_off[k] / PA_LINE_BYTES};
       continue;
     }
     if (c) bit = LLVMBuildSelect(h->b, c, bit, LLVMConstInt(h->i64, 0, 0), "");
@@ -358,9 +441,10 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   for (int k = 0; k < items.n && items.n <= 64; k++) /* the items each bit stands for */
     if (group_of[k] >= 0 && bit2_of_group[group_of[k]] >= 0)
       desc[PA_DESC_HEADER + PA_DESC_ITEM * items.n + bit2_of_group[group_of[k]]] |= 1ULL << k;
-  free(addrs), free(ai), free(group_bytes), free(group_of), free(bit_of_group), free(bit2_of_group), free(gs), free(groups);
+  free(addrs), free(ai), free(group_bytes), free(group_of), free(base_off), free(bit_of_group), free(bit2_of_group), free(gs),
+      free(groups), free(base_ints), free(cross_of), free(lead), free(lead_off);
   /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
-  if (n_filtered) passed = crossings(h, fn, cross, cross_addr, cross_bit, n_cross, passed, limit, bin);
+  if (n_filtered) passed = crossings(h, fn, cross, n_cross, passed, limit, bin);
   free(cross);
   if (!passed) { /* nothing to hook after all */
     LLVMBuildBr(h->b, bb);
@@ -384,8 +468,15 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   LLVMPositionBuilderAtEnd(h->b, slow);
   LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
   for (int w = 0; w < slot; w++) {
-    LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)w, 0);
-    LLVMBuildStore(h->b, words_out[w], LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+    slow_word *sw = &words_out[w];
+    LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)w, 0), v = sw->value;
+    if (!v) { /* the base's address as an integer, built once */
+      for (int u = 0; u < w && !sw->base_int; u++)
+        if (words_out[u].base && words_out[u].base == sw->base) sw->base_int = words_out[u].base_int;
+      if (!sw->base_int) sw->base_int = LLVMBuildPtrToInt(h->b, sw->base, h->i64, "");
+      v = sw->off ? LLVMBuildAdd(h->b, sw->base_int, LLVMConstInt(h->i64, (unsigned long long)sw->off, 0), "") : sw->base_int;
+    }
+    LLVMBuildStore(h->b, v, LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
   }
   free(words_out);
   LLVMValueRef args[4] = {h->state, g, passed, first ? LLVMBuildZExt(h->b, first, h->i64, "") : LLVMConstInt(h->i64, 0, 0)};

@@ -141,7 +141,8 @@ typedef enum {
  * line untouched between them (at most 4 lines from the lowest address to the highest end):
  * together they touch exactly the lines of [leader's address, + bytes), so one inline test of
  * those lines tells whether any of them may be sampled. group_of[k]: item k's group, -1 when
- * bytes[k] is 0 or over 4 lines (tested on its own); returns the number of groups. */
+ * bytes[k] is 0 or over 4 lines (tested on its own); base_off[k] (grouped items only): item k's
+ * address - the leader's of its group's base, a constant; returns the number of groups. */
 typedef struct {
   int leader;     /* the item with the lowest address */
   uint64_t bytes; /* from the leader's address to the group's last byte, + 1 */
@@ -150,7 +151,10 @@ typedef struct {
   int64_t off; /* the leader's address - that first group's leader's */
 } pa_line_group;
 int pa_line_groups(LLVMTargetDataRef td, LLVMValueRef *addrs, const uint64_t *bytes, int n, int *group_of,
-                   pa_line_group *groups);
+                   int64_t *base_off, pa_line_group *groups);
+/* line_groups.c: for each address (NULL: none), the first of addrs whose address differs from
+ * it by a constant (base_of[k] = k when none) and that constant, off[k] = its - the first's. */
+void pa_address_bases(LLVMTargetDataRef td, LLVMValueRef *addrs, int n, int *base_of, int64_t *off);
 /* line_filter.c: the loads and stores the per-reference line filter applies to (one-line,
  * 1..63 bytes per iteration of an innermost loop without calls whose iteration touches at most
  * 64 lines, in a block that runs every iteration), each with its address as an integer (built

@@ -91,8 +91,23 @@ static void sort_by_offset(int *order, int m, const affine *v) {
   }
 }
 
+void pa_address_bases(LLVMTargetDataRef td, LLVMValueRef *addrs, int n, int *base_of, int64_t *off) {
+  affine *v = malloc(sizeof *v * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) {
+    base_of[k] = k, off[k] = 0;
+    if (!addrs[k]) continue;
+    decompose(td, addrs[k], &v[k]);
+    for (int j = 0; j < k; j++)
+      if (addrs[j] && base_of[j] == j && same_base(&v[j], &v[k])) {
+        base_of[k] = j, off[k] = v[k].off - v[j].off;
+        break;
+      }
+  }
+  free(v);
+}
+
 int pa_line_groups(LLVMTargetDataRef td, LLVMValueRef *addrs, const uint64_t *bytes, int n, int *group_of,
-                   pa_line_group *groups) {
+                   int64_t *base_off, pa_line_group *groups) {
   affine *v = malloc(sizeof *v * (size_t)(n + 1));
   int *order = malloc(sizeof *order * (size_t)(n + 1)), n_groups = 0;
   for (int k = 0; k < n; k++) {
@@ -105,6 +120,7 @@ int pa_line_groups(LLVMTargetDataRef td, LLVMValueRef *addrs, const uint64_t *by
     for (int j = k; j < n; j++)
       if (group_of[j] < 0 && bytes[j] && bytes[j] <= MAX_GROUP_BYTES && same_base(&v[k], &v[j])) order[m++] = j;
     sort_by_offset(order, m, v);
+    for (int i = 0; i < m; i++) base_off[order[i]] = v[order[i]].off - v[order[0]].off;
     int first_group = n_groups;
     for (int i = 0; i < m;) { /* grow a group while the next access leaves no whole line untouched */
       int lead = order[i];
