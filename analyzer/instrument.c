@@ -247,7 +247,7 @@ static LLVMValueRef or_bits(hooks *h, LLVMValueRef passed, LLVMValueRef bits) {
 }
 
 /* A filtered item's part in `crossings`: its crossing test (one value for a crossing class,
- * filtered_classes), its class leader's address as an integer and the lines from it to the
+ * crossing_classes), its class leader's address as an integer and the lines from it to the
  * item's address, and the item's bit in the mask. */
 typedef struct {
   LLVMValueRef cross, lead_addr, bit;
