@@ -440,17 +440,39 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
   return 0;
 }
 
-static void *reap(void *pid) {
-  waitpid((pid_t)(intptr_t)pid, NULL, 0);
-  return NULL;
+/* Children that have handed in their results and are still tearing down (a forked copy of this
+ * process: 1.7 ms or more), reaped without waiting by the next run, or waited for when the list
+ * is full. Session 12 reaped each on a detached thread, but a fork while such a thread started
+ * or exited hung the child under ASan (its runtime's locks; analyzer_test_static_counts' 30 s
+ * limits); no thread, no such lock. Process-wide, as children are: one lock guards it. */
+static pthread_mutex_t unreaped_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t unreaped[32];
+static int n_unreaped;
+
+/* Reaps those that have exited; with `add` (> 0) keeps it for later, first waiting for the
+ * oldest when the list is full. */
+static void reap_children(pid_t add) {
+  pthread_mutex_lock(&unreaped_lock);
+  int kept = 0;
+  for (int i = 0; i < n_unreaped; i++)
+    if (waitpid(unreaped[i], NULL, WNOHANG) == 0) unreaped[kept++] = unreaped[i];
+  n_unreaped = kept;
+  if (add > 0) {
+    if (n_unreaped == (int)PT_ARRAY_LEN(unreaped)) {
+      waitpid(unreaped[0], NULL, 0);
+      memmove(unreaped, unreaped + 1, sizeof *unreaped * (size_t)--n_unreaped);
+    }
+    unreaped[n_unreaped++] = add;
+  }
+  pthread_mutex_unlock(&unreaped_lock);
 }
 
 typedef enum { CHILD_EXITED, CHILD_DONE, CHILD_TIMED_OUT } child_end;
 
 /* Waits for the child until limit_s (then kills and reaps it). The child writes a byte to
- * `done_fd` once its results are in the shared region: we return then (CHILD_DONE) and a
- * detached thread reaps it, because tearing down a forked copy of this process (LLVM's heap,
- * the JIT, the buffers) takes 1.7 ms or more that nobody needs to wait for. A child that
+ * `done_fd` once its results are in the shared region: we return then (CHILD_DONE) and a later
+ * run reaps it (reap_children), because tearing down a forked copy of this process (LLVM's
+ * heap, the JIT, the buffers) takes 1.7 ms or more that nobody needs to wait for. A child that
  * crashed or failed closes the pipe without the byte: we reap it for its status. A pidfd wakes
  * us when it exits; without one (Linux < 5.3) we poll with sleeps doubling to 1 ms. */
 static child_end wait_child(pid_t pid, int done_fd, double limit_s, int *status) {
@@ -462,12 +484,8 @@ static child_end wait_child(pid_t pid, int done_fd, double limit_s, int *status)
     char byte;
     if (pfd[0].fd >= 0 && poll(pfd, 1, 0) == 1) {
       if (read(done_fd, &byte, 1) == 1) {
-        pthread_t t;
-        pthread_attr_t attr;
         end = CHILD_DONE;
-        if (pthread_attr_init(&attr) || pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) ||
-            pthread_create(&t, &attr, reap, (void *)(intptr_t)pid))
-          waitpid(pid, status, 0); /* no thread: reap it here */
+        reap_children(pid);
         break;
       }
       pfd[0].fd = -1; /* closed without the byte: it failed, wait for its status */
