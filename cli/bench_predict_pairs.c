@@ -81,7 +81,7 @@ int bp_print_pairs(const bp_set *s, const char *name) {
   /* tie groups: runs of the sorted predictions, each within TIE_STEP of the one before */
   for (int j = 0; j < n; j++) k[j] = (keyed){pred[j], j};
   qsort(k, n, sizeof *k, by_value);
-  double *oracle = malloc(sizeof(double) * (size_t)(n + 1)), *group_meas = malloc(sizeof(double) * (size_t)(n + 1));
+  double *oracle = malloc(sizeof(double) * (size_t)(n + 1));
   for (int j = 0; j < n; j++) oracle[j] = w->meas[j];
   int groups = 0;
   for (int q = 0; q < n;) {
@@ -89,9 +89,8 @@ int bp_print_pairs(const bp_set *s, const char *name) {
     while (e < n && k[e - 1].v > 0 && k[e].v <= k[e - 1].v * TIE_STEP) e++;
     if (e - q >= 3) {
       int m = e - q;
-      for (int r = 0; r < m; r++) group_meas[r] = w->meas[k[q + r].j];
-      keyed *sorted = malloc(sizeof *sorted * (size_t)m);
-      for (int r = 0; r < m; r++) sorted[r] = (keyed){group_meas[r], r};
+      keyed *sorted = malloc(sizeof *sorted * (size_t)m); /* the group's measured times, sorted */
+      for (int r = 0; r < m; r++) sorted[r] = (keyed){w->meas[k[q + r].j], r};
       qsort(sorted, m, sizeof *sorted, by_value);
       double lo = sorted[0].v, hi = sorted[m - 1].v;
       double median = m % 2 ? sorted[m / 2].v : (sorted[m / 2 - 1].v + sorted[m / 2].v) / 2;
@@ -110,6 +109,6 @@ int bp_print_pairs(const bp_set *s, const char *name) {
            pp_spearman(n, oracle, w->meas));
   else
     printf("  no tie groups of 3 or more\n");
-  free(oracle), free(group_meas), free(k), free(all);
+  free(oracle), free(k), free(all);
   return EXIT_OK;
 }

@@ -446,16 +446,27 @@ static bool far_walk(const pa_function *f, int loop, const pa_node *n, double li
   return lines > l1_lines;
 }
 
+/* Bytes between a gather's or scatter's neighbouring lanes, either direction. */
+static int64_t abs_lane_step(const pa_node *n) { return n->lane_step < 0 ? -n->lane_step : n->lane_step; }
+
+/* Whether a gather or scatter before node `node` of b reads the same lanes (one stream, one lane
+ * step): the scatter that writes a gathered output back. */
+static bool same_lanes_earlier(const pa_block *b, int node) {
+  const pa_node *n = &b->nodes[node];
+  for (int k = 0; k < node; k++)
+    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return true;
+  return false;
+}
+
 double pp_gather_lanes_missing_l1(const pp_predictor *pp, const pa_function *f, const pa_block *b, int node,
                                   const double *trip) {
   const pa_node *n = &b->nodes[node];
   const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
-  int64_t step = n->lane_step < 0 ? -n->lane_step : n->lane_step;
+  int64_t step = abs_lane_step(n);
   if (n->op != PA_OP_GATHER || step < PAGE_BYTES || n->lanes < 2 || n->n_strides < 1 || !l1 || b->loop < 0) return 0;
   int64_t s = abs_stride(n);
   if (n->strides[0] == PA_STRIDE_UNKNOWN || s == 0) return 0;
-  for (int k = 0; k < node; k++) /* an earlier gather or scatter of the same lanes brought the lines */
-    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return 0;
+  if (same_lanes_earlier(b, node)) return 0; /* they brought the lines */
   double line = l1->line_bytes > 0 ? l1->line_bytes : PA_LINE_BYTES, l1_lines = (double)l1->size_bytes / line;
   double t = trip[f->loops[b->loop].header], moved = s < line ? s / line : 1; /* new lines per lane per iteration */
   double lines = n->lanes * (t * moved > 1 ? t * moved : 1);
@@ -485,7 +496,7 @@ double pp_loop_gather_pages(const pa_function *f, int loop) {
       for (int k = 0; k < n_seen && !again; k++) again = same_lane_pages(seen[k], g);
       if (again) continue;
       if (n_seen < (int)PT_ARRAY_LEN(seen)) seen[n_seen++] = g; /* past 64 sets of lanes: counted, not matched */
-      int64_t step = g->lane_step < 0 ? -g->lane_step : g->lane_step;
+      int64_t step = abs_lane_step(g);
       pages += step >= PAGE_BYTES ? g->lanes : ceil((double)g->lanes * (double)step / PAGE_BYTES);
     }
   }
@@ -494,13 +505,12 @@ double pp_loop_gather_pages(const pa_function *f, int loop) {
 
 double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int node, double loop_pages) {
   const pa_node *n = &b->nodes[node];
-  int64_t step = n->lane_step < 0 ? -n->lane_step : n->lane_step;
+  int64_t step = abs_lane_step(n);
   if (n->op != PA_OP_GATHER || step < PAGE_BYTES || n->lanes < 2) return 0;
   double l1e, l2e, hit, walkers;
   tlb_figures(pp->t, &l1e, &l2e, &hit, &walkers);
   if (!(loop_pages > l1e)) return 0;
-  for (int k = 0; k < node; k++) /* an earlier gather or scatter of the same lanes: their entries are fresh */
-    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return 0;
+  if (same_lanes_earlier(b, node)) return 0; /* their entries are fresh */
   return n->lanes * hit / pp->mlp;
 }
 
