@@ -547,6 +547,14 @@ pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
   pa_profile *p = pt_alloc(a, sizeof *p);
   p->arena = a;
   reader r = {a, path, d, 0, ""};
+  /* another portent file (a target, a prediction) passed as a profile: say so, not which of its
+   * fields a profile lacks */
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
+  if (kind && !(cJSON_IsString(kind) && !strcmp(kind->valuestring, "portent-profile"))) {
+    r.err = pt_fail(d, PT_ERR_INPUT, "%s: $.kind: %s, not a portent profile (portent-profile)", path,
+                    cJSON_IsString(kind) ? kind->valuestring : "not a string");
+    goto done;
+  }
   p->version = inum(&r, o, "version", "$");
   if (!r.err && p->version != PA_PROFILE_VERSION) {
     r.err = pt_fail(d, PT_ERR_INPUT, "%s: $.version: %d is not a profile version this portent reads (%d)", path,

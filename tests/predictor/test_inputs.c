@@ -17,6 +17,9 @@ int main(void) {
   CHECK(pa_profile_parse("{\"version\": 99, \"kind\": \"portent-profile\", \"functions\": []}", "v99.json", &d) == NULL);
   CHECK(d.err != 0);
   pt_diag_clear(&d);
+  CHECK(pa_profile_parse("{\"version\": 1, \"kind\": \"portent-prediction\", \"seconds\": 1}", "pred.json", &d) == NULL);
+  CHECK_MSG(strstr(d.msg, "pred.json") && strstr(d.msg, "not a portent profile"), "%s", d.msg);
+  pt_diag_clear(&d);
   CHECK(ptg_target_parse("{\"version\": 1, \"name\": ", "t.json", &d) == NULL);
   CHECK(d.err != 0);
 
