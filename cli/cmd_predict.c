@@ -17,8 +17,8 @@ static void usage(FILE *f) {
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
-          "                   \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far:\n"
+          "                   \"+busy\", \"-assoc\"\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -30,7 +30,9 @@ static void usage(FILE *f) {
           "                   lanes that come back so an L2 fill each, and past the L1 DTLB's reach\n"
           "                   an L2-TLB hit each); +shared bounds parallel\n"
           "                   bodies whose threads store into the same lines by the shared level's\n"
-          "                   latency over the misses in flight)\n"
+          "                   latency over the misses in flight; +busy runs parallel bodies at the\n"
+          "                   share of a core the target's L1 bandwidth per thread keeps with that\n"
+          "                   many threads busy)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");
@@ -45,7 +47,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

@@ -34,6 +34,7 @@ struct pp_predictor {
   double freq_ghz, issue_width, l1_latency, mlp;
   int native_bits;
   double window;        /* reorder-buffer entries (pp_reorder_window) */
+  double core_share;    /* +busy: the share of a core each of `threads` busy threads keeps */
   int n_units;
   const char *unit_names[PP_MAX_UNITS];
   int unit_pipes[PP_MAX_UNITS];

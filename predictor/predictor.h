@@ -47,9 +47,13 @@ typedef struct pp_options {
   bool shared;          /* parallel bodies: stores whose threads' chunks fall in the same lines
                            (false sharing) wait for the line from another core: the first
                            shared level's latency over the least overlapping_misses on the way */
+  bool busy;            /* parallel bodies: each thread keeps the share of its core that the
+                           target's L1 bandwidth per thread at that many threads shows
+                           (ptg_target_core_share): a clock, sibling or hypervisor that slows
+                           every core when all are busy */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
@@ -87,6 +91,7 @@ typedef struct {
   const char *name;
   bool parallel;
   double work_fraction;  /* share of the function's executions one thread runs */
+  double core_share;     /* share of a core each thread keeps with all busy (+busy; 1 = whole) */
   double cycles;         /* sum of its blocks' total cycles (one thread) */
   double compute_cycles, memory_cycles;
   double bandwidth_seconds; /* the roofline bound (0 when off) */

@@ -22,11 +22,11 @@ static int cmp_block(const void *a, const void *b) {
 
 void pp_prediction_print(FILE *f, const pp_prediction *r, int top_blocks) {
   const pp_options *o = &r->options;
-  fprintf(f, "target %s, %d thread(s), %.3f GHz; model:%s%s%s%s%s%s%s%s%s%s%s\n", r->target, r->threads, r->frequency_ghz,
+  fprintf(f, "target %s, %d thread(s), %.3f GHz; model:%s%s%s%s%s%s%s%s%s%s%s%s%s\n", r->target, r->threads, r->frequency_ghz,
           o->steady_state ? " steady-state" : " patent", o->mlp ? " +mlp" : "", o->bandwidth ? " +bandwidth" : "",
           o->overlap ? " +overlap" : "", o->strides ? " +strides" : "", o->carried ? " +carried" : "",
           o->level_inflight ? " +inflight" : "", o->lanes ? " +lanes" : "", o->l1_sets ? " +sets" : "", o->shared ? " +shared" : "",
-          o->fully_assoc ? " -assoc" : "");
+          o->far_sets ? " +far" : "", o->busy ? " +busy" : "", o->fully_assoc ? " -assoc" : "");
   fprintf(f, "predicted %.6g s (%.4g ms): compute %.4g ms, memory %.4g ms, bandwidth %.4g ms, fork/join %.4g ms; "
              "bound: %s\n",
           r->seconds, r->seconds * 1e3, r->compute_seconds * 1e3, r->memory_seconds * 1e3,
@@ -35,8 +35,10 @@ void pp_prediction_print(FILE *f, const pp_prediction *r, int top_blocks) {
   for (int i = 0; i < r->n_functions; i++) {
     const pp_function_pred *fp = &r->functions[i];
     if (fp->seconds <= 0 && fp->cycles <= 0) continue;
-    fprintf(f, "  %-28s %10.4g ms %s work/thread %.3f  load %.1f cyc  bound %s\n", fp->name, fp->seconds * 1e3,
+    fprintf(f, "  %-28s %10.4g ms %s work/thread %.3f  load %.1f cyc  bound %s", fp->name, fp->seconds * 1e3,
             fp->parallel ? "parallel" : "serial  ", fp->work_fraction, fp->load_latency, pp_bound_name(fp->bound));
+    if (fp->core_share < 1) fprintf(f, "  core share %.3f (all busy)", fp->core_share);
+    fprintf(f, "\n");
     fprintf(f, "    hits:");
     for (int L = 0; L <= PP_MAX_LEVELS; L++)
       if (L < r->levels || L == PP_MAX_LEVELS) fprintf(f, " %s %.1f%%", level_name(L, r->levels, lb), 100 * fp->hit_fraction[L]);
@@ -93,6 +95,7 @@ char *pp_prediction_to_json(const pp_prediction *r) {
     cJSON_AddNumberToObject(f, "bandwidth_seconds", fp->bandwidth_seconds);
     cJSON_AddNumberToObject(f, "fork_join_seconds", fp->fork_join_seconds);
     cJSON_AddNumberToObject(f, "work_fraction", fp->work_fraction);
+    cJSON_AddNumberToObject(f, "core_share", fp->core_share);
     cJSON_AddNumberToObject(f, "load_latency_cycles", fp->load_latency);
     cJSON_AddStringToObject(f, "bound", pp_bound_name(fp->bound));
     cJSON *hits = cJSON_AddObjectToObject(f, "hit_fraction"), *bytes = cJSON_AddObjectToObject(f, "bytes_from");

@@ -209,6 +209,27 @@ double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_
   return NAN;
 }
 
+double ptg_target_core_share(const ptg_target *t, int threads) {
+  const ptg_cache *l1 = ptg_target_cache(t, 1);
+  if (threads <= 1 || !l1) return 1;
+  const ptg_bandwidth *one = NULL, *busy = NULL;
+  for (int i = 0; i < l1->n_bandwidth; i++) {
+    const ptg_bandwidth *b = &l1->bandwidth[i];
+    if (b->threads == 1) one = b;
+    if (b->threads <= threads && (!busy || b->threads > busy->threads)) busy = b;
+  }
+  if (!one || !busy || busy->threads <= 1) return 1;
+  const ptg_figure *o[] = {&one->read, &one->write, &one->copy, &one->triad};
+  const ptg_figure *n[] = {&busy->read, &busy->write, &busy->copy, &busy->triad};
+  double log_sum = 0;
+  int kinds = 0;
+  for (int k = 0; k < 4; k++)
+    if (o[k]->value > 0 && n[k]->value > 0) log_sum += log(n[k]->value / busy->threads / o[k]->value), kinds++;
+  if (kinds == 0) return 1;
+  double share = exp(log_sum / kinds);
+  return share < 1 ? share : 1;
+}
+
 const char *ptg_shipped_dir(void) { return PTG_SHIPPED_DIR; }
 
 const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t stride_bytes, int64_t page_bytes) {

@@ -335,6 +335,12 @@ double ptg_target_set_inflight(const ptg_target *t, double sets);
 /* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
 typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
 double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);
+/* The share of one core's throughput that each of n busy threads keeps: L1's bandwidth per
+ * thread with n threads (the row of ptg_target_bandwidth) over its bandwidth with one, the
+ * geometric mean of the kernels both rows measured, at most 1. L1 is private to a core, so
+ * only what a core loses when all are busy (its clock, a sibling hardware thread, the
+ * hypervisor's share) lowers it. 1 for n <= 1 or without both rows. */
+double ptg_target_core_share(const ptg_target *t, int threads);
 
 
 /* Readable table of one target / two side by side; the diff flags figures whose relative
