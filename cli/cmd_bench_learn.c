@@ -86,13 +86,34 @@ static int split_list(const char *s, char **buf, const char **out, int cap) {
   return n;
 }
 
+/* The target files the asked models read (the analytic model's, MTL-TLP's auxiliary platforms'),
+ * loaded once before any training: a wrong path is a usage error, not a failure after an hour. */
+static bool target_files_load(const lb_opts *o, pt_diag *d) {
+  int n = 0;
+  const char *paths[LB_MAX_AUX + 1];
+  if (o->run_analytic) paths[n++] = o->target_path;
+  for (int a = 0; o->run_mtl && a < o->n_aux; a++) paths[n++] = o->aux_paths[a];
+  for (int i = 0; i < n; i++) {
+    ptg_target *t = ptg_target_load(paths[i], d);
+    if (!t) return false;
+    ptg_target_free(t);
+  }
+  return true;
+}
+
 int cmd_bench_learn(int argc, char **argv) {
   restart_without_forced_blas_core("bench", argc, argv);
   lb_opts o;
   lb_opts_default(&o);
   const char *files[64];
   int n_files = 0;
-  const char *aux_list = "targets/intel-skylake-sp.json,targets/arm-neoverse-n1.json";
+  /* The shipped files by their installed path, so that the command runs from any directory. */
+  char target_default[1024], aux_default[2100];
+  snprintf(target_default, sizeof target_default, "%s/zen5-epyc-2c.json", ptg_shipped_dir());
+  snprintf(aux_default, sizeof aux_default, "%s/intel-skylake-sp.json,%s/arm-neoverse-n1.json", ptg_shipped_dir(),
+           ptg_shipped_dir());
+  o.target_path = target_default;
+  const char *aux_list = aux_default;
   const char *models = "analytic,xgb,xgb-imp,tlp,mtl";
   const char *fraction_list = NULL;
   for (int i = 1; i < argc; i++) {
@@ -196,6 +217,12 @@ int cmd_bench_learn(int argc, char **argv) {
     }
   }
   pt_diag d = {0};
+  if (!target_files_load(&o, &d)) {
+    fprintf(stderr, "portent bench learn: %s\n", d.msg);
+    free(aux_buf), free(model_buf);
+    return EXIT_USAGE;
+  }
+  if (o.run_tlp || o.run_mtl || o.run_transfer) fprintf(stderr, "OpenBLAS core: %s\n", pp_tlp_blas_core());
   lb_data data;
   int rc = EXIT_OK;
   if (lb_data_load(&data, n_files, files, &o, &d) < 0) {

@@ -20,7 +20,8 @@ enum { LB_TRAIN, LB_VAL, LB_TEST };
 enum { LB_TW_NONE, LB_TW_OCCURRENCES, LB_TW_TIME };
 
 typedef struct lb_opts {
-  const char *target_path;
+  const char *target_path; /* the analytic model's target file (the command defaults it to the shipped
+                              zen5-epyc-2c.json) */
   int n_aux;
   const char *aux_paths[LB_MAX_AUX];
   int epochs, batch, width;

@@ -81,6 +81,17 @@ has bench-learn "$tmp/out" "^xgb  "
 has bench-learn "$tmp/out" "candidates/s"
 has bench-learn "$tmp/out" "bert_tiny"
 case $models in *mtl*) has bench-learn "$tmp/out" "^mtl-tlp 20% +2 aux (3 tasks)" ;; esac
+# From another directory: the default target files are the shipped ones, found wherever it runs.
+elsewhere() { (cd "$tmp" && "$@"); }
+check bench-learn-elsewhere 0 elsewhere "$portent" bench learn --data "$PWD/$sample" --quick --models analytic,mtl \
+  --fractions 0.2 --rows "+1 aux"
+has bench-learn-elsewhere "$tmp/out" "^analytic  .* 0\.[0-9]"
+has bench-learn-elsewhere "$tmp/out" "^mtl-tlp 20% +1 aux (2 tasks)  "
+has bench-learn-elsewhere "$tmp/err" "OpenBLAS core: "
+# A target file that cannot be read stops the run before any training, naming it.
+check bench-learn-badaux 2 "$portent" bench learn --data $sample --quick --models xgb,mtl --aux-targets "$tmp/absent.json"
+has bench-learn-badaux "$tmp/err" "absent.json"
+if grep -q "trained" "$tmp/err"; then echo "FAIL bench-learn-badaux: a model trained before the error"; fail=1; fi
 check bench-learn-seeds 0 "$portent" bench learn --data $sample --quick --models tlp --seeds 2 --task-batches --clip 0.5
 has bench-learn-seeds "$tmp/out" "^tlp seed 1 "
 has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
