@@ -15,7 +15,7 @@
 static void collect_usage(FILE *f) {
   fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
              "       --per-workload N --log data.jsonl [--seed S] [--shard i/N] [--threads T] [--min-time SEC]\n"
-             "       [--timeout SEC] [--cpu-clock] [--target STR] [--max-gflop G]\n"
+             "       [--timeout SEC] [--cpu-clock] [--target STR|T.json] [--max-gflop G]\n"
              "       portent dataset merge -o out.jsonl [--combine] in1.jsonl [in2.jsonl ...]\n"
              "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n"
              "       portent dataset remeasure --from in.jsonl --log out.jsonl [...]   (see --help)\n"
@@ -27,7 +27,8 @@ static void collect_usage(FILE *f) {
              "  share it, smallest first; --max-gflop skips larger tasks. Resumable: a task's records already\n"
              "  in the log (same target) count, and only the rest of its N draws are measured.\n"
              "  --shard i/N keeps workloads i, i+N, i+2N, ... (0-based) so N machines split a list.\n"
-             "  --target STR overrides the record's target string (default: this host's, with -mcpu).\n"
+             "  --target STR overrides the record's target string (default: this host's, with -mcpu); --target\n"
+             "  T.json (a target file) keeps this host's string once the file is checked to describe this CPU.\n"
              "  --cpu-clock times one-thread runs by the thread's CPU time, as tune does (default: the wall\n"
              "  clock, which the saved datasets used): on a loaded machine, time slices that other\n"
              "  processes take are not charged to the kernel. Ignored with --threads > 1.\n"
@@ -162,19 +163,28 @@ static int network_specs(const char *list, double max_gflop, char ***out) {
   return kept;
 }
 
-/* Records already in the log per workload spec (for the target collected), to resume. */
+/* Records already in the log per workload (for the target collected), to resume: matched by the
+ * workload key the records carry, which a suite name or a "name:p1,p2" spec is built into. */
 typedef struct {
-  char **specs;
+  char **keys;
   int n, *count;
   char target[256];
 } resume_ctx;
+
+static char *spec_key(const char *spec) {
+  pt_diag d = {0};
+  pc_program *p = pc_workload_build(spec, &d);
+  char *key = strdup(p ? p->key : spec); /* unbuildable: collect_one says so */
+  pc_program_free(p);
+  return key;
+}
 
 static int count_existing(const pc_record *r, int line, void *ctx) {
   (void)line;
   resume_ctx *c = ctx;
   if (strcmp(r->target, c->target) != 0) return 0;
   for (int i = 0; i < c->n; i++)
-    if (strcmp(c->specs[i], r->workload_key) == 0) {
+    if (strcmp(c->keys[i], r->workload_key) == 0) {
       c->count[i]++;
       break;
     }
@@ -216,14 +226,21 @@ static int cmd_collect(int argc, char **argv) {
   char **specs;
   int n = networks ? network_specs(networks, max_gflop, &specs) : split_workloads(list, &specs);
   if (n < 0) return EXIT_USAGE;
-  resume_ctx rc_ctx = {specs, n, calloc((size_t)n + 1, sizeof(int)), ""};
-  if (ma.target) snprintf(rc_ctx.target, sizeof rc_ctx.target, "%s", ma.target);
-  else pc_host_target_string(rc_ctx.target, sizeof rc_ctx.target);
+  resume_ctx rc_ctx = {NULL, n, calloc((size_t)n + 1, sizeof(int)), ""};
+  if (measure_args_target(&ma, "dataset collect", rc_ctx.target, sizeof rc_ctx.target) < 0) {
+    for (int w = 0; w < n; w++) free(specs[w]);
+    free(specs), free(rc_ctx.count);
+    return EXIT_USAGE;
+  }
   if (access(log, F_OK) == 0) {
+    rc_ctx.keys = malloc(sizeof(char *) * (size_t)(n + 1));
+    for (int w = 0; w < n; w++) rc_ctx.keys[w] = spec_key(specs[w]);
     pt_diag d = {0};
     int bad = 0;
     if (pc_record_read_file(log, count_existing, NULL, &rc_ctx, &bad, &d) < 0)
       fprintf(stderr, "portent dataset collect: %s (not resuming)\n", d.msg);
+    for (int w = 0; w < n; w++) free(rc_ctx.keys[w]);
+    free(rc_ctx.keys);
   }
   int n_ok = 0, n_fail = 0, failed = 0, done = 0;
   for (int w = 0; w < n; w++) {
@@ -233,7 +250,7 @@ static int cmd_collect(int argc, char **argv) {
     pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + stream};
     if (w % ma.n_shards == ma.shard) {
       if (rc_ctx.count[w] >= per) done++;
-      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &ma.mo, ma.target, log, &n_ok, &n_fail) < 0) failed++;
+      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &ma.mo, rc_ctx.target, log, &n_ok, &n_fail) < 0) failed++;
     }
     free(specs[w]);
   }

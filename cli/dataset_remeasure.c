@@ -13,7 +13,7 @@
 
 static void remeasure_usage(FILE *f) {
   fprintf(f, "usage: portent dataset remeasure --from in.jsonl [--from ...] --log out.jsonl [--shard i/N]\n"
-             "       [--limit N] [--failed] [--threads T] [--min-time SEC] [--timeout SEC] [--cpu-clock] [--target STR]\n\n"
+             "       [--limit N] [--failed] [--threads T] [--min-time SEC] [--timeout SEC] [--cpu-clock] [--target STR|T.json]\n\n"
              "Measures every distinct (workload, steps) of the --from logs again on this machine and\n"
              "appends one record each to --log, grouped by workload (one reference output per task).\n"
              "Records that failed on their own platform are left out unless --failed. Resumable: a\n"
@@ -166,8 +166,7 @@ int cmd_dataset_remeasure(int argc, char **argv) {
     return EXIT_USAGE;
   }
   char host[256];
-  if (ma.target) snprintf(host, sizeof host, "%s", ma.target);
-  else pc_host_target_string(host, sizeof host);
+  if (measure_args_target(&ma, "dataset remeasure", host, sizeof host) < 0) return EXIT_USAGE;
   m.target = host;
   pt_diag d = {0};
   int n_done = 0;

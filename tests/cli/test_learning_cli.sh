@@ -9,9 +9,37 @@ lines() { wc -l <"$1" | tr -d ' '; }
 check collect 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
   --min-time 0 --log "$tmp/d.jsonl" --seed 3
 [ "$(lines "$tmp/d.jsonl")" -eq 12 ] || { echo "FAIL collect: $(lines "$tmp/d.jsonl") records, expected 12"; fail=1; }
+# Resumable with --workloads specs too (records carry the workload key, not the spec): one more
+# draw per workload, the six before skipped, then nothing left to do.
+cp "$tmp/d.jsonl" "$tmp/resume.jsonl"
+check resume 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 7 \
+  --min-time 0 --log "$tmp/resume.jsonl" --seed 3
+has resume "$tmp/out" "collected 2 records"
+distinct=$(sed 's/"r": .*//' "$tmp/resume.jsonl" | sort -u | wc -l | tr -d ' ')
+[ "$(lines "$tmp/resume.jsonl")" -eq 14 ] && [ "$distinct" -eq 14 ] ||
+  { echo "FAIL resume: $(lines "$tmp/resume.jsonl") records, $distinct distinct, expected 14"; fail=1; }
+check resume-done 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 7 \
+  --min-time 0 --log "$tmp/resume.jsonl" --seed 3
+has resume-done "$tmp/out" "2 workloads already had 7 records"
 check shard 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
   --min-time 0 --log "$tmp/s1.jsonl" --seed 3 --shard 1/2
 [ "$(lines "$tmp/s1.jsonl")" -eq 6 ] || { echo "FAIL shard: $(lines "$tmp/s1.jsonl") records, expected 6"; fail=1; }
+# --target T.json: a target file is checked to describe this machine; the records then carry this
+# host's target string (as without --target), and a file of another CPU is refused.
+host_target=$(grep -o '"llvm -keys=cpu[^"]*"' "$tmp/d.jsonl" | head -1)
+other=targets/arm-neoverse-n1.json; [ "$(uname -m)" = aarch64 ] && other=targets/intel-skylake-sp.json
+check target-other 2 "$portent" dataset collect --workloads 'matmul:16,16,16' --per-workload 1 --min-time 0 \
+  --log "$tmp/tf.jsonl" --target $other
+has target-other "$tmp/err" "arm-neoverse-n1.json describes\\|intel-skylake-sp.json describes"
+[ ! -s "$tmp/tf.jsonl" ] || { echo "FAIL target-other: records written for another CPU's file"; fail=1; }
+for f in targets/*.json; do
+  "$portent" dataset collect --workloads 'matmul:16,16,16' --per-workload 1 --min-time 0 --log "$tmp/tf.jsonl" \
+    --target "$f" >/dev/null 2>"$tmp/err" && continue
+  grep -q "describes" "$tmp/err" || { echo "FAIL target-file $f:"; cat "$tmp/err"; fail=1; }
+done
+if [ -s "$tmp/tf.jsonl" ]; then
+  grep -v -F -- "$host_target" "$tmp/tf.jsonl" | grep -q . && { echo "FAIL target-file: records not under $host_target"; fail=1; }
+fi
 check cpu-clock 0 "$portent" dataset collect --workloads 'matmul:32,24,40' --per-workload 2 \
   --min-time 0 --log "$tmp/c.jsonl" --seed 3 --threads 1 --cpu-clock
 [ "$(lines "$tmp/c.jsonl")" -eq 2 ] || { echo "FAIL cpu-clock: $(lines "$tmp/c.jsonl") records, expected 2"; fail=1; }
