@@ -12,7 +12,7 @@
 
 /* One (workload, model) search, possibly collected over several invocations. */
 typedef struct {
-  char workload[64], model[32];
+  char workload[64], model[256]; /* model: as --models names it (tlp:PATH included) */
   int n;              /* measurements */
   double *curve;      /* best seconds after each measurement (0 before the first success) */
   double *wall;       /* search wall seconds at each measurement, summed over invocations */

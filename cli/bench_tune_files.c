@@ -16,12 +16,22 @@ void bt_run_free(bt_run *r) {
   r->n = 0;
 }
 
+/* DIR/WORKLOAD_MODEL + suffix, the model's slashes (tlp:PATH) made underscores so that the file
+ * stays in DIR. */
+static void run_file(char *out, size_t cap, const char *dir, const char *workload, const char *model, const char *suffix) {
+  int n = snprintf(out, cap, "%s/%s_", dir, workload);
+  size_t at = n < 0 ? 0 : (size_t)n;
+  for (const char *c = model; *c && at + 1 < cap; c++) out[at++] = *c == '/' ? '_' : *c;
+  if (at < cap) out[at] = 0;
+  if (at < cap) snprintf(out + at, cap - at, "%s", suffix);
+}
+
 void bt_log_path(char *out, size_t cap, const char *dir, const char *workload, const char *model) {
-  snprintf(out, cap, "%s/%s_%s.jsonl", dir, workload, model);
+  run_file(out, cap, dir, workload, model, ".jsonl");
 }
 
 static void stats_path(char *out, size_t cap, const char *dir, const char *workload, const char *model) {
-  snprintf(out, cap, "%s/%s_%s.stats.json", dir, workload, model);
+  run_file(out, cap, dir, workload, model, ".stats.json");
 }
 
 static cJSON *load_json(const char *path, bool *absent, pt_diag *d) {
@@ -182,7 +192,7 @@ static void ignore_bad(int line, const char *reason, void *ctx) {
 int bt_run_load(const char *dir, const pc_program *p, const char *model, bt_run *r, pt_diag *d) {
   memset(r, 0, sizeof *r);
   snprintf(r->workload, sizeof r->workload, "%.63s", p->name);
-  snprintf(r->model, sizeof r->model, "%.31s", model);
+  snprintf(r->model, sizeof r->model, "%.255s", model);
   char log[1024];
   bt_log_path(log, sizeof log, dir, p->name, model);
   FILE *f = fopen(log, "rb");

@@ -26,12 +26,15 @@ static bool listed(const char *list, const char *name) {
   return false;
 }
 
-static int split_list(const char *s, char out[][32], int cap) {
+#define NAME_LEN 256 /* a model (tlp:PATH), a checkpoint */
+
+/* Splits "a,b" into out; -1 when an item is too long (a cut path would name another file). */
+static int split_list(const char *s, char out[][NAME_LEN], int cap) {
   int n = 0;
   while (s && *s && n < cap) {
     const char *e = strchr(s, ',');
     size_t len = e ? (size_t)(e - s) : strlen(s);
-    if (len >= 32) len = 31;
+    if (len >= NAME_LEN) return -1;
     memcpy(out[n], s, len);
     out[n++][len] = 0;
     s = e ? e + 1 : NULL;
@@ -124,7 +127,7 @@ static int run_search(const pc_program *p, const char *model, const ptg_target *
                       double local_share, int limit, const char *dir, bt_run *r, pt_diag *d) {
   memset(r, 0, sizeof *r);
   snprintf(r->workload, sizeof r->workload, "%.63s", p->name);
-  snprintf(r->model, sizeof r->model, "%.31s", model);
+  snprintf(r->model, sizeof r->model, "%.255s", model);
   r->threads = o.measure.threads;
   pc_cost_model cm, rerank;
   bool has_rerank = false;
@@ -136,7 +139,7 @@ static int run_search(const pc_program *p, const char *model, const ptg_target *
   char log[1024];
   saver s = {dir, r, 0, 0, NULL, {{0}}};
   snprintf(s.prev.workload, sizeof s.prev.workload, "%.63s", p->name);
-  snprintf(s.prev.model, sizeof s.prev.model, "%.31s", model);
+  snprintf(s.prev.model, sizeof s.prev.model, "%.255s", model);
   int rc = 0;
   if (dir) {
     bt_log_path(log, sizeof log, dir, p->name, model);
@@ -226,7 +229,7 @@ int cmd_bench_tune(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  char models[MAX_MODELS][32], checks_s[BT_MAX_CHECKS][32];
+  char models[MAX_MODELS][NAME_LEN], checks_s[BT_MAX_CHECKS][NAME_LEN];
   int n_models = split_list(models_arg, models, MAX_MODELS), n_checks = split_list(checks_arg, checks_s, BT_MAX_CHECKS);
   int checks[BT_MAX_CHECKS];
   for (int k = 0; k < n_checks; k++) {

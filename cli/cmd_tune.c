@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_env.h"
 #include "commands.h"
 #include "compiler.h"
 #include "targets.h"
@@ -74,6 +75,7 @@ static void on_measured(void *ctx, const pc_tune_stats *st, const pc_measure_res
 }
 
 int cmd_tune(int argc, char **argv) {
+  restart_without_forced_blas_core(NULL, argc, argv); /* tlp:WEIGHTS ranks with OpenBLAS */
   const char *workload = NULL, *target_path = NULL, *model_name = "random", *out = NULL, *curve = NULL;
   bool resume = false, json = false, quiet = false;
   int measure = 1, lanes = 0;

@@ -1,6 +1,7 @@
 /* Cost models by name for the tuning commands: random (compiler/), xgb (predictor/learned.h),
  * xgb-imp[:LOG] (learned.h: pruned + redistributed, importance pre-fitted on LOG or online),
  * analytic (predictor/predictor.h), tlp:WEIGHTS (predictor/tlp.h, trained offline). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,13 +10,40 @@
 #include "tlp.h"
 #include "tune_models.h"
 
-const char *tune_model_names(void) { return "random, xgb, xgb-imp[:PREFIT.jsonl], analytic, tlp:WEIGHTS.safetensors, or A+B (B re-ranks A's best)"; }
+const char *tune_model_names(void) { return "random, xgb, xgb-imp[:PREFIT.jsonl], analytic, tlp:WEIGHTS.safetensors[@PLATFORM], or A+B (B re-ranks A's best)"; }
 
 /* The predictor's models come as allocated structs: keep the contents, free the shell. */
 static int take(pc_cost_model *m, pc_cost_model *out) {
   *out = *m;
   free(m);
   return 0;
+}
+
+/* tlp:PATH[@PLATFORM]: an MTL-TLP model ranks with the head of PLATFORM, by default this host's
+ * (-mcpu, as training names platforms) when it has one; TLP's single head otherwise. */
+static pc_cost_model *tlp_model(const char *arg, pt_diag *d) {
+  char path[1024], platform[128] = "";
+  snprintf(path, sizeof path, "%s", arg);
+  char *at = strrchr(path, '@');
+  if (at) {
+    snprintf(platform, sizeof platform, "%s", at + 1);
+    *at = 0;
+  }
+  if (!platform[0]) {
+    pp_tlp_model *m = pp_tlp_model_load(path, d);
+    if (!m) return NULL;
+    char host[256];
+    pc_host_target_string(host, sizeof host);
+    pp_tlp_platform(host, platform, sizeof platform);
+    bool has = false;
+    for (int o = 0; o < pp_tlp_model_config(m)->n_out; o++) has |= strcmp(pp_tlp_model_platform(m, o), platform) == 0;
+    if (!has) platform[0] = 0;
+    pp_tlp_model_free(m);
+  }
+  pc_cost_model *cm = pp_cost_model_tlp(path, platform[0] ? platform : NULL, d);
+  if (cm) fprintf(stderr, "tlp: %s ranks with the head of %s; OpenBLAS core: %s\n", path,
+                  platform[0] ? platform : "its first platform", pp_tlp_blas_core());
+  return cm;
 }
 
 int tune_model_new(const char *name, const ptg_target *target, int threads, uint64_t seed, pc_cost_model *out, pt_diag *d) {
@@ -49,7 +77,7 @@ int tune_model_new(const char *name, const ptg_target *target, int threads, uint
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
   if (strncmp(name, "tlp:", 4) == 0) {
-    pc_cost_model *m = pp_cost_model_tlp(name + 4, NULL, d);
+    pc_cost_model *m = tlp_model(name + 4, d);
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());

@@ -70,6 +70,25 @@ forced=$(OPENBLAS_CORETYPE=$force "$portent" eval --model "$tmp/t.safetensors" -
   sed -n 's/^OpenBLAS core: //p')
 [ -n "$native" ] && [ "$forced" = "$native" ] || { echo "FAIL core: native '$native', with $force forced '$forced'"; fail=1; }
 
+# tlp:WEIGHTS in tune: an MTL-TLP model ranks with this host's head (trained second here, so not
+# the first), or the head named after @; a forced OpenBLAS core is dropped there too.
+host_mcpu=$(grep -o -- '-mcpu=[a-z0-9_-]*' "$tmp/d.jsonl" | head -1 | sed 's/-mcpu=//')
+sed "s/-mcpu=$host_mcpu/-mcpu=otherplat/" "$tmp/d.jsonl" >"$tmp/d2.jsonl"
+check mtl-two 0 "$portent" train mtl-tlp --data "$tmp/d2.jsonl" --data "$tmp/d.jsonl" --target-platform "$host_mcpu" \
+  --epochs 1 --batch 8 --width 16 -o "$tmp/m.safetensors"
+tune_tlp() { OPENBLAS_CORETYPE=$force "$portent" tune matmul:32,24,40 --model "tlp:$1" --trials 4 --measure-per-round 4 \
+  --population 16 --generations 1 --min-time 0 --quiet; }
+check tune-tlp 0 tune_tlp "$tmp/m.safetensors"
+has tune-tlp "$tmp/err" "ranks with the head of $host_mcpu; OpenBLAS core: $native"
+check tune-tlp-head 0 tune_tlp "$tmp/m.safetensors@otherplat"
+has tune-tlp-head "$tmp/err" "ranks with the head of otherplat"
+check tune-tlp-nohead 2 tune_tlp "$tmp/m.safetensors@nosuch"
+has tune-tlp-nohead "$tmp/err" "no output head for platform 'nosuch'"
+# bench tune with a model by its absolute path: the results files stay in the results directory.
+check bench-tune-tlp 0 "$portent" bench tune --workloads mm512 --models "tlp:$tmp/t.safetensors" --checkpoints 4 \
+  --population 16 --generations 1 --measure-per-round 4 --min-time 0 --threads 1 --max-measurements 4 --results "$tmp/bt"
+ls "$tmp"/bt/mm512_tlp:*t.safetensors.stats.json >/dev/null 2>&1 || { echo "FAIL bench-tune-tlp: no stats file in $tmp/bt"; fail=1; }
+
 : >"$tmp/empty.jsonl"
 check empty 2 "$portent" train tlp --data "$tmp/empty.jsonl" -o "$tmp/x.safetensors"
 has empty "$tmp/err" "no training sample"
