@@ -719,9 +719,11 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
   if (tlp) {
     double with_f, net, per_cpu;
     tlp_throughput(data, tlp, o->throughput_s, &with_f, &net, &per_cpu);
-    printf("\nTLP inference (width %d, %d parameters, batches of up to 512, %ld cores): %.0f candidates/s with "
-           "features (wall clock), %.0f/s the network alone; %.0f per CPU-second of this process (target >= 3000/s)\n",
-           o->width, pp_tlp_model_n_params(tlp), sysconf(_SC_NPROCESSORS_ONLN), with_f, net, per_cpu);
+    printf("\nTLP inference (width %d, %d parameters, batches of up to 512, %ld cores, OpenBLAS %s on %d thread%s): "
+           "%.0f candidates/s with features (wall clock), %.0f/s the network alone; %.0f per CPU-second of this process "
+           "(target >= 3000/s)\n",
+           o->width, pp_tlp_model_n_params(tlp), sysconf(_SC_NPROCESSORS_ONLN), pp_tlp_blas_core(), pp_tlp_blas_threads(),
+           pp_tlp_blas_threads() == 1 ? "" : "s", with_f, net, per_cpu);
     pp_tlp_model_free(tlp);
   }
   return 0;

@@ -168,6 +168,8 @@ void pp_nn_attention_bwd(int b, int l, int dim, int heads, const float *qkv, con
 
 /* The OpenBLAS kernel set in use ("Haswell", "SkylakeX", "Zen", ...). */
 const char *pp_tlp_blas_core(void);
+/* The threads OpenBLAS runs a product on (OPENBLAS_NUM_THREADS, else the cores). */
+int pp_tlp_blas_threads(void);
 
 /* One-layer LSTM (gates i, f, g, o as PyTorch): xg = x W_ih^T + b_ih for all b*l rows; keeps
  * the activated gates (b*l x 4D) and cells (b*l x D); h is the output (b*l x D). */

@@ -73,6 +73,7 @@ void pp_nn_attention_bwd(int b, int l, int dim, int heads, const float *qkv, con
 /* OpenBLAS picks its kernels when it loads (OPENBLAS_CORETYPE overrides the detection);
  * commands print the core they got so a timing can be reproduced. */
 const char *pp_tlp_blas_core(void) { return openblas_get_corename(); }
+int pp_tlp_blas_threads(void) { return openblas_get_num_threads(); }
 
 /* ---------------------------------------------------------------- LSTM (TLP's other backbone) */
 
