@@ -88,6 +88,12 @@ has tune-tlp-nohead "$tmp/err" "no output head for platform 'nosuch'"
 check bench-tune-tlp 0 "$portent" bench tune --workloads mm512 --models "tlp:$tmp/t.safetensors" --checkpoints 4 \
   --population 16 --generations 1 --measure-per-round 4 --min-time 0 --threads 1 --max-measurements 4 --results "$tmp/bt"
 ls "$tmp"/bt/mm512_tlp:*t.safetensors.stats.json >/dev/null 2>&1 || { echo "FAIL bench-tune-tlp: no stats file in $tmp/bt"; fail=1; }
+# Logs written by TVM itself (tests/data/tvm_logs: v0.3 and v0.5 records, DAG-hash workload keys
+# portent cannot build): TLP reads them (it needs only the steps) and says what it read and skipped.
+{ cat tests/data/tvm_logs/matmul.json; echo '{"i": [broken'; } >"$tmp/tvm.json"
+check tvm-logs 0 "$portent" eval --model "$tmp/t.safetensors" --data tests/data/tvm_logs/resnet-50-NHWC-B1-llvm.json \
+  --data "$tmp/tvm.json"
+has tvm-logs "$tmp/err" "eval: 27 schedules (0 held out) in 27 workloads, 1 platform; skipped 1 unreadable lines"
 
 : >"$tmp/empty.jsonl"
 check empty 2 "$portent" train tlp --data "$tmp/empty.jsonl" -o "$tmp/x.safetensors"
