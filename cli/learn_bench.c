@@ -127,8 +127,11 @@ int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *
   if (!ctx.n_targets) return pt_fail(d, PT_ERR_INPUT, "%s: no record", files[0]);
   if (lb_pick_targets(data, ctx.n_targets, targets, counts, o->platform, d) < 0) return d->err;
   data->n_targets = ctx.n_targets;
-  for (int f = 0; f < n_files; f++)
-    if (pc_record_read_file(files[f], add_record, NULL, &ctx, NULL, d) < 0) return d->err;
+  for (int f = 0; f < n_files; f++) {
+    int bad = 0;
+    if (pc_record_read_file(files[f], add_record, NULL, &ctx, &bad, d) < 0) return d->err;
+    data->n_unreadable += bad;
+  }
   if (lb_join_other(data, n_files, files, d) < 0) return d->err;
   qsort(data->t, (size_t)data->n_tasks, sizeof *data->t, cmp_key); /* reproducible roles */
 
@@ -194,9 +197,10 @@ int lb_data_load(lb_data *data, int n_files, const char **files, const lb_opts *
   if (!n_train) return pt_fail(d, PT_ERR_INPUT, "no training task (records of tasks outside the test networks)");
   if (!n_val && o->val_networks)
     return pt_fail(d, PT_ERR_INPUT, "--val-networks %s: no record of their tasks outside the test networks", o->val_networks);
-  fprintf(stderr, "bench learn: %d records (%d failed or unusable, %d of other targets); target '%s'; %d test tasks, "
-                  "%d validation, %d training\n",
-          data->n_records, data->n_failed, data->n_other_target, data->target, n_test, n_val, n_train);
+  fprintf(stderr, "bench learn: %d records (%d failed or unusable, %d of other targets; %d unreadable lines skipped); "
+                  "target '%s'; %d test tasks, %d validation, %d training\n",
+          data->n_records, data->n_failed, data->n_other_target, data->n_unreadable, data->target, n_test, n_val,
+          n_train);
   if (data->other[0])
     fprintf(stderr, "bench learn: other platform '%s': %d of the ranked candidates measured there too\n", data->other,
             data->n_other_joined);

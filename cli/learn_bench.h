@@ -89,6 +89,7 @@ typedef struct lb_data {
   int n_nets;
   char nets[LB_MAX_NETS][32];
   int n_records, n_failed, n_other_target;
+  int n_unreadable; /* lines that are no record (JSON has no NaN: a NaN cost makes its line one) */
   int n_other_joined; /* candidates whose program was measured on the other platform too */
   int n_targets; /* distinct target strings in the records (real platforms) */
   int n_models;

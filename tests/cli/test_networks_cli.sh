@@ -92,6 +92,12 @@ has bench-learn-elsewhere "$tmp/err" "OpenBLAS core: "
 check bench-learn-badaux 2 "$portent" bench learn --data $sample --quick --models xgb,mtl --aux-targets "$tmp/absent.json"
 has bench-learn-badaux "$tmp/err" "absent.json"
 if grep -q "trained" "$tmp/err"; then echo "FAIL bench-learn-badaux: a model trained before the error"; fail=1; fi
+# A zero latency and a NaN one (JSON has no NaN: its line is no record) are counted and left out.
+awk 'NR == 5 { sub(/"r": \[\[[0-9.e-]*\]/, "\"r\": [[0]") } NR == 13 { sub(/"r": \[\[[0-9.e-]*\]/, "\"r\": [[NaN]") } { print }' \
+  $sample >"$tmp/nz.jsonl"
+check bench-learn-nan 0 "$portent" bench learn --data "$tmp/nz.jsonl" --quick --models xgb,tlp
+has bench-learn-nan "$tmp/err" "79 records (1 failed or unusable, 0 of other targets; 1 unreadable lines skipped)"
+has bench-learn-nan "$tmp/out" "^tlp  "
 check bench-learn-seeds 0 "$portent" bench learn --data $sample --quick --models tlp --seeds 2 --task-batches --clip 0.5
 has bench-learn-seeds "$tmp/out" "^tlp seed 1 "
 has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
