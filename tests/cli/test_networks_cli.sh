@@ -98,6 +98,12 @@ awk 'NR == 5 { sub(/"r": \[\[[0-9.e-]*\]/, "\"r\": [[0]") } NR == 13 { sub(/"r":
 check bench-learn-nan 0 "$portent" bench learn --data "$tmp/nz.jsonl" --quick --models xgb,tlp
 has bench-learn-nan "$tmp/err" "79 records (1 failed or unusable, 0 of other targets; 1 unreadable lines skipped)"
 has bench-learn-nan "$tmp/out" "^tlp  "
+# One training task (the sample's max_pool2d) beside the test tasks: every model trains and scores.
+grep -e '1280, 7, 7, 7' -e '2048, 7, 7, 7' -e 'dense\\", 1, 128, 128' -e 'max_pool2d' $sample >"$tmp/one.jsonl"
+check bench-learn-onetask 0 "$portent" bench learn --data "$tmp/one.jsonl" --quick --models xgb,tlp,mtl --fractions 0.2
+has bench-learn-onetask "$tmp/err" "3 test tasks, 0 validation, 1 training"
+has bench-learn-onetask "$tmp/out" "^tlp  "
+has bench-learn-onetask "$tmp/out" "^mtl-tlp 20% +2 aux (3 tasks)  "
 check bench-learn-seeds 0 "$portent" bench learn --data $sample --quick --models tlp --seeds 2 --task-batches --clip 0.5
 has bench-learn-seeds "$tmp/out" "^tlp seed 1 "
 has bench-learn-seeds "$tmp/out" "^tlp seed 2 "
