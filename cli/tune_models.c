@@ -25,7 +25,7 @@ static pc_cost_model *tlp_model(const char *arg, pt_diag *d) {
   char path[1024], platform[128] = "";
   snprintf(path, sizeof path, "%s", arg);
   char *at = strrchr(path, '@');
-  if (at) {
+  if (at && !strchr(at, '/')) { /* an '@' inside a folder's name is part of the path */
     snprintf(platform, sizeof platform, "%s", at + 1);
     *at = 0;
   }
