@@ -24,6 +24,13 @@ has resume-done "$tmp/out" "2 workloads already had 7 records"
 check shard 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
   --min-time 0 --log "$tmp/s1.jsonl" --seed 3 --shard 1/2
 [ "$(lines "$tmp/s1.jsonl")" -eq 6 ] || { echo "FAIL shard: $(lines "$tmp/s1.jsonl") records, expected 6"; fail=1; }
+# The other shard, merged with the first: the programs one run drew (a Slurm array's parts join).
+check shard0 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 6 \
+  --min-time 0 --log "$tmp/s0.jsonl" --seed 3 --shard 0/2
+check shard-merge 0 "$portent" dataset merge -o "$tmp/s01.jsonl" "$tmp/s0.jsonl" "$tmp/s1.jsonl"
+programs() { sed 's/"r": .*//' "$1" | sort -u; }
+programs "$tmp/s01.jsonl" >"$tmp/p01"; programs "$tmp/d.jsonl" >"$tmp/pd"
+cmp -s "$tmp/p01" "$tmp/pd" || { echo "FAIL shard-merge: the shards' programs are not the full run's"; fail=1; }
 # --target T.json: a target file is checked to describe this machine; the records then carry this
 # host's target string (as without --target), and a file of another CPU is refused.
 host_target=$(grep -o '"llvm -keys=cpu[^"]*"' "$tmp/d.jsonl" | head -1)
