@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 20
-#define BP_HEADLINE 19 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy: portent's default model */
+#define BP_PRESETS 21
+#define BP_HEADLINE 20 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward: the default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

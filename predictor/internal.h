@@ -35,6 +35,7 @@ struct pp_predictor {
   int native_bits;
   double window;        /* reorder-buffer entries (pp_reorder_window) */
   double core_share;    /* +busy: the share of a core each of `threads` busy threads keeps */
+  double forward_fail;  /* +forward: cycles an iteration loses to a failed forwarding; 0 = off */
   int n_units;
   const char *unit_names[PP_MAX_UNITS];
   int unit_pipes[PP_MAX_UNITS];
@@ -80,6 +81,10 @@ double pp_level_latency(const ptg_target *t, int level);
  * one thread). */
 double pp_sharing_store_cycles(const ptg_target *t, double mlp);
 int pp_shared_stores(const pa_function *f, const pa_block *b, int threads);
+/* +forward (forwarding.c): waits[j] (f->n_blocks entries) = block j of f holds a load wider than
+ * a store of the same object earlier in the same loop iteration, over the bytes that store
+ * wrote (forwarding fails). */
+void pp_forward_waits(const pa_function *f, bool *waits);
 /* Resource lower bounds of a legalized block: issue (uops / width) and the busiest unit. */
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit);
 

@@ -51,9 +51,12 @@ typedef struct pp_options {
                            target's L1 bandwidth per thread at that many threads shows
                            (ptg_target_core_share): a clock, sibling or hypervisor that slows
                            every core when all are busy */
+  bool forward;         /* a loop block whose load spans bytes of narrower stores earlier in the
+                           same iteration (no store forwarding) takes the target's
+                           cpu.store_forward_fail_cycles more; a target without it: unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

@@ -126,6 +126,7 @@ void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, do
   fprintf(f, "  %-26s %10s %10s %9s   (* = differs by more than %.0f%%)\n", "figure", "A", "B", "diff", 100 * tol);
   diff_line(f, "clock GHz", a->frequency_ghz.value, b->frequency_ghz.value, tol);
   diff_line(f, "issue width", a->issue_width.value, b->issue_width.value, tol);
+  diff_line(f, "store forward fail cycles", a->store_forward_fail_cycles.value, b->store_forward_fail_cycles.value, tol);
   /* rows of a, then rows only b has */
   for (int pass = 0; pass < 2; pass++) {
     const ptg_target *x = pass ? b : a, *y = pass ? a : b;

@@ -245,6 +245,8 @@ typedef struct ptg_target {
   int native_vector_bits; /* widest vector register the FP units run at full width */
   int max_vector_bits;    /* widest vector register the ISA has */
   ptg_figure issue_width; /* instructions per cycle, sustained */
+  ptg_figure store_forward_fail_cycles; /* cycles an iteration loses when a load spans two stores
+                                           still in flight (no forwarding); NaN unmeasured */
   /* tables */
   int n_insts;
   ptg_inst *insts;
@@ -282,6 +284,7 @@ void ptg_target_free(ptg_target *t);
 typedef struct {
   bool units, memory, runtime, gpu; /* in: which sections fresh measured */
   bool sets; /* in: L1's set walks (caches[0].set_walks); without it base's are kept */
+  bool forward; /* in: cpu.store_forward_fail_cycles; without it base's is kept */
   bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
              * memory.strided_walks): without it base's are kept even when memory is replaced */
   int replaced, added;              /* out: instruction rows */

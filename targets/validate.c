@@ -55,6 +55,7 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
   if (t->cores < 1 || t->cores > 100000) bad(&c, "cpu.cores: must be at least 1");
   range(&c, "cpu", "frequency_ghz", t->frequency_ghz, 0.1, 10);
   range(&c, "cpu", "issue_width", t->issue_width, 0.5, 64);
+  range(&c, "cpu", "store_forward_fail_cycles", t->store_forward_fail_cycles, 0, 1000);
   int vb = t->native_vector_bits;
   if (vb < 32 || vb > 2048 || (vb & (vb - 1))) bad(&c, "cpu.native_vector_bits: must be a power of two in 32..2048");
   for (int i = 0; i < t->n_insts && !c.err; i++) {

@@ -22,6 +22,7 @@ static ptg_target *sample(void) {
   t->native_vector_bits = 256;
   t->max_vector_bits = 512;
   t->issue_width.value = 4;
+  t->store_forward_fail_cycles = (ptg_figure){.value = 21.3, .spread = 0.05, .reps = 5, .source = "probe"};
   ptg_inst *r = ptg_target_add_inst(t, PTG_OP_FMA, PTG_ELEM_F32, 256);
   r->latency.value = 4;
   r->recip_throughput = (ptg_figure){.value = 0.5, .spread = 0.02, .reps = 5};
@@ -93,6 +94,7 @@ int main(void) {
     CHECK(fma && fma->counter_cycles == 4.02 && fma->counter_instructions == 1.04);
     CHECK(isnan(ptg_target_find_inst(u, PTG_OP_DIV, PTG_ELEM_F64, 64)->counter_cycles));
     CHECK(u->caches[1].size_bytes == 32768 << 4);
+    CHECK(u->store_forward_fail_cycles.value == 21.3 && u->store_forward_fail_cycles.reps == 5);
     CHECK(isnan(u->caches[0].overlapping_misses.value) && u->caches[1].overlapping_misses.value == 17.2 &&
           u->caches[1].overlapping_misses.reps == 5 && strcmp(u->caches[1].overlapping_misses.source, "32 random chases") == 0);
     const ptg_strided_walk *w = ptg_target_strided_walk(u, 4096, 4096);

@@ -135,6 +135,7 @@ int main(void) {
     CHECK(fabs(u->memory.latency_ns.value - 90) < 1e-9 && fabs(u->memory.overlapping_misses.value - 42) < 1e-9);
     CHECK(u->memory.n_strided == 1 && ptg_target_strided_walk(u, 4096, 4096));
     CHECK(u->n_insts == 3 && strstr(u->notes, "misses in flight"));
+    CHECK(isnan(u->store_forward_fail_cycles.value)); /* not measured by that part */
     /* then the memory section alone: its latencies replace base's, the misses in flight stay */
     ptg_target *f5 = fresh_target(26);
     f5->n_insts = 0;
@@ -179,6 +180,28 @@ int main(void) {
     ptg_target_free(u);
   }
   ptg_target_free(f6);
+
+  /* store forwarding measured alone (--only forward): the figure comes in, nothing else moves;
+   * a later update without the part keeps it */
+  ptg_target *f8 = fresh_target(26);
+  f8->n_insts = 0;
+  f8->store_forward_fail_cycles = (ptg_figure){.value = 21.3, .reps = 5, .spread = 0.05};
+  ptg_update_summary s8 = {.forward = true};
+  u = ptg_target_update(base, f8, &s8, &d);
+  CHECK_MSG(u && fabs(u->store_forward_fail_cycles.value - 21.3) < 1e-9 && strstr(u->notes, "store forwarding") &&
+                fabs(u->issue_width.value - base->issue_width.value) < 1e-9,
+            "%s", d.msg);
+  if (u) {
+    ptg_target *f9 = fresh_target(26);
+    f9->n_insts = 0;
+    ptg_update_summary s9 = {.mlp = true};
+    ptg_target *v = ptg_target_update(u, f9, &s9, &d);
+    CHECK(v && fabs(v->store_forward_fail_cycles.value - 21.3) < 1e-9);
+    ptg_target_free(v);
+    ptg_target_free(f9);
+    ptg_target_free(u);
+  }
+  ptg_target_free(f8);
 
   ptg_target_free(base);
   ptg_target_free(fresh);
