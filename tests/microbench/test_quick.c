@@ -33,6 +33,10 @@ int main(void) {
   CHECK_MSG(isnan(l2->value) ? l2->source != NULL : l2->value >= 1.5 && l2->value <= 96, "L2 in flight %g", l2->value);
   CHECK_MSG(mem->value >= 1.5 && mem->value <= 96, "memory in flight %g", mem->value);
   CHECK(t->memory.n_strided == 6);
+  /* store forwarding (forward.c): measured, a difference of two loops, never negative */
+  CHECK_MSG(t->store_forward_fail_cycles.value >= 0 && t->store_forward_fail_cycles.value < 200 &&
+                t->store_forward_fail_cycles.source,
+            "store forward fail %g cycles", t->store_forward_fail_cycles.value);
   for (int i = 0; i < t->memory.n_strided; i++)
     CHECK_MSG(t->memory.strided[i].ns_per_access.value > 0 && t->memory.strided[i].ns_per_access.value < 1000,
               "stride %lld: %g ns", (long long)t->memory.strided[i].stride_bytes, t->memory.strided[i].ns_per_access.value);
