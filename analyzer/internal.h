@@ -97,6 +97,7 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_MAIN "__pa_main"
 #define PA_SYM_PHASE "__pa_phase"
 #define PA_SYM_BLOCK "__pa_block"
+#define PA_SYM_WARM "__pa_warm_up" /* the parent's warm-up compile (run.c) */
 /* count_blocks[f] false: only the entry block of function f gets a counter (its calls; the
  * other blocks' counts come from static trip counts). NULL: every block. */
 typedef enum {

@@ -21,6 +21,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Support.h>
@@ -230,6 +231,76 @@ static LLVMOrcLLJITBuilderRef jit_builder_without_gathers(void) {
   return b;
 }
 
+/* What every child's JIT resolves the same way: the process's own symbols (libc, libm) and
+ * portent's hooks and runtime, which are in a static library, invisible to dlsym. */
+static LLVMErrorRef define_runtime(LLVMOrcLLJITRef jit) {
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  LLVMOrcDefinitionGeneratorRef gen;
+  LLVMErrorRef err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
+  if (err) return err;
+  LLVMOrcJITDylibAddGenerator(jd, gen);
+  struct {
+    const char *name;
+    void *addr;
+  } syms[] = {
+      {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},          {PA_SYM_FLUSH, (void *)pa_rt_flush},
+      {PA_SYM_PHASE, (void *)pa_rt_phase}, {PA_SYM_BLOCK, (void *)pa_rt_block},            {"pt_parallel_for", (void *)pt_parallel_for},
+      {"pt_pool_threads", (void *)pt_pool_threads},
+  };
+  LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
+  for (size_t i = 0; i < PT_ARRAY_LEN(syms); i++) {
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  return LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, PT_ARRAY_LEN(syms)));
+}
+
+/* The JIT the children compile with, made once by the parent before its first fork and never
+ * used by it again: each child adds its module to its own copy (fork) and compiles. Made in
+ * every child, it cost 1.3 ms there (three target machines: ours, LLJIT's data-layout probe,
+ * its compiler's); the warm-up compile below also builds the X86 subtarget (the target
+ * lowering's action tables, GlobalISel's legalizer) and codegen's one-time state once, not in
+ * every child (docs/validation.md, "Session 14"). The parent's codegen options are LLVM's
+ * defaults (cheapen_codegen runs in the child), and the subtarget does not depend on them.
+ * The LLJIT starts no thread (no compile threads: its tasks run in place), so forking beside
+ * it is what forking was before. NULL where it could not be made: the child then makes its
+ * own, and reports why that failed. */
+static LLVMOrcLLJITRef template_jit;
+static pthread_once_t template_once = PTHREAD_ONCE_INIT;
+
+static void make_template_jit(void) {
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  LLVMOrcLLJITRef jit;
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers());
+  if (!err) err = define_runtime(jit);
+  if (err) {
+    LLVMConsumeError(err);
+    return; /* (a JIT that failed after its creation is kept, unused, for the process's life) */
+  }
+  /* a vector load, add and store: the subtarget's vector lowering, as the kernels use it */
+  static const char warm_ir[] = "define void @" PA_SYM_WARM "(ptr %p) {\n"
+                                "  %v = load <16 x float>, ptr %p\n"
+                                "  %w = fadd <16 x float> %v, %v\n"
+                                "  store <16 x float> %w, ptr %p\n"
+                                "  ret void\n}\n";
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(warm_ir, sizeof warm_ir - 1, "warm-up");
+  LLVMModuleRef mod;
+  char *msg = NULL;
+  if (!LLVMParseIRInContext(LLVMOrcThreadSafeContextGetContext(tsc), buf, &mod, &msg)) {
+    LLVMOrcExecutorAddress addr;
+    err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), LLVMOrcCreateNewThreadSafeModule(mod, tsc));
+    if (!err) err = LLVMOrcLLJITLookup(jit, &addr, PA_SYM_WARM);
+    if (err) LLVMConsumeError(err); /* only a warm-up: the children compile without it */
+  }
+  LLVMDisposeMessage(msg);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  template_jit = jit;
+}
+
 /* The kernel's arguments: one 8-byte slot each (read by __pa_main), buffers at fixed addresses
  * filled with seeded data. Made on a thread of its own while the main thread compiles (the
  * fill is 1-10 ms of a suite candidate's fixed cost); the addresses do not depend on when. */
@@ -325,8 +396,6 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
   pthread_t maker;
   bool making = pthread_create(&maker, NULL, make_arguments_thread, &args) == 0;
   if (!making) args.rc = make_arguments(&args);
-  LLVMInitializeNativeTarget();
-  LLVMInitializeNativeAsmPrinter();
   /* The module is this process's copy of the parent's: instrumented and compiled here, it
    * changes nothing there (0.9 ms of bitcode written and re-read before session 12). Its
    * context is not the JIT's own, which only locks that one; nothing else uses either. */
@@ -350,33 +419,18 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
   if (mode == PA_HOOKS_WINDOWED) pa_runtime_set_windows(rt, &opt->windows, win_blocks);
 
   cheapen_codegen();
-  LLVMOrcLLJITRef jit;
-  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers());
+  LLVMOrcLLJITRef jit = template_jit; /* this process's copy of the parent's */
+  LLVMErrorRef err = NULL;
+  if (!jit && !(err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers()))) err = define_runtime(jit);
   if (err) return child_llvm_fail(h, "cannot create the JIT", err);
   LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), report_session_error, h);
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
-  LLVMOrcDefinitionGeneratorRef gen;
-  err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
-  if (err) return child_llvm_fail(h, "cannot search the process for symbols", err);
-  LLVMOrcJITDylibAddGenerator(jd, gen);
-  /* Our hooks and portent's runtime are in a static library, invisible to dlsym: define them. */
-  struct {
-    const char *name;
-    void *addr;
-  } syms[] = {
-      {PA_SYM_COUNTS, sh->counts},         {PA_SYM_CTX, rt},
-      {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},
-      {PA_SYM_FLUSH, (void *)pa_rt_flush},         {PA_SYM_PHASE, (void *)pa_rt_phase},
-      {PA_SYM_BLOCK, (void *)pa_rt_block},        {"pt_parallel_for", (void *)pt_parallel_for}, {"pt_pool_threads", (void *)pt_pool_threads},
-  };
-  LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
-  for (size_t i = 0; i < PT_ARRAY_LEN(syms); i++) {
-    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
-    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
-    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
-    pairs[i].Sym.Flags.TargetFlags = 0;
-  }
-  err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, PT_ARRAY_LEN(syms)));
+  /* this run's counters and tracker */
+  LLVMOrcCSymbolMapPair pairs[2] = {{LLVMOrcLLJITMangleAndIntern(jit, PA_SYM_COUNTS), {(LLVMOrcExecutorAddress)(uintptr_t)sh->counts}},
+                                    {LLVMOrcLLJITMangleAndIntern(jit, PA_SYM_CTX), {(LLVMOrcExecutorAddress)(uintptr_t)rt}}};
+  for (size_t i = 0; i < PT_ARRAY_LEN(pairs); i++)
+    pairs[i].Sym.Flags = (LLVMJITSymbolFlags){LLVMJITSymbolGenericFlagsExported, 0};
+  err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, PT_ARRAY_LEN(pairs)));
   if (err) return child_llvm_fail(h, "cannot define the runtime symbols", err);
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
   LLVMOrcDisposeThreadSafeContext(tsc);
@@ -561,6 +615,7 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
     free(count_blocks);
     return pt_fail(d, PT_ERR_RUNTIME, "cannot make the run's pipe: %s", strerror(errno));
   }
+  pthread_once(&template_once, make_template_jit);
   fflush(NULL); /* the child must not repeat our buffered output */
   pid_t pid = fork();
   if (pid < 0) {
