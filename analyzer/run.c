@@ -187,18 +187,24 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
 
 /* Codegen work that moves no access: the hooks see the IR's addresses whatever the machine
  * code, so the child turns off what costs compile time without changing them (profiles byte
- * for byte the same, docs/validation.md sessions 9 and 11). Loop strength reduction (IVUsers
+ * for byte the same, docs/validation.md sessions 9, 11 and 14). Loop strength reduction (IVUsers
  * building SCEVs of the sampling hash's address arithmetic: 250 of dwconv_mb's 430 M compile
  * instructions); the pre- and post-RA machine schedulers and the AVX-512 domain reassignment
- * (on mm512 random seed 8's 9,000-line module, 59% and then 34% of llc's instructions); and
+ * (on mm512 random seed 8's 9,000-line module, 59% and then 34% of llc's instructions);
  * SelectionDAG where FastISel can select the block (the scalar hooks, the tracker calls; the
- * vector kernel still falls back to SelectionDAG). The C API has no per-pass switch; this
- * process is the forked child, so the global options reach only its own compile (an option
- * LLVM no longer knows is ignored, not fatal: errors go to nulls()). */
+ * vector kernel still falls back to SelectionDAG); and machine LICM, CSE, sinking and copy
+ * propagation (20-22% of what was left on the suite's defaults, 38% on mm512 random seed 8's
+ * module; the instrumented runs within +-5%). Not the register allocator: the fast one made
+ * the runs 1.7-2.2x slower (spills at every block end), and `-regalloc=` is read once per
+ * process, by the parent's warm-up compile. The C API has no per-pass switch; this process is the forked
+ * child, so the global options reach only its own compile (an option LLVM no longer knows is
+ * ignored, not fatal: errors go to nulls()). */
 static void cheapen_codegen(void) {
   const char *args[] = {"portent-analyzer-run",     "-disable-lsr",
                         "-enable-misched=false",    "-post-RA-scheduler=false",
-                        "-disable-x86-domain-reassignment", "-fast-isel"};
+                        "-disable-x86-domain-reassignment", "-fast-isel",
+                        "-disable-machine-licm",    "-disable-machine-cse",
+                        "-disable-machine-sink",    "-disable-copyprop"};
   LLVMParseCommandLineOptions((int)PT_ARRAY_LEN(args), args, NULL);
 }
 
