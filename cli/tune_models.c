@@ -1,6 +1,7 @@
 /* Cost models by name for the tuning commands: random (compiler/), xgb (predictor/learned.h),
  * xgb-imp[:LOG] (learned.h: pruned + redistributed, importance pre-fitted on LOG or online),
- * analytic (predictor/predictor.h), tlp:WEIGHTS (predictor/tlp.h, trained offline). */
+ * analytic (predictor/predictor.h), tlp:WEIGHTS (predictor/tlp.h: pretrained, fine-tuned online on the
+ * task's measurements; tlp-offline:WEIGHTS as trained, tlp-head:WEIGHTS fine-tuning the last layers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "tlp.h"
 #include "tune_models.h"
 
-const char *tune_model_names(void) { return "random, xgb, xgb-imp[:PREFIT.jsonl], analytic, tlp:WEIGHTS.safetensors[@PLATFORM], or A+B (B re-ranks A's best)"; }
+const char *tune_model_names(void) { return "random, xgb, xgb-imp[:PREFIT.jsonl], analytic, tlp[-offline|-head]:WEIGHTS.safetensors[@PLATFORM], or A+B (B re-ranks A's best)"; }
 
 /* The predictor's models come as allocated structs: keep the contents, free the shell. */
 static int take(pc_cost_model *m, pc_cost_model *out) {
@@ -20,8 +21,9 @@ static int take(pc_cost_model *m, pc_cost_model *out) {
 }
 
 /* tlp:PATH[@PLATFORM]: an MTL-TLP model ranks with the head of PLATFORM, by default this host's
- * (-mcpu, as training names platforms) when it has one; TLP's single head otherwise. */
-static pc_cost_model *tlp_model(const char *arg, pt_diag *d) {
+ * (-mcpu, as training names platforms) when it has one; TLP's single head otherwise. `online`
+ * NULL: the model as trained. */
+static pc_cost_model *tlp_model(const char *arg, const pp_tlp_finetune_opts *online, pt_diag *d) {
   char path[1024], platform[128] = "";
   snprintf(path, sizeof path, "%s", arg);
   char *at = strrchr(path, '@');
@@ -40,9 +42,11 @@ static pc_cost_model *tlp_model(const char *arg, pt_diag *d) {
     if (!has) platform[0] = 0;
     pp_tlp_model_free(m);
   }
-  pc_cost_model *cm = pp_cost_model_tlp(path, platform[0] ? platform : NULL, d);
-  if (cm) fprintf(stderr, "tlp: %s ranks with the head of %s; OpenBLAS core: %s\n", path,
-                  platform[0] ? platform : "its first platform", pp_tlp_blas_core());
+  pc_cost_model *cm = pp_cost_model_tlp(path, platform[0] ? platform : NULL, online, d);
+  if (cm) fprintf(stderr, "tlp: %s ranks with the head of %s, %s; OpenBLAS core: %s\n", path,
+                  platform[0] ? platform : "its first platform",
+                  !online ? "offline" : online->head_only ? "fine-tuning its last layers online" : "fine-tuned online",
+                  pp_tlp_blas_core());
   return cm;
 }
 
@@ -76,8 +80,14 @@ int tune_model_new(const char *name, const ptg_target *target, int threads, uint
     pc_cost_model *m = pp_cost_model_analytic(target, &ao, d);
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
-  if (strncmp(name, "tlp:", 4) == 0) {
-    pc_cost_model *m = tlp_model(name + 4, d);
+  const char *tlp_kinds[] = {"tlp:", "tlp-head:", "tlp-offline:"};
+  for (int k = 0; k < 3; k++) {
+    size_t len = strlen(tlp_kinds[k]);
+    if (strncmp(name, tlp_kinds[k], len) != 0) continue;
+    pp_tlp_finetune_opts o;
+    pp_tlp_finetune_opts_default(&o);
+    o.seed = seed, o.head_only = k == 1;
+    pc_cost_model *m = tlp_model(name + len, k == 2 ? NULL : &o, d);
     return m ? take(m, out) : (d->err ? d->err : PT_ERR_RUNTIME);
   }
   return pt_fail(d, PT_ERR_INPUT, "unknown cost model '%s' (available: %s)", name, tune_model_names());

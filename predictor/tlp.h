@@ -247,10 +247,40 @@ char *pp_tlp_group_key(const pp_tlp_dataset *ds, int group);
 /* The expected top-k of a random ranking on the same tasks (the baseline to beat). */
 double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, const double *group_weight, int k);
 
+/* ---------------------------------------------------------------- fine-tuning */
+
+/* Adam's moments and step count (torch.optim.Adam, beta 0.9 / 0.999). */
+typedef struct pp_tlp_adam {
+  long step;
+  float *m, *v;
+} pp_tlp_adam;
+int pp_tlp_adam_init(pp_tlp_adam *a, int n_params);
+/* One step on n parameters w with gradient g. */
+void pp_tlp_adam_step(pp_tlp_adam *a, int n, float *w, const float *g, double lr);
+void pp_tlp_adam_free(pp_tlp_adam *a);
+
+typedef struct pp_tlp_finetune_opts {
+  int epochs;     /* passes over the task's records per fine-tuning */
+  int batch;      /* records per LambdaRank list and Adam step */
+  double lr;
+  bool head_only; /* only the ranked head's decoder and the residual blocks learn */
+  uint64_t seed;
+} pp_tlp_finetune_opts;
+void pp_tlp_finetune_opts_default(pp_tlp_finetune_opts *o);
+
+/* Fine-tunes the network on one task's n records: x holds normalized features (n x seq_len x
+ * emb, pp_tlp_model_normalize), label each record's min latency / latency; the loss is
+ * LambdaRank on head `out`, the optimizer Adam continuing from `adam`'s state. */
+int pp_tlp_finetune(pp_tlp_model *m, int out, int n, const float *x, const float *label, const pp_tlp_finetune_opts *o,
+                    pp_tlp_adam *adam, pt_rng *rng, pt_diag *d);
+
 /* ---------------------------------------------------------------- the cost model */
 
 /* The search's interface over a trained model file (head 0, or the head of `platform` when
- * not NULL). Free with pp_cost_model_free. */
-pc_cost_model *pp_cost_model_tlp(const char *path, const char *platform, pt_diag *d);
+ * not NULL). With `online` (not NULL) update() keeps the task's measured records and, before
+ * the next prediction, fine-tunes the network on all of them (pp_tlp_finetune, continuing);
+ * NULL keeps the offline model (no update). Free with pp_cost_model_free. */
+pc_cost_model *pp_cost_model_tlp(const char *path, const char *platform, const pp_tlp_finetune_opts *online,
+                                 pt_diag *d);
 
 #endif

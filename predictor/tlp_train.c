@@ -161,7 +161,8 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
     if (any) train[n_train++] = i;
   }
   pp_tlp_model *m = NULL;
-  float *x = NULL, *adam_m = NULL, *adam_v = NULL, *batch_x = NULL, *scores = NULL, *dscores = NULL;
+  pp_tlp_adam adam = {0};
+  float *x = NULL, *batch_x = NULL, *scores = NULL, *dscores = NULL;
   float *lab = NULL, *grad = NULL;
   bool *has = NULL;
   if (n_train == 0) {
@@ -212,9 +213,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   lab = malloc(sizeof(float) * (size_t)balloc), grad = malloc(sizeof(float) * (size_t)balloc);
   has = malloc(sizeof(bool) * (size_t)balloc);
   int n_params = pp_tlp_model_n_params(m);
-  adam_m = calloc((size_t)n_params, sizeof(float));
-  adam_v = calloc((size_t)n_params, sizeof(float));
-  if (!x || !batch_x || !scores || !dscores || !lab || !grad || !has || !adam_m || !adam_v) {
+  if (!x || !batch_x || !scores || !dscores || !lab || !grad || !has || pp_tlp_adam_init(&adam, n_params) < 0) {
     pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train);
     goto fail;
   }
@@ -223,8 +222,6 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   for (int t = 0; t < n_train; t++) order[t] = t;
   pt_rng rng = {o->seed};
   float *w = pp_tlp_model_params(m), *g = pp_tlp_model_grads(m);
-  const double b1 = 0.9, b2 = 0.999, eps = 1e-8; /* Adam's defaults (Kingma & Ba 2015), as torch.optim.Adam */
-  long step = 0;
   for (int epoch = 0; epoch < o->epochs; epoch++) {
     double t0 = pt_now(), total = 0;
     if (warm && epoch == o->warm_epochs) pp_tlp_model_copy_head(m, o->warm_from, o->target_platform);
@@ -272,13 +269,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
         if (norm > o->clip_norm)
           for (int k = 0; k < n_params; k++) g[k] = (float)(g[k] * (o->clip_norm / (norm + 1e-6)));
       }
-      step++;
-      double c1 = 1 - pow(b1, (double)step), c2 = 1 - pow(b2, (double)step);
-      for (int k = 0; k < n_params; k++) {
-        adam_m[k] = (float)(b1 * adam_m[k] + (1 - b1) * g[k]);
-        adam_v[k] = (float)(b2 * adam_v[k] + (1 - b2) * (double)g[k] * g[k]);
-        w[k] -= (float)(o->lr * (adam_m[k] / c1) / (sqrt(adam_v[k] / c2) + eps));
-      }
+      pp_tlp_adam_step(&adam, n_params, w, g, o->lr);
     }
     if (!isfinite(total)) {
       free(order), free(cut);
@@ -288,11 +279,11 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
     if (o->verbose) fprintf(stderr, "epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
   }
   free(order), free(cut);
-  free(keep), free(train), free(x), free(adam_m), free(adam_v), free(batch_x), free(scores), free(dscores);
+  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), free(batch_x), free(scores), free(dscores);
   free(lab), free(grad), free(has);
   return m;
 fail:
-  free(keep), free(train), free(x), free(adam_m), free(adam_v), free(batch_x), free(scores), free(dscores);
+  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), free(batch_x), free(scores), free(dscores);
   free(lab), free(grad), free(has);
   pp_tlp_model_free(m);
   return NULL;

@@ -284,7 +284,7 @@ static void test_training(void) {
     pp_tlp_model_free(m2);
   }
   /* The cost-model interface ranks states like the model. */
-  pc_cost_model *cm = pp_cost_model_tlp(tmp("m.safetensors"), NULL, &d);
+  pc_cost_model *cm = pp_cost_model_tlp(tmp("m.safetensors"), NULL, NULL, &d);
   CHECK_MSG(cm, "%s", d.msg);
   if (cm) {
     pc_state st[2] = {0};
@@ -304,10 +304,10 @@ static void test_training(void) {
     CHECK_MSG(sc[1] > sc[0], "good schedule %g should outscore bad %g", sc[1], sc[0]);
     pp_cost_model_free(cm);
   }
-  CHECK(!pp_cost_model_tlp(tmp("m.safetensors"), "no-such-platform", &d));
+  CHECK(!pp_cost_model_tlp(tmp("m.safetensors"), "no-such-platform", NULL, &d));
   /* In the tuner's search: rank a small population of a real workload, measure nothing. */
   pt_diag_clear(&d);
-  cm = pp_cost_model_tlp(tmp("m.safetensors"), NULL, &d);
+  cm = pp_cost_model_tlp(tmp("m.safetensors"), NULL, NULL, &d);
   pc_program *prog = pc_workload_build("matmul:32,24,40", &d);
   CHECK_MSG(cm && prog, "%s", d.msg);
   if (cm && prog) {
