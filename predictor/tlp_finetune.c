@@ -10,7 +10,7 @@
 #include "tlp.h"
 
 void pp_tlp_finetune_opts_default(pp_tlp_finetune_opts *o) {
-  *o = (pp_tlp_finetune_opts){.epochs = 4, .batch = 128, .lr = 7e-4, .head_only = false, .seed = 1};
+  *o = (pp_tlp_finetune_opts){.epochs = 10, .batch = 128, .lr = 7e-4, .head_only = false, .seed = 1};
 }
 
 void pp_tlp_adam_step(pp_tlp_adam *a, int n, float *w, const float *g, double lr) {
