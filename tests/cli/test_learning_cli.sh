@@ -83,10 +83,16 @@ host_mcpu=$(grep -o -- '-mcpu=[a-z0-9_-]*' "$tmp/d.jsonl" | head -1 | sed 's/-mc
 sed "s/-mcpu=$host_mcpu/-mcpu=otherplat/" "$tmp/d.jsonl" >"$tmp/d2.jsonl"
 check mtl-two 0 "$portent" train mtl-tlp --data "$tmp/d2.jsonl" --data "$tmp/d.jsonl" --target-platform "$host_mcpu" \
   --epochs 1 --batch 8 --width 16 -o "$tmp/m.safetensors"
-tune_tlp() { OPENBLAS_CORETYPE=$force "$portent" tune matmul:32,24,40 --model "tlp:$1" --trials 4 --measure-per-round 4 \
-  --population 16 --generations 1 --min-time 0 --quiet; }
+tune_tlp() { OPENBLAS_CORETYPE=$force "$portent" tune matmul:32,24,40 --model "${kind:-tlp}:$1" --trials 8 \
+  --measure-per-round 4 --population 16 --generations 1 --min-time 0 --quiet; }
 check tune-tlp 0 tune_tlp "$tmp/m.safetensors"
-has tune-tlp "$tmp/err" "ranks with the head of $host_mcpu; OpenBLAS core: $native"
+has tune-tlp "$tmp/err" "ranks with the head of $host_mcpu, fine-tuned online; OpenBLAS core: $native"
+has tune-tlp "$tmp/err" "tlp online: 1 fine-tunings (10 epochs, batch 128, whole network) on up to "
+kind=tlp-offline check tune-tlp-offline 0 tune_tlp "$tmp/m.safetensors"
+has tune-tlp-offline "$tmp/err" "ranks with the head of $host_mcpu, offline; OpenBLAS core: $native"
+kind=tlp-head check tune-tlp-last 0 tune_tlp "$tmp/m.safetensors"
+has tune-tlp-last "$tmp/err" "(10 epochs, batch 128, head and residual blocks)"
+has tune-tlp-last "$tmp/err" "fine-tuning its last layers online"
 check tune-tlp-head 0 tune_tlp "$tmp/m.safetensors@otherplat"
 has tune-tlp-head "$tmp/err" "ranks with the head of otherplat"
 check tune-tlp-nohead 2 tune_tlp "$tmp/m.safetensors@nosuch"
