@@ -102,6 +102,32 @@ head -n 1 "$tmp/a/records.jsonl" >"$tmp/one" && cp -r "$tmp/a" "$tmp/c" && cp "$
 check cross-subset 0 "$portent" bench predict --cross "$tmp/c" "$tmp/b" --svg "$tmp/s5.svg"
 has cross-subset "$tmp/out" "have no profile in A: skipped"
 
+# Sets with a workload the other lacks (issue 13 grew the Zen 4 set by three workloads): --cross
+# pairs the shared workload and skips, and counts, the other's candidates.
+v=matmul:16,16,16
+check save-two 0 "$portent" bench predict --workloads $w,$v --candidates 2 --min-time 0.001 --svg "$tmp/s14.svg" --save "$tmp/two"
+check cross-more-in-b 0 "$portent" bench predict --cross "$tmp/a" "$tmp/two" --svg "$tmp/s15.svg"
+has cross-more-in-b "$tmp/out" "^$w *3 "
+has cross-more-in-b "$tmp/out" "(3 of B's candidates have no profile in A: skipped)"
+check cross-more-in-a 0 "$portent" bench predict --cross "$tmp/two" "$tmp/a" --svg "$tmp/s16.svg"
+has cross-more-in-a "$tmp/out" "^$w *3 "
+if grep -q "skipped" "$tmp/out"; then echo "FAIL cross-more-in-a: candidates skipped"; fail=1; fi
+
+# scripts/predict_set_merge.py appends a set's new workload, leaving the old lines as they were.
+if command -v python3 >/dev/null; then
+  src=$(dirname "$0")/../..
+  check save-new 0 "$portent" bench predict --workloads $v --candidates 1 --min-time 0.001 --svg "$tmp/s17.svg" --save "$tmp/newwl"
+  cp -r "$tmp/a" "$tmp/grown"
+  check merge 0 python3 "$src/scripts/predict_set_merge.py" "$tmp/grown" "$tmp/newwl"
+  has merge "$tmp/out" "added 2 candidates"
+  head -n 3 "$tmp/grown/records.jsonl" | cmp -s - "$tmp/a/records.jsonl" || { echo "FAIL merge: old records changed"; fail=1; }
+  gzip -dc "$tmp/a/profiles.jsonl.gz" >"$tmp/pold"
+  gzip -dc "$tmp/grown/profiles.jsonl.gz" | head -n 3 | cmp -s - "$tmp/pold" || { echo "FAIL merge: old profiles changed"; fail=1; }
+  check merged 0 "$portent" bench predict --from "$tmp/grown" --svg "$tmp/s18.svg"
+  has merged "$tmp/out" "^$w *3 "
+  has merged "$tmp/out" "^$v *2 "
+fi
+
 # Broken sets: exit 2 with the file named.
 cp -r "$tmp/a" "$tmp/d" && printf 'not gzip' >"$tmp/d/profiles.jsonl.gz"
 check corrupt-profiles 2 "$portent" bench predict --from "$tmp/d"
