@@ -15,16 +15,13 @@ static LLVMValueRef vec_at(LLVMBuilderRef b, LLVMTypeRef vt, LLVMValueRef base, 
 
 static void build_one(pmb_jit *j, LLVMModuleRef m, bw_kind kind, int bits, const char *name) {
   LLVMContextRef c = pmb_jit_context(j);
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(c);
   bool fl = kind == BW_TRIAD;
   LLVMTypeRef vt = LLVMVectorType(fl ? LLVMFloatTypeInContext(c) : LLVMInt32TypeInContext(c), (unsigned)bits / 32);
-  LLVMTypeRef params[4] = {i64, ptr, ptr, ptr};
-  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 4, 0));
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), loop = LLVMAppendBasicBlockInContext(c, fn, "loop"),
-                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
-  LLVMValueRef n = LLVMGetParam(fn, 0), pa = LLVMGetParam(fn, 1), pb = LLVMGetParam(fn, 2), pc = LLVMGetParam(fn, 3);
-  LLVMPositionBuilderAtEnd(b, entry);
+  pmb_loop_frame f = pmb_loop_frame_new(j, m, name, 3);
+  LLVMBasicBlockRef entry = f.entry, loop = f.loop, done = f.done;
+  LLVMBuilderRef b = f.b;
+  LLVMValueRef n = LLVMGetParam(f.fn, 0), pa = LLVMGetParam(f.fn, 1), pb = LLVMGetParam(f.fn, 2), pc = LLVMGetParam(f.fn, 3);
   /* a value from memory, so stores cannot be turned into memset */
   LLVMValueRef fill = LLVMBuildLoad2(b, vt, pc, "");
   LLVMSetAlignment(fill, 16);

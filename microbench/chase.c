@@ -17,14 +17,11 @@ int pmb_chase_kernel_build(pmb_jit *j, LLVMModuleRef m, int chains, const char *
     return pt_fail(d, PT_ERR_INVALID, "chase kernel: %d chains (1..%d)", chains, PMB_MAX_CHASES);
   LLVMContextRef c = pmb_jit_context(j);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
-  LLVMTypeRef params[3] = {i64, ptr, ptr};
-  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 3, 0));
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), loop = LLVMAppendBasicBlockInContext(c, fn, "loop"),
-                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
-  LLVMValueRef iters = LLVMGetParam(fn, 0), in = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2);
+  pmb_loop_frame f = pmb_loop_frame_new(j, m, name, 2);
+  LLVMBasicBlockRef entry = f.entry, loop = f.loop, done = f.done;
+  LLVMBuilderRef b = f.b;
+  LLVMValueRef iters = LLVMGetParam(f.fn, 0), in = LLVMGetParam(f.fn, 1), out = LLVMGetParam(f.fn, 2);
   LLVMValueRef start[PMB_MAX_CHASES], phi[PMB_MAX_CHASES], cur[PMB_MAX_CHASES], slot[PMB_MAX_CHASES];
-  LLVMPositionBuilderAtEnd(b, entry);
   for (int k = 0; k < chains; k++) {
     LLVMValueRef idx = LLVMConstInt(i64, (unsigned long long)k, 0);
     slot[k] = LLVMBuildGEP2(b, ptr, in, &idx, 1, "");

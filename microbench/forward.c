@@ -18,14 +18,11 @@ static void build_kernel(pmb_jit *j, LLVMModuleRef m, const char *name, bool wid
   LLVMContextRef c = pmb_jit_context(j);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), f32 = LLVMFloatTypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
   LLVMTypeRef v2 = LLVMVectorType(f32, 2);
-  LLVMTypeRef params[3] = {i64, ptr, ptr};
-  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 3, 0));
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), loop = LLVMAppendBasicBlockInContext(c, fn, "loop"),
-                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
-  LLVMValueRef iters = LLVMGetParam(fn, 0), in = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2);
+  pmb_loop_frame f = pmb_loop_frame_new(j, m, name, 2);
+  LLVMBasicBlockRef entry = f.entry, loop = f.loop, done = f.done;
+  LLVMBuilderRef b = f.b;
+  LLVMValueRef iters = LLVMGetParam(f.fn, 0), in = LLVMGetParam(f.fn, 1), out = LLVMGetParam(f.fn, 2);
   LLVMValueRef zero = LLVMConstInt(i64, 0, 0), one = LLVMConstInt(i64, 1, 0), fzero = LLVMConstReal(f32, 0);
-  LLVMPositionBuilderAtEnd(b, entry);
   LLVMValueRef pad = LLVMBuildLoad2(b, ptr, in, "pad");
   LLVMValueRef src = LLVMBuildLoad2(b, ptr, LLVMBuildGEP2(b, ptr, in, &one, 1, ""), "src");
   LLVMValueRef pad1 = LLVMBuildGEP2(b, f32, pad, &one, 1, "");

@@ -17,6 +17,15 @@ void pmb_jit_free(pmb_jit *j);
 LLVMContextRef pmb_jit_context(pmb_jit *j);
 /* A fresh module for this host (triple and data layout set). */
 LLVMModuleRef pmb_jit_module(pmb_jit *j, const char *name);
+/* A loop kernel's frame, void NAME(i64 iterations, ptr x n_ptrs): blocks entry, loop and done,
+ * the builder at the end of entry. The caller fills the blocks and disposes the builder. */
+#define PMB_LOOP_MAX_PTRS 4
+typedef struct {
+  LLVMValueRef fn;
+  LLVMBasicBlockRef entry, loop, done;
+  LLVMBuilderRef b;
+} pmb_loop_frame;
+pmb_loop_frame pmb_loop_frame_new(pmb_jit *j, LLVMModuleRef m, const char *name, int n_ptrs);
 /* Host CPU feature test, e.g. pmb_jit_has(j, "avx512f"). */
 bool pmb_jit_has(const pmb_jit *j, const char *feature);
 const char *pmb_jit_cpu(const pmb_jit *j);

@@ -89,6 +89,21 @@ LLVMModuleRef pmb_jit_module(pmb_jit *j, const char *name) {
   return m;
 }
 
+pmb_loop_frame pmb_loop_frame_new(pmb_jit *j, LLVMModuleRef m, const char *name, int n_ptrs) {
+  LLVMContextRef c = j->ctx;
+  LLVMTypeRef params[PMB_LOOP_MAX_PTRS + 1] = {LLVMInt64TypeInContext(c)};
+  if (n_ptrs > PMB_LOOP_MAX_PTRS) n_ptrs = PMB_LOOP_MAX_PTRS;
+  for (int k = 1; k <= n_ptrs; k++) params[k] = LLVMPointerTypeInContext(c, 0);
+  pmb_loop_frame f;
+  f.fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, (unsigned)n_ptrs + 1, 0));
+  f.entry = LLVMAppendBasicBlockInContext(c, f.fn, "entry");
+  f.loop = LLVMAppendBasicBlockInContext(c, f.fn, "loop");
+  f.done = LLVMAppendBasicBlockInContext(c, f.fn, "done");
+  f.b = LLVMCreateBuilderInContext(c);
+  LLVMPositionBuilderAtEnd(f.b, f.entry);
+  return f;
+}
+
 bool pmb_jit_has(const pmb_jit *j, const char *feature) {
   size_t n = strlen(feature);
   for (const char *p = j->features; (p = strstr(p, feature)); p += n) {
