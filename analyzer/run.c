@@ -187,7 +187,9 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
 
 /* Codegen work that moves no access: the hooks see the IR's addresses whatever the machine
  * code, so the child turns off what costs compile time without changing them (profiles byte
- * for byte the same, docs/validation.md sessions 9, 11 and 14). Loop strength reduction (IVUsers
+ * for byte the same, docs/validation.md sessions 9, 11 and 14), but for a kernel's local
+ * arrays on the stack, which sit where the frame's spill slots leave them: their sampled lines
+ * can change with these options (session 14, bert_ffn1's cache-read stage). Loop strength reduction (IVUsers
  * building SCEVs of the sampling hash's address arithmetic: 250 of dwconv_mb's 430 M compile
  * instructions); the pre- and post-RA machine schedulers and the AVX-512 domain reassignment
  * (on mm512 random seed 8's 9,000-line module, 59% and then 34% of llc's instructions);

@@ -44,8 +44,13 @@ void pp_forward_waits(const pa_function *f, bool *waits) {
       const pa_node *x = &b->nodes[k];
       if (x->op == PA_OP_STORE && x->array > 0) {
         if (n == cap) {
-          cap = cap ? 2 * cap : 16;
-          stores = realloc(stores, sizeof *stores * (size_t)cap), store_loop = realloc(store_loop, sizeof(int) * (size_t)cap);
+          int more = cap ? 2 * cap : 16;
+          const pa_node **s = realloc(stores, sizeof *stores * (size_t)more);
+          if (s) stores = s;
+          int *l = realloc(store_loop, sizeof(int) * (size_t)more);
+          if (l) store_loop = l;
+          if (!s || !l) continue; /* out of memory: later stores are not matched (loads wait less) */
+          cap = more;
         }
         stores[n] = x, store_loop[n++] = b->loop;
       } else if (x->op == PA_OP_LOAD && x->array > 0 && x->bytes > 1 && !waits[j]) {

@@ -656,7 +656,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     fp->core_share = fp->parallel && pp->threads > 1 ? pp->core_share : 1;
     double slowdown = 1 / fp->core_share;
     bool *waits = NULL;
-    if (pp->forward_fail > 0 && f->n_blocks > 0) waits = malloc(sizeof(bool) * (size_t)f->n_blocks), pp_forward_waits(f, waits);
+    if (pp->forward_fail > 0 && f->n_blocks > 0 && (waits = malloc(sizeof(bool) * (size_t)f->n_blocks))) pp_forward_waits(f, waits);
     for (int j = first_block; j < r->n_blocks; j++) {
       pp_block_pred *bp = &r->blocks[j];
       /* +forward: the iteration waits for its stores to reach L1 (forwarding.c), on top of

@@ -26,17 +26,13 @@ typedef struct {
   double seconds;
 } tlp_cost;
 
-/* The network's input of each state (raw features, then the model's normalization). */
-static int encode(tlp_cost *t, int n, pc_state *const *states, float *x) {
+/* A state's network input as fine-tuning takes it: raw features, then the model's normalization. */
+static int encode(tlp_cost *t, const pc_state *s, float *x) {
   const pp_tlp_config *c = pp_tlp_model_config(t->m);
-  size_t per = (size_t)c->seq_len * c->emb;
-  float *raw = malloc(sizeof(float) * per);
+  float *raw = malloc(sizeof(float) * (size_t)c->seq_len * c->emb);
   if (!raw) return PT_ERR_NOMEM;
-  for (int i = 0; i < n; i++) {
-    int rows = pp_tlp_features(states[i]->n_steps, states[i]->steps, pp_tlp_model_vocab(t->m), false, c->seq_len,
-                               c->emb, raw);
-    pp_tlp_model_normalize(t->m, raw, rows, x + per * i);
-  }
+  int rows = pp_tlp_features(s->n_steps, s->steps, pp_tlp_model_vocab(t->m), false, c->seq_len, c->emb, raw);
+  pp_tlp_model_normalize(t->m, raw, rows, x);
   free(raw);
   return 0;
 }
@@ -63,17 +59,18 @@ static int tlp_predict(void *self, const pc_program *p, int n, pc_state *const *
   if (finetune(t, d) < 0) return d->err;
   const pp_tlp_config *c = pp_tlp_model_config(t->m);
   size_t per = (size_t)c->seq_len * c->emb;
-  float *x = malloc(sizeof(float) * per * (size_t)(n ? n : 1));
-  int rc = x ? encode(t, n, states, x) : PT_ERR_NOMEM;
-  /* Scored in slices: forward keeps activations for a whole batch. */
-  for (int at = 0; at < n && rc == 0; at += 256) {
-    int b = n - at < 256 ? n - at : 256;
-    float *s = malloc(sizeof(float) * (size_t)b * c->n_out);
-    rc = s ? pp_tlp_model_forward(t->m, b, x + per * at, s) : PT_ERR_NOMEM;
-    for (int i = 0; i < b && rc == 0; i++) scores[at + i] = s[i * c->n_out + t->out];
-    free(s);
+  float *raw = malloc(sizeof(float) * per * (size_t)(n ? n : 1)), *sc = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  const float **xs = malloc(sizeof(float *) * (size_t)(n ? n : 1));
+  int *rows = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  int rc = raw && sc && xs && rows ? 0 : PT_ERR_NOMEM;
+  for (int i = 0; i < n && rc == 0; i++) {
+    rows[i] = pp_tlp_features(states[i]->n_steps, states[i]->steps, pp_tlp_model_vocab(t->m), false, c->seq_len,
+                              c->emb, raw + per * i);
+    xs[i] = raw + per * i;
   }
-  free(x);
+  if (rc == 0 && n > 0) rc = pp_tlp_model_predict(t->m, n, xs, rows, t->out, sc); /* normalizes, in slices */
+  for (int i = 0; i < n && rc == 0; i++) scores[i] = sc[i];
+  free(raw), free(sc), free(xs), free(rows);
   return rc < 0 ? pt_fail(d, rc, "tlp cost model: prediction failed (%s)", pt_err_name(rc)) : 0;
 }
 
@@ -96,7 +93,7 @@ static int tlp_update(void *self, const pc_program *p, int n, pc_state *const *s
   }
   for (int i = 0; i < n; i++) {
     if (res[i].error != PC_MEASURE_OK || !(res[i].median_s > 0) || !isfinite(res[i].median_s)) continue;
-    int rc = encode(t, 1, &states[i], t->x + per * t->n);
+    int rc = encode(t, states[i], t->x + per * t->n);
     if (rc < 0) return pt_fail(d, rc, "tlp cost model: out of memory");
     t->latency[t->n++] = res[i].median_s;
   }
