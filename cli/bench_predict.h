@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 21
-#define BP_HEADLINE 20 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward: the default model */
+#define BP_PRESETS 22
+#define BP_HEADLINE 21 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty: the default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

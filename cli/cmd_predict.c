@@ -17,8 +17,8 @@ static void usage(FILE *f) {
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
-          "                   \"+busy\", \"+forward\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward:\n"
+          "                   \"+busy\", \"+forward\", \"+dirty\", \"-assoc\"\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -33,7 +33,9 @@ static void usage(FILE *f) {
           "                   latency over the misses in flight; +busy runs parallel bodies at the\n"
           "                   share of a core the target's L1 bandwidth per thread keeps with that\n"
           "                   many threads busy; +forward adds cpu.store_forward_fail_cycles to a loop\n"
-          "                   block whose load spans narrower stores of the same iteration)\n"
+          "                   block whose load spans narrower stores of the same iteration; +dirty\n"
+          "                   prices a read-modify-write walk in few L1 sets by the target's\n"
+          "                   set_walks[].rmw_ns_per_access: each fill also evicts a dirty line)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");
@@ -48,7 +50,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

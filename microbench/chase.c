@@ -52,7 +52,7 @@ int pmb_chase_kernel_build(pmb_jit *j, LLVMModuleRef m, int chains, const char *
 }
 
 #define STRIDE_UNROLL 4
-int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, pt_diag *d) {
+int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, bool store_back, pt_diag *d) {
   (void)d;
   LLVMContextRef c = pmb_jit_context(j);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), i8 = LLVMInt8TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
@@ -83,6 +83,8 @@ int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, pt_di
   for (int u = 0; u < STRIDE_UNROLL; u++) { /* independent loads: only the offset chains them */
     LLVMValueRef v = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i8, base, &o, 1, ""), "");
     LLVMSetVolatile(v, 1);
+    if (store_back) /* read-modify-write: the line goes back dirty; nothing waits on the store */
+      LLVMSetVolatile(LLVMBuildStore(b, LLVMBuildAdd(b, v, one, ""), LLVMBuildGEP2(b, i8, base, &o, 1, "")), 1);
     a = LLVMBuildXor(b, a, v, "");
     o = LLVMBuildAdd(b, o, stride, "");
   }

@@ -92,7 +92,8 @@ int pmb_bandwidth_unroll(void);
 #define PMB_MAX_CHASES 128
 int pmb_chase_steps(int chains);
 int pmb_chase_kernel_build(pmb_jit *j, LLVMModuleRef m, int chains, const char *name, pt_diag *d);
-int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, pt_diag *d);
+/* store_back: each load's 8 bytes stored back plus one (a read-modify-write walk) */
+int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, bool store_back, pt_diag *d);
 int64_t pmb_stride_accesses(int64_t bytes, int64_t stride);
 /* mlp.c: the plateau of overlap[0..n) (NaN: not measured): the index of the median of the three
  * highest values (the highest with fewer points; -1 with none), so one lucky timing does not
@@ -183,6 +184,7 @@ int pmb_measure_units(pmb_ctx *c, pt_diag *d);
 int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
 int pmb_measure_mlp(pmb_ctx *c, pt_diag *d); /* mlp.c: misses in flight per level, strided walks */
 int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d); /* set_walks.c: L1 misses in flight per set */
+int pmb_measure_set_walks_rmw(pmb_ctx *c, pt_diag *d); /* set_walks.c: the same walks, read-modify-write */
 int pmb_measure_store_forward(pmb_ctx *c, pt_diag *d); /* forward.c: a load spanning two stores */
 int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
 int pmb_measure_gpu(pmb_ctx *c, pt_diag *d); /* gpu.c: fills t->gpu */

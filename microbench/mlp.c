@@ -41,7 +41,7 @@ static int build(pmb_ctx *c, mlp_kernels *k, pt_diag *d) {
     snprintf(name, sizeof name, "mlp_chase_%d", chain_counts[i]);
     err = pmb_chase_kernel_build(c->jit, m, chain_counts[i], name, d);
   }
-  if (err == 0) err = pmb_stride_kernel_build(c->jit, m, "mlp_stride", d);
+  if (err == 0) err = pmb_stride_kernel_build(c->jit, m, "mlp_stride", false, d);
   if (err < 0) {
     LLVMDisposeModule(m);
     return err;

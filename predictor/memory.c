@@ -538,7 +538,8 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   struct walk {
     const pa_node *n;
     double trip, execs;
-    bool far; /* every access misses L1 (far_walk) */
+    bool far;    /* every access misses L1 (far_walk) */
+    bool loaded, stored; /* the stream is read, written: both, a read-modify-write walk */
   } *w = malloc(sizeof *w * (size_t)cap);
   double l1_lines = (double)(sets * l1->associativity);
   int m = 0;
@@ -553,8 +554,9 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       if (!sweep_reused(n) && !far) continue;
       int at = 0;
       while (at < m && !same_stream(w[at].n, n)) at++;
-      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], far};
+      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], far, false, false};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
+      w[at].loaded |= n->op == PA_OP_LOAD, w[at].stored |= n->op == PA_OP_STORE;
     }
   }
   double worst = 0;
@@ -568,17 +570,26 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     int g = 0;
     for (int v = 0; v < m; v++)
       if (same_group(w[v].n, w[a].n)) group[g++] = w[v].n;
-    double streams = group_streams(group, g, w[a].trip, step, sets), misses = 0;
+    double streams = group_streams(group, g, w[a].trip, step, sets), misses = 0, rmw_misses = 0;
     for (int v = 0; v < m; v++) {
       if (!same_group(w[v].n, w[a].n)) continue;
       const pa_node *n = w[v].n;
       double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
       double lost = w[v].far ? 1 : walk_lost(w[v].trip, step, sets, l1->associativity, streams);
       misses += lost * parts * w[v].execs;
+      if (w[v].loaded && w[v].stored && !w[v].far) rmw_misses += lost * parts * w[v].execs;
     }
     /* the group's misses fall in the sets its walks touch together */
-    double inflight = ptg_target_set_inflight(t, union_positions(group, g, w[a].trip, step, sets));
-    if (inflight > 0 && misses * pp_level_latency(t, 2) / inflight > worst) worst = misses * pp_level_latency(t, 2) / inflight;
+    double positions = union_positions(group, g, w[a].trip, step, sets);
+    double inflight = ptg_target_set_inflight(t, positions), need = 0;
+    if (inflight > 0) need = misses * pp_level_latency(t, 2) / inflight;
+    /* +dirty: a read-modify-write walk's misses each write a dirty line back as well, at the
+     * target's measured time per access of such a walk in that many sets (the other misses of
+     * the group as before) */
+    double rmw_ns = pp->o.dirty_sets && rmw_misses > 0 ? ptg_target_set_rmw_ns(t, positions) : NAN;
+    if (rmw_ns > 0 && inflight > 0)
+      need = fmax(need, rmw_misses * rmw_ns * pp->freq_ghz + (misses - rmw_misses) * pp_level_latency(t, 2) / inflight);
+    if (need > worst) worst = need;
   }
   free(group);
   free(w);

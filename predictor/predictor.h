@@ -54,9 +54,13 @@ typedef struct pp_options {
   bool forward;         /* a loop block whose load spans bytes of narrower stores earlier in the
                            same iteration (no store forwarding) takes the target's
                            cpu.store_forward_fail_cycles more; a target without it: unchanged */
+  bool dirty_sets;      /* sets: a set-conflicting walk that stores back the lines it loads
+                           (a column of C += ...) takes per L1 miss the target's read-modify-
+                           write walk figure (set_walks' rmw_ns_per_access): each fill also
+                           evicts a dirty line; a target without it: unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

@@ -241,6 +241,7 @@ static ptg_set_walk *set_walks(reader *r, const cJSON *cache, const char *path, 
     w->latency_ns = fig(r, e, p, "latency_ns", true);
     w->ns_per_access = fig(r, e, p, "ns_per_access", true);
     w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
+    w->rmw_ns_per_access = fig(r, e, p, "rmw_ns_per_access", false);
   }
   return walks;
 }

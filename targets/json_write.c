@@ -126,6 +126,7 @@ static cJSON *cache_json(const ptg_cache *k) {
       add_fig(x, "latency_ns", w->latency_ns);
       add_fig(x, "ns_per_access", w->ns_per_access);
       add_fig(x, "overlapping_misses", w->overlapping_misses);
+      if (w->rmw_ns_per_access.value > 0) add_fig(x, "rmw_ns_per_access", w->rmw_ns_per_access);
       cJSON_AddItemToArray(walks, x);
     }
   }

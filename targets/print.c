@@ -66,9 +66,12 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
   const ptg_cache *l1 = ptg_target_cache(t, 1);
   for (int i = 0; l1 && i < l1->n_set_walks; i++) {
     const ptg_set_walk *w = &l1->set_walks[i];
-    fprintf(f, "  L1     set walk, stride %lld B, %d set(s), %lld lines: %s ns per access, %s misses in flight\n",
+    fprintf(f, "  L1     set walk, stride %lld B, %d set(s), %lld lines: %s ns per access, %s misses in flight",
             (long long)w->stride_bytes, w->sets, (long long)w->lines, fmt_fig(a, sizeof a, w->ns_per_access.value),
             fmt_fig(b, sizeof b, w->overlapping_misses.value));
+    if (w->rmw_ns_per_access.value > 0)
+      fprintf(f, ", read-modify-write %s ns per access", fmt_fig(c, sizeof c, w->rmw_ns_per_access.value));
+    fputc('\n', f);
   }
   fprintf(f, "  memory   latency %s ns (%s cycles), %s overlapping misses\n", fmt_fig(a, sizeof a, t->memory.latency_ns.value),
           fmt_fig(b, sizeof b, t->memory.latency_cycles.value), fmt_fig(c, sizeof c, t->memory.overlapping_misses.value));

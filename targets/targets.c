@@ -2,6 +2,7 @@
  * instruction-cost lookup with its nearest-class fallback, and cache/runtime accessors the
  * predictor calls. JSON reading and writing live in json_read.c and json_write.c. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,17 +241,29 @@ const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t str
   return NULL;
 }
 
-double ptg_target_set_inflight(const ptg_target *t, double sets) {
+/* A figure of L1's set walks at `sets` sets: the row with that many, else interpolated in
+ * log(sets) between the nearest two that have it (the nearest one beyond them); NaN: none has it. */
+static double walk_value(const ptg_set_walk *w, size_t offset) { return ((const ptg_figure *)((const char *)w + offset))->value; }
+
+static double set_walk_figure(const ptg_target *t, double sets, size_t offset) {
   const ptg_cache *l1 = ptg_target_cache(t, 1);
   const ptg_set_walk *lo = NULL, *hi = NULL; /* the rows nearest below and above `sets` */
   for (int i = 0; l1 && i < l1->n_set_walks; i++) {
     const ptg_set_walk *w = &l1->set_walks[i];
-    if (!(w->overlapping_misses.value > 0)) continue;
+    if (!(walk_value(w, offset) > 0)) continue;
     if (w->sets <= sets && (!lo || w->sets > lo->sets)) lo = w;
     if (w->sets >= sets && (!hi || w->sets < hi->sets)) hi = w;
   }
-  if (!lo || !hi) return lo ? lo->overlapping_misses.value : hi ? hi->overlapping_misses.value : NAN;
-  if (lo->sets == hi->sets) return lo->overlapping_misses.value;
+  if (!lo || !hi) return lo ? walk_value(lo, offset) : hi ? walk_value(hi, offset) : NAN;
+  if (lo->sets == hi->sets) return walk_value(lo, offset);
   double f = log(sets / lo->sets) / log((double)hi->sets / lo->sets);
-  return lo->overlapping_misses.value + f * (hi->overlapping_misses.value - lo->overlapping_misses.value);
+  return walk_value(lo, offset) + f * (walk_value(hi, offset) - walk_value(lo, offset));
+}
+
+double ptg_target_set_inflight(const ptg_target *t, double sets) {
+  return set_walk_figure(t, sets, offsetof(ptg_set_walk, overlapping_misses));
+}
+
+double ptg_target_set_rmw_ns(const ptg_target *t, double sets) {
+  return set_walk_figure(t, sets, offsetof(ptg_set_walk, rmw_ns_per_access));
 }

@@ -125,6 +125,9 @@ typedef struct {
   ptg_figure latency_ns;         /* one chase through the same lines in random order */
   ptg_figure ns_per_access;      /* the strided walk, independent loads */
   ptg_figure overlapping_misses; /* latency_ns / ns_per_access */
+  ptg_figure rmw_ns_per_access;  /* the same walk, each access a load and a store back of its line
+                                    (C[i][j] += ... down a column): every miss also evicts a dirty
+                                    line to the next level; NaN when not measured */
 } ptg_set_walk;
 
 typedef struct {
@@ -284,6 +287,8 @@ void ptg_target_free(ptg_target *t);
 typedef struct {
   bool units, memory, runtime, gpu; /* in: which sections fresh measured */
   bool sets; /* in: L1's set walks (caches[0].set_walks); without it base's are kept */
+  bool rmw;  /* in: their read-modify-write figures (set_walks[].rmw_ns_per_access, matched by
+              * stride); without it base's are kept */
   bool forward; /* in: cpu.store_forward_fail_cycles; without it base's is kept */
   bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
              * memory.strided_walks): without it base's are kept even when memory is replaced */
@@ -335,6 +340,9 @@ const ptg_strided_walk *ptg_target_strided_walk(const ptg_target *t, int64_t str
  * many sets, else interpolated in log(sets) between the nearest two (the nearest one beyond
  * them); NaN when L1 has no set walks. */
 double ptg_target_set_inflight(const ptg_target *t, double sets);
+/* ns per access of a read-modify-write walk whose lines fall in `sets` of L1's sets (set_walks'
+ * rmw_ns_per_access), interpolated as ptg_target_set_inflight; NaN when none was measured. */
+double ptg_target_set_rmw_ns(const ptg_target *t, double sets);
 /* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
 typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
 double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);

@@ -90,6 +90,31 @@ static void take_set_walks(cJSON *dst, const cJSON *src) {
   }
 }
 
+/* The read-modify-write figure of each of src's L1 set walks into dst's walk of the same
+ * stride: a probe of its own, over the walks the set-walk probe measured. */
+static void take_rmw(cJSON *dst, const cJSON *src) {
+  cJSON *dc;
+  const cJSON *sc;
+  cJSON_ArrayForEach(dc, cJSON_GetObjectItem(dst, "caches")) {
+    const cJSON *la = cJSON_GetObjectItem(dc, "level");
+    if (!cJSON_IsNumber(la) || la->valuedouble != 1) continue;
+    cJSON_ArrayForEach(sc, cJSON_GetObjectItem(src, "caches")) {
+      const cJSON *lb = cJSON_GetObjectItem(sc, "level");
+      if (!cJSON_IsNumber(lb) || lb->valuedouble != 1) continue;
+      cJSON *dw;
+      const cJSON *sw;
+      cJSON_ArrayForEach(dw, cJSON_GetObjectItem(dc, "set_walks")) {
+        const cJSON *ds = cJSON_GetObjectItem(dw, "stride");
+        cJSON_DeleteItemFromObjectCaseSensitive(dw, "rmw_ns_per_access");
+        cJSON_ArrayForEach(sw, cJSON_GetObjectItem(sc, "set_walks")) {
+          const cJSON *ss = cJSON_GetObjectItem(sw, "stride");
+          if (cJSON_IsNumber(ds) && cJSON_IsNumber(ss) && ds->valuedouble == ss->valuedouble) take(dw, sw, "rmw_ns_per_access");
+        }
+      }
+    }
+  }
+}
+
 static void merge_rows(cJSON *out, const cJSON *fresh, bool units, ptg_update_summary *s) {
   cJSON *rows = cJSON_GetObjectItem(out, "instructions");
   if (!rows) rows = cJSON_AddArrayToObject(out, "instructions");
@@ -140,11 +165,11 @@ static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_su
     cJSON_AddItemToArray(sources, cJSON_CreateString(pt_sprintf(a, "update: %s", src->valuestring)));
   }
   const cJSON *date = cJSON_GetObjectItem(fp, "date"), *notes = cJSON_GetObjectItem(p, "notes");
-  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s",
+  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s",
                           cJSON_IsString(notes) ? notes->valuestring : "", cJSON_IsString(notes) ? "; " : "",
                           cJSON_IsString(date) ? date->valuestring : "?", s->replaced, s->added,
                           s->units ? ", execution units and issue width" : "", s->memory ? ", caches and memory" : "",
-                          s->mlp ? ", misses in flight" : "", s->sets ? ", L1 set walks" : "",
+                          s->mlp ? ", misses in flight" : "", s->sets ? ", L1 set walks" : "", s->rmw ? ", L1 read-modify-write walks" : "",
                           s->forward ? ", store forwarding" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
   cJSON_DeleteItemFromObjectCaseSensitive(p, "notes");
   cJSON_AddStringToObject(p, "notes", note);
@@ -181,6 +206,7 @@ ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, p
   }
   take_mlp(out, s->mlp ? in : old);
   take_set_walks(out, s->sets ? in : old);
+  take_rmw(out, s->rmw ? in : old);
   cJSON_Delete(old);
   if (s->runtime) take(out, in, "runtime");
   if (s->gpu) take(out, in, "gpu");

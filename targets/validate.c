@@ -105,6 +105,7 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
       range(&c, q, "latency_ns", w->latency_ns, 0, 1e5);
       range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
       range(&c, q, "overlapping_misses", w->overlapping_misses, 0, 1000);
+      range(&c, q, "rmw_ns_per_access", w->rmw_ns_per_access, 0, 1e5);
     }
     bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
   }

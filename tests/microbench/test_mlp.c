@@ -59,7 +59,7 @@ static void check_chase(pmb_jit *j, int chains) {
 static void check_stride(pmb_jit *j) {
   pt_diag d = {0};
   LLVMModuleRef m = pmb_jit_module(j, "stride");
-  CHECK(pmb_stride_kernel_build(j, m, "stride_walk", &d) == 0);
+  CHECK(pmb_stride_kernel_build(j, m, "stride_walk", false, &d) == 0);
   char *text = pmb_jit_asm(j, m, &d), *body = text ? pmb_asm_function(text, "stride_walk") : NULL;
   /* volatile: 4 loads per unrolled group, none merged or vectorized away */
   CHECK_MSG(body && strstr(body, "xorq") && !strstr(body, "gather"), "stride kernel: %s", body ? body : "(none)");

@@ -50,6 +50,12 @@ int main(void) {
     CHECK(sw->lines > (int64_t)sw->sets * l1->associativity);
     CHECK_MSG(sw->overlapping_misses.value >= 0.5 && sw->overlapping_misses.value <= sw->lines, "stride %lld: %g in flight",
               (long long)sw->stride_bytes, sw->overlapping_misses.value);
+    /* the same walk read-modify-write (l1rmw): timed, an L1 miss or more per access, at most
+     * a microsecond (a store back never makes the walk faster than a tenth of the loads) */
+    CHECK_MSG(sw->rmw_ns_per_access.value > 0.1 * sw->ns_per_access.value && sw->rmw_ns_per_access.value < 1000 &&
+                  sw->rmw_ns_per_access.source,
+              "stride %lld: read-modify-write %g ns per access (loads %g)", (long long)sw->stride_bytes,
+              sw->rmw_ns_per_access.value, sw->ns_per_access.value);
   }
   if (add && fma && iadd && load) {
     CHECK_MSG(add->latency.value >= 1 && add->latency.value <= 8, "f32 add latency %g", add->latency.value);

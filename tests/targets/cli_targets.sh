@@ -50,6 +50,14 @@ check "the updated file has L2's misses in flight" 'awk "\$1 == \"L2\" {print \$
 check "the caches' latencies were kept" '[ "$(awk "/^  L[12] / {print \$7, \$8}" "$tmp/q_show.txt")" = "$(awk "/^  L[12] / {print \$7, \$8}" "$tmp/u_show.txt")" ]'
 check "the updated file has the new row" 'grep -q "mul  *i64  *64" "$tmp/u_show.txt"'
 check "the updated file kept the old rows" 'grep -q "fma  *f64" "$tmp/u_show.txt"'
+# --only l1rmw: the read-modify-write figures join the file's set walks, which stay as they were
+if grep -q '"set_walks"' "$tmp/q.json"; then
+  "$portent" characterize --update "$tmp/q.json" --quick --reps 2 --only l1rmw 2> "$tmp/r.txt"; rc=$?
+  check "--only l1rmw exits 0 and says so" '[ $rc -eq 0 ] && grep -q "0 added, L1 read-modify-write walks$" "$tmp/r.txt"'
+  "$portent" targets show "$tmp/q.json" > "$tmp/r_show.txt"
+  check "--only l1rmw: every set walk has its figure" '[ "$(grep -c "set walk, stride" "$tmp/r_show.txt")" -gt 0 ] && ! grep "set walk, stride" "$tmp/r_show.txt" | grep -v -q "read-modify-write"'
+  check "--only l1rmw kept the set walks' load figures" '[ "$(grep "set walk, stride" "$tmp/u_show.txt" | cut -d, -f1-4)" = "$(grep "set walk, stride" "$tmp/r_show.txt" | cut -d, -f1-4)" ]'
+fi
 cp "$src/targets/arm-neoverse-n1.json" "$tmp/arm.json"
 "$portent" characterize --update "$tmp/arm.json" --quick --only add:i64:64 2> "$tmp/arm.txt"; rc=$?
 check "--update of another machine's file exits 2" '[ $rc -eq 2 ] && grep -q "this machine is" "$tmp/arm.txt"'

@@ -54,7 +54,7 @@ static ptg_target *sample(void) {
   t->caches[0].n_set_walks = 3;
   t->caches[0].set_walks = pt_alloc(t->arena, 3 * sizeof(ptg_set_walk));
   t->caches[0].set_walks[0] = (ptg_set_walk){4096, 1, 64, {.value = 4.7}, {.value = 2.75}, {.value = 1.7, .reps = 5}};
-  t->caches[0].set_walks[1] = (ptg_set_walk){2048, 2, 128, {.value = 4.3}, {.value = 2.15}, {.value = 2.0}};
+  t->caches[0].set_walks[1] = (ptg_set_walk){2048, 2, 128, {.value = 4.3}, {.value = 2.15}, {.value = 2.0}, {.value = 6.2, .reps = 9}};
   t->caches[0].set_walks[2] = (ptg_set_walk){512, 8, 512, {.value = 4.0}, {.value = 0.5}, {.value = 8.0}};
   t->caches[0].n_bandwidth = 1;
   t->caches[0].bandwidth = pt_alloc(t->arena, sizeof(ptg_bandwidth));
@@ -129,8 +129,12 @@ int main(void) {
     CHECK(u->caches[0].n_set_walks == 3 && u->caches[0].set_walks[0].overlapping_misses.reps == 5);
     CHECK(fabs(ptg_target_set_inflight(u, 2) - 2.0) < 1e-9 && fabs(ptg_target_set_inflight(u, 4) - 5.0) < 1e-9);
     CHECK(fabs(ptg_target_set_inflight(u, 1) - 1.7) < 1e-9 && fabs(ptg_target_set_inflight(u, 64) - 8.0) < 1e-9);
+    /* the read-modify-write figure: written only where measured, read back; one row answers all */
+    CHECK(fabs(u->caches[0].set_walks[1].rmw_ns_per_access.value - 6.2) < 1e-9 && u->caches[0].set_walks[1].rmw_ns_per_access.reps == 9);
+    CHECK(!(u->caches[0].set_walks[0].rmw_ns_per_access.value > 0));
+    CHECK(fabs(ptg_target_set_rmw_ns(u, 1) - 6.2) < 1e-9 && fabs(ptg_target_set_rmw_ns(u, 8) - 6.2) < 1e-9);
     u->caches[0].n_set_walks = 0;
-    CHECK(isnan(ptg_target_set_inflight(u, 2)));
+    CHECK(isnan(ptg_target_set_inflight(u, 2)) && isnan(ptg_target_set_rmw_ns(u, 2)));
     u->caches[0].n_set_walks = 3;
   }
   /* a set walk on L2, or with no sets: refused, naming the path */

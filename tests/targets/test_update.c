@@ -203,6 +203,52 @@ int main(void) {
   }
   ptg_target_free(f8);
 
+  /* the read-modify-write walks measured alone (--only l1rmw): their figure joins the set walk
+   * of the same stride, whose load figures stay; a later --only l1sets keeps it */
+  ptg_target *fa = fresh_target(26);
+  fa->n_insts = 0;
+  fa->caches[0].n_set_walks = 1;
+  fa->caches[0].set_walks = pt_alloc(fa->arena, sizeof(ptg_set_walk));
+  fa->caches[0].set_walks[0] = (ptg_set_walk){2048, 2, 128, {.value = 4.3}, {.value = 2.2}, {.value = 1.95}};
+  ptg_update_summary sa = {.sets = true};
+  u = ptg_target_update(base, fa, &sa, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    ptg_target *fb = fresh_target(26);
+    fb->n_insts = 0;
+    fb->caches[0].n_set_walks = 2;
+    fb->caches[0].set_walks = pt_alloc(fb->arena, 2 * sizeof(ptg_set_walk));
+    ptg_figure none = {.value = NAN};
+    fb->caches[0].set_walks[0] = (ptg_set_walk){2048, 2, 128, none, none, none, {.value = 6.2, .reps = 9}};
+    fb->caches[0].set_walks[1] = (ptg_set_walk){4096, 1, 64, none, none, none, {.value = 11.8}};
+    ptg_update_summary sb = {.rmw = true};
+    ptg_target *v = ptg_target_update(u, fb, &sb, &d);
+    CHECK_MSG(v != NULL, "%s", d.msg);
+    if (v) {
+      const ptg_set_walk *w = &v->caches[0].set_walks[0];
+      CHECK(v->caches[0].n_set_walks == 1 && fabs(w->overlapping_misses.value - 1.95) < 1e-9 &&
+            fabs(w->rmw_ns_per_access.value - 6.2) < 1e-9 && w->rmw_ns_per_access.reps == 9);
+      CHECK(strstr(v->notes, "L1 read-modify-write walks"));
+      CHECK(fabs(ptg_target_set_rmw_ns(v, 2) - 6.2) < 1e-9 && fabs(ptg_target_set_rmw_ns(v, 8) - 6.2) < 1e-9);
+      ptg_target *fc = fresh_target(26);
+      fc->n_insts = 0;
+      fc->caches[0].n_set_walks = 1;
+      fc->caches[0].set_walks = pt_alloc(fc->arena, sizeof(ptg_set_walk));
+      fc->caches[0].set_walks[0] = (ptg_set_walk){2048, 2, 128, {.value = 4.4}, {.value = 2.1}, {.value = 2.1}};
+      ptg_update_summary sc = {.sets = true};
+      ptg_target *x = ptg_target_update(v, fc, &sc, &d);
+      CHECK_MSG(x && fabs(x->caches[0].set_walks[0].overlapping_misses.value - 2.1) < 1e-9 &&
+                    fabs(x->caches[0].set_walks[0].rmw_ns_per_access.value - 6.2) < 1e-9,
+                "%s", d.msg);
+      ptg_target_free(x);
+      ptg_target_free(fc);
+      ptg_target_free(v);
+    }
+    ptg_target_free(fb);
+    ptg_target_free(u);
+  }
+  ptg_target_free(fa);
+
   ptg_target_free(base);
   ptg_target_free(fresh);
   ptg_target_free(f2);
