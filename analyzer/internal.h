@@ -274,8 +274,14 @@ typedef struct {
  * integers in [0, 100)), the run's argument data */
 void pa_fill_random(void *dst, pa_scalar_type t, int64_t count, uint64_t s0);
 
+/* Work of the caller's that the run does not need, done by the parent once the child is forked
+ * (the parent only waits for it then); NULL: none. */
+typedef struct {
+  void (*fn)(void *arg);
+  void *arg;
+} pa_run_meanwhile;
 int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
-           pa_run_result *out, pt_diag *d);
+           const pa_run_meanwhile *meanwhile, pa_run_result *out, pt_diag *d);
 void pa_run_result_free(pa_run_result *r);
 
 #endif

@@ -590,7 +590,7 @@ static int check_symbols(const pa_module *m, pt_diag *d) {
 }
 
 int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
-           pa_run_result *out, pt_diag *d) {
+           const pa_run_meanwhile *meanwhile, pa_run_result *out, pt_diag *d) {
   memset(out, 0, sizeof *out);
   int err = pa_spec_check(m->mod, m->source, spec, d);
   if (!err) err = check_symbols(m, d);
@@ -641,6 +641,7 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
   }
   close(done_pipe[1]);
   free(count_blocks);
+  if (meanwhile) meanwhile->fn(meanwhile->arg); /* the child needs nothing of it */
   double limit_s = spec->timeout_s > 0 ? spec->timeout_s : 60;
   int status = 0;
   bool timed_out = wait_child(pid, done_pipe[0], limit_s, &status) == CHILD_TIMED_OUT;
