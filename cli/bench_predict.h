@@ -10,7 +10,7 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 22
+#define BP_PRESETS 23
 #define BP_HEADLINE 21 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty: the default model */
 const char *bp_preset_name(int k);
 

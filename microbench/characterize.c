@@ -20,6 +20,7 @@ static bool no_runtime(const pmb_options *o) { return o->skip_runtime; }
 static bool no_mlp(const pmb_options *o) { return o->skip_mlp; }
 static bool no_l1_sets(const pmb_options *o) { return o->skip_l1_sets; }
 static bool no_l1_rmw(const pmb_options *o) { return o->skip_l1_rmw; }
+static bool no_l1_streams(const pmb_options *o) { return o->skip_l1_streams; }
 static bool no_forward(const pmb_options *o) { return o->skip_forward; }
 static bool no_instructions(const pmb_options *o) { return o->skip_instructions; }
 static bool no_gpu(const pmb_options *o) { return !o->gpu; }
@@ -38,6 +39,7 @@ static const struct {
     {"misses in flight", pmb_measure_mlp, no_mlp},
     {"L1 misses in flight per set", pmb_measure_set_walks, no_l1_sets},
     {"L1 read-modify-write set walks", pmb_measure_set_walks_rmw, no_l1_rmw},
+    {"L1 set streams", pmb_measure_set_streams, no_l1_streams},
     {"store forwarding", pmb_measure_store_forward, no_forward},
     {"the thread pool", pmb_measure_runtime, no_runtime},
     {"the GPU", pmb_measure_gpu, no_gpu},

@@ -185,6 +185,7 @@ int pmb_measure_memory(pmb_ctx *c, pt_diag *d);
 int pmb_measure_mlp(pmb_ctx *c, pt_diag *d); /* mlp.c: misses in flight per level, strided walks */
 int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d); /* set_walks.c: L1 misses in flight per set */
 int pmb_measure_set_walks_rmw(pmb_ctx *c, pt_diag *d); /* set_walks.c: the same walks, read-modify-write */
+int pmb_measure_set_streams(pmb_ctx *c, pt_diag *d); /* set_streams.c: row streams in one L1 set position */
 int pmb_measure_store_forward(pmb_ctx *c, pt_diag *d); /* forward.c: a load spanning two stores */
 int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
 int pmb_measure_gpu(pmb_ctx *c, pt_diag *d); /* gpu.c: fills t->gpu */

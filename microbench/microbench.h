@@ -24,6 +24,7 @@ typedef struct {
   bool skip_mlp;          /* misses in flight per level and the strided walks (mlp.c) */
   bool skip_l1_sets;      /* L1 misses in flight per set: the set walks (set_walks.c) */
   bool skip_l1_rmw;       /* the same walks read-modify-write (set_walks.c) */
+  bool skip_l1_streams;   /* sequential streams in one L1 set position (set_streams.c) */
   bool skip_forward;      /* a load spanning two stores in flight (forward.c) */
   bool skip_instructions; /* no instruction table (a run of other sections only) */
   bool small_pages; /* memory buffers in 4 KiB pages (MADV_NOHUGEPAGE): to see what TLB misses cost */

@@ -105,6 +105,11 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
  * once (ptg_target_set_inflight), each for an L2 round trip; trip[j], ecount[j]: block j's
  * iterations per entry into its loop and executions per thread. 0 without set walks. */
 double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
+/* +streams (set_streams.c): cycles loop `loop` of f takes at least for its sequential streams
+ * (strides under a line) whose current lines share one L1 set position, more of them than its
+ * ways: per iteration, the target's set_streams figure for that many streams and read-modify-
+ * write share, per stream; arguments as pp_loop_l1_sets. 0 without the figure. */
+double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
 
 /* +far for gathers and scatters (memory.c): the lanes of node `node` of block b of f that miss
  * L1 at each execution: lanes a page or more apart (lane_step) whose first lane walks a line or

@@ -62,6 +62,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 5 && strcmp(base + len - 5, "+busy") == 0) base[len - 5] = 0, o->busy = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+forward") == 0) base[len - 8] = 0, o->forward = more = true;
     else if (len > 6 && strcmp(base + len - 6, "+dirty") == 0) base[len - 6] = 0, o->dirty_sets = more = true;
+    else if (len > 8 && strcmp(base + len - 8, "+streams") == 0) base[len - 8] = 0, o->set_streams = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -431,12 +432,14 @@ static void block_trips(const pa_profile *p, const pa_function *f, double *trip)
 
 static void l1_set_bounds(pp_predictor *pp, const pa_profile *p, const pa_function *f, pp_block_pred *blocks) {
   const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
-  if (!l1 || l1->n_set_walks == 0 || f->n_loops == 0) return; /* nothing to bound by */
+  bool streams = pp->o.set_streams && l1 && l1->n_set_streams > 0;
+  if (!l1 || (l1->n_set_walks == 0 && !streams) || f->n_loops == 0) return; /* nothing to bound by */
   double *trip = malloc(sizeof(double) * (size_t)(2 * f->n_blocks + 1)), *ecount = trip + f->n_blocks;
   block_trips(p, f, trip);
   for (int j = 0; j < f->n_blocks; j++) ecount[j] = blocks[j].ecount;
   for (int l = 0; l < f->n_loops; l++) {
-    double need = pp_loop_l1_sets(pp, f, l, trip, ecount);
+    double need = l1->n_set_walks ? pp_loop_l1_sets(pp, f, l, trip, ecount) : 0;
+    if (streams) need = fmax(need, pp_loop_set_streams(pp, f, l, trip, ecount));
     if (need <= 0) continue;
     const pa_loop *L = &f->loops[l];
     double have = 0;

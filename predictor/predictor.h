@@ -58,6 +58,11 @@ typedef struct pp_options {
                            (a column of C += ...) takes per L1 miss the target's read-modify-
                            write walk figure (set_walks' rmw_ns_per_access): each fill also
                            evicts a dirty line; a target without it: unchanged */
+  bool set_streams;     /* sets: rows walked side by side (strides under a line) whose current
+                           lines share one L1 set position, more than its ways, take per
+                           iteration the target's figure for that many streams and read-modify-
+                           write share (caches[0].set_streams); objects taken to start at one
+                           offset within a page; a target without it: unchanged */
 } pp_options;
 
 /* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty" (threads = cores). */

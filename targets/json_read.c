@@ -246,6 +246,25 @@ static ptg_set_walk *set_walks(reader *r, const cJSON *cache, const char *path, 
   return walks;
 }
 
+static ptg_set_stream *set_streams(reader *r, const cJSON *cache, const char *path, int *n) {
+  const cJSON *arr = array(r, cache, path, "set_streams", false);
+  *n = arr ? cJSON_GetArraySize(arr) : 0;
+  ptg_set_stream *rows = pt_alloc(r->a, sizeof(ptg_set_stream) * (size_t)(*n + 1));
+  for (int i = 0; i < *n && !r->err; i++) {
+    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's */
+    snprintf(p, sizeof p, "%.*s.set_streams[%d]", PATH_MAX_LEN - 1, path, i);
+    const cJSON *e = cJSON_GetArrayItem(arr, i);
+    if (!cJSON_IsObject(e)) {
+      bad(r, p, NULL, "expected an object");
+      break;
+    }
+    rows[i].streams = integer(r, e, p, "streams", true, 0);
+    rows[i].rmw_streams = integer(r, e, p, "rmw_streams", true, 0);
+    rows[i].ns_per_access = fig(r, e, p, "ns_per_access", true);
+  }
+  return rows;
+}
+
 static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
   const cJSON *arr = array(r, root, "", "caches", true);
   t->n_caches = arr ? cJSON_GetArraySize(arr) : 0;
@@ -269,6 +288,7 @@ static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
     c->overlapping_misses = fig(r, e, p, "overlapping_misses", false);
     c->detected_bytes = integer64(r, e, p, "detected_size", false);
     c->set_walks = set_walks(r, e, p, &c->n_set_walks);
+    c->set_streams = set_streams(r, e, p, &c->n_set_streams);
     c->bandwidth = bandwidths(r, e, p, &c->n_bandwidth);
     c->source = str(r, e, p, "source", false);
   }

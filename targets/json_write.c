@@ -130,6 +130,16 @@ static cJSON *cache_json(const ptg_cache *k) {
       cJSON_AddItemToArray(walks, x);
     }
   }
+  if (k->n_set_streams) {
+    cJSON *rows = cJSON_AddArrayToObject(e, "set_streams");
+    for (int i = 0; i < k->n_set_streams; i++) {
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "streams", k->set_streams[i].streams);
+      cJSON_AddNumberToObject(x, "rmw_streams", k->set_streams[i].rmw_streams);
+      add_fig(x, "ns_per_access", k->set_streams[i].ns_per_access);
+      cJSON_AddItemToArray(rows, x);
+    }
+  }
   add_bandwidth(e, k->bandwidth, k->n_bandwidth);
   add_str(e, "source", k->source);
   return e;

@@ -73,6 +73,11 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
       fprintf(f, ", read-modify-write %s ns per access", fmt_fig(c, sizeof c, w->rmw_ns_per_access.value));
     fputc('\n', f);
   }
+  for (int i = 0; l1 && i < l1->n_set_streams; i++) {
+    const ptg_set_stream *w = &l1->set_streams[i];
+    fprintf(f, "  L1     %d streams in one set position, %d read-modify-write: %s ns per access\n", w->streams,
+            w->rmw_streams, fmt_fig(a, sizeof a, w->ns_per_access.value));
+  }
   fprintf(f, "  memory   latency %s ns (%s cycles), %s overlapping misses\n", fmt_fig(a, sizeof a, t->memory.latency_ns.value),
           fmt_fig(b, sizeof b, t->memory.latency_cycles.value), fmt_fig(c, sizeof c, t->memory.overlapping_misses.value));
   for (int i = 0; i < t->memory.n_strided; i++) {

@@ -267,3 +267,36 @@ double ptg_target_set_inflight(const ptg_target *t, double sets) {
 double ptg_target_set_rmw_ns(const ptg_target *t, double sets) {
   return set_walk_figure(t, sets, offsetof(ptg_set_walk, rmw_ns_per_access));
 }
+
+/* The figure at `rmw` of the rows measured with `streams` streams: linear in the read-modify-write
+ * share between the two nearest shares measured (the nearest beyond them); NaN: no such row. */
+static double stream_row_ns(const ptg_cache *l1, int streams, double share) {
+  const ptg_set_stream *lo = NULL, *hi = NULL;
+  for (int i = 0; i < l1->n_set_streams; i++) {
+    const ptg_set_stream *w = &l1->set_streams[i];
+    if (w->streams != streams || !(w->ns_per_access.value > 0)) continue;
+    double s = (double)w->rmw_streams / w->streams;
+    if (s <= share && (!lo || s > (double)lo->rmw_streams / lo->streams)) lo = w;
+    if (s >= share && (!hi || s < (double)hi->rmw_streams / hi->streams)) hi = w;
+  }
+  if (!lo || !hi) return lo ? lo->ns_per_access.value : hi ? hi->ns_per_access.value : NAN;
+  double a = (double)lo->rmw_streams / lo->streams, b = (double)hi->rmw_streams / hi->streams;
+  if (b <= a) return lo->ns_per_access.value;
+  return lo->ns_per_access.value + (share - a) / (b - a) * (hi->ns_per_access.value - lo->ns_per_access.value);
+}
+
+double ptg_target_set_stream_ns(const ptg_target *t, double streams, double rmw) {
+  const ptg_cache *l1 = ptg_target_cache(t, 1);
+  if (!l1 || !(streams > 0)) return NAN;
+  int lo = 0, hi = 0; /* the measured stream counts nearest below and above */
+  for (int i = 0; i < l1->n_set_streams; i++) {
+    int n = l1->set_streams[i].streams;
+    if (n <= streams && n > lo) lo = n;
+    if (n >= streams && (hi == 0 || n < hi)) hi = n;
+  }
+  double share = rmw / streams;
+  if (!lo || !hi) return stream_row_ns(l1, lo ? lo : hi, share);
+  double a = stream_row_ns(l1, lo, share), b = stream_row_ns(l1, hi, share);
+  if (hi == lo) return a;
+  return a + (streams - lo) / (hi - lo) * (b - a);
+}

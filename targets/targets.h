@@ -130,6 +130,17 @@ typedef struct {
                                     line to the next level; NaN when not measured */
 } ptg_set_walk;
 
+/* Sequential streams whose current lines share one L1 set position (set_streams of level 1):
+ * `streams` rows 4 KiB apart walked side by side, one 4-byte element of each per iteration, of
+ * which `rmw_streams` are stored back (a[r][j] += ...). Past the ways they evict each other before
+ * their next element; ns_per_access is the loop's time per iteration over `streams` (bert_ffn1's
+ * rfactor loop: twelve such rows, six read-modify-written). */
+typedef struct {
+  int streams;
+  int rmw_streams;
+  ptg_figure ns_per_access;
+} ptg_set_stream;
+
 typedef struct {
   int level;                 /* 1, 2, 3 */
   int64_t size_bytes;        /* per instance */
@@ -145,6 +156,8 @@ typedef struct {
   int64_t detected_bytes;    /* boundary found from the latency curve, 0 if not */
   int n_set_walks;           /* level 1 only; 0: not measured (the predictor then has no per-set limit) */
   ptg_set_walk *set_walks;   /* "set_walks", by increasing sets */
+  int n_set_streams;         /* level 1 only; 0: not measured */
+  ptg_set_stream *set_streams; /* "set_streams" */
   int n_bandwidth;
   ptg_bandwidth *bandwidth;
   const char *source;
@@ -290,6 +303,7 @@ typedef struct {
   bool rmw;  /* in: their read-modify-write figures (set_walks[].rmw_ns_per_access, matched by
               * stride); without it base's are kept */
   bool forward; /* in: cpu.store_forward_fail_cycles; without it base's is kept */
+  bool streams; /* in: L1's set streams (caches[0].set_streams); without them base's are kept */
   bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
              * memory.strided_walks): without it base's are kept even when memory is replaced */
   int replaced, added;              /* out: instruction rows */
@@ -343,6 +357,10 @@ double ptg_target_set_inflight(const ptg_target *t, double sets);
 /* ns per access of a read-modify-write walk whose lines fall in `sets` of L1's sets (set_walks'
  * rmw_ns_per_access), interpolated as ptg_target_set_inflight; NaN when none was measured. */
 double ptg_target_set_rmw_ns(const ptg_target *t, double sets);
+/* ns per access of `streams` sequential streams in one L1 set position, `rmw` of them stored back
+ * (set_streams): linear between the measured stream counts (the nearest beyond them) and, at
+ * each, between the measured read-modify-write shares; NaN when none was measured. */
+double ptg_target_set_stream_ns(const ptg_target *t, double streams, double rmw);
 /* Bandwidth (GB/s) of a cache level (0 = memory) with n threads, for one kind. */
 typedef enum { PTG_BW_READ, PTG_BW_WRITE, PTG_BW_COPY, PTG_BW_TRIAD } ptg_bw_kind;
 double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_kind kind);

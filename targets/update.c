@@ -74,18 +74,18 @@ static void take_mlp(cJSON *dst, const cJSON *src) {
   }
 }
 
-/* L1's set walks (caches[] level 1, "set_walks") of src into dst: their own probe, so they
- * survive or replace the caches apart. */
-static void take_set_walks(cJSON *dst, const cJSON *src) {
+/* One of L1's own probes (caches[] level 1, `key`: "set_walks", "set_streams") of src into dst,
+ * so they survive or replace the caches apart. */
+static void take_l1_probe(cJSON *dst, const cJSON *src, const char *key) {
   const cJSON *sc;
   cJSON *dc;
   cJSON_ArrayForEach(dc, cJSON_GetObjectItem(dst, "caches")) {
     const cJSON *la = cJSON_GetObjectItem(dc, "level");
     if (!cJSON_IsNumber(la) || la->valuedouble != 1) continue;
-    cJSON_DeleteItemFromObjectCaseSensitive(dc, "set_walks");
+    cJSON_DeleteItemFromObjectCaseSensitive(dc, key);
     cJSON_ArrayForEach(sc, cJSON_GetObjectItem(src, "caches")) {
       const cJSON *lb = cJSON_GetObjectItem(sc, "level");
-      if (cJSON_IsNumber(lb) && lb->valuedouble == 1) take(dc, sc, "set_walks");
+      if (cJSON_IsNumber(lb) && lb->valuedouble == 1) take(dc, sc, key);
     }
   }
 }
@@ -165,12 +165,12 @@ static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_su
     cJSON_AddItemToArray(sources, cJSON_CreateString(pt_sprintf(a, "update: %s", src->valuestring)));
   }
   const cJSON *date = cJSON_GetObjectItem(fp, "date"), *notes = cJSON_GetObjectItem(p, "notes");
-  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s",
+  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s",
                           cJSON_IsString(notes) ? notes->valuestring : "", cJSON_IsString(notes) ? "; " : "",
                           cJSON_IsString(date) ? date->valuestring : "?", s->replaced, s->added,
                           s->units ? ", execution units and issue width" : "", s->memory ? ", caches and memory" : "",
                           s->mlp ? ", misses in flight" : "", s->sets ? ", L1 set walks" : "", s->rmw ? ", L1 read-modify-write walks" : "",
-                          s->forward ? ", store forwarding" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
+                          s->streams ? ", L1 set streams" : "", s->forward ? ", store forwarding" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
   cJSON_DeleteItemFromObjectCaseSensitive(p, "notes");
   cJSON_AddStringToObject(p, "notes", note);
 }
@@ -205,8 +205,9 @@ ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, p
     take(out, in, "latency_curve");
   }
   take_mlp(out, s->mlp ? in : old);
-  take_set_walks(out, s->sets ? in : old);
+  take_l1_probe(out, s->sets ? in : old, "set_walks");
   take_rmw(out, s->rmw ? in : old);
+  take_l1_probe(out, s->streams ? in : old, "set_streams");
   cJSON_Delete(old);
   if (s->runtime) take(out, in, "runtime");
   if (s->gpu) take(out, in, "gpu");

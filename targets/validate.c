@@ -107,6 +107,15 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
       range(&c, q, "overlapping_misses", w->overlapping_misses, 0, 1000);
       range(&c, q, "rmw_ns_per_access", w->rmw_ns_per_access, 0, 1e5);
     }
+    if (k->n_set_streams && k->level != 1) bad(&c, "%s.set_streams: only L1 has them (its sets are what they measure)", p);
+    for (int j = 0; j < k->n_set_streams && !c.err; j++) {
+      const ptg_set_stream *w = &k->set_streams[j];
+      char q[96];
+      snprintf(q, sizeof q, "%s.set_streams[%d]", p, j);
+      if (w->streams < 1 || w->streams > 1024) bad(&c, "%s.streams: must be 1..1024", q);
+      if (w->rmw_streams < 0 || w->rmw_streams > w->streams) bad(&c, "%s.rmw_streams: must be 0..streams", q);
+      range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
+    }
     bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
   }
   range(&c, "memory", "latency_ns", t->memory.latency_ns, 0, 1e5);

@@ -44,6 +44,18 @@ int main(void) {
    * one (a miss is served) and no more than the lines walked */
   const ptg_cache *l1 = &t->caches[0];
   CHECK_MSG(l1->associativity < 1 || l1->n_set_walks >= 4, "%d set walks", l1->n_set_walks);
+  /* L1 set streams (set_streams.c): below, at and past the ways, none, half and all stored
+   * back; every row timed, at most a microsecond an access; all stored back never faster than a
+   * tenth of the same rows loaded */
+  CHECK_MSG(l1->associativity < 1 || l1->n_set_streams >= 9, "%d set-stream rows", l1->n_set_streams);
+  for (int i = 0; i < l1->n_set_streams; i++) {
+    const ptg_set_stream *st = &l1->set_streams[i];
+    CHECK_MSG(st->ns_per_access.value > 0 && st->ns_per_access.value < 1000 && st->ns_per_access.source &&
+                  st->rmw_streams >= 0 && st->rmw_streams <= st->streams,
+              "%d streams, %d stored back: %g ns", st->streams, st->rmw_streams, st->ns_per_access.value);
+    if (st->rmw_streams == st->streams)
+      CHECK(st->ns_per_access.value > 0.1 * ptg_target_set_stream_ns(t, st->streams, 0));
+  }
   for (int i = 0; i < l1->n_set_walks; i++) {
     const ptg_set_walk *sw = &l1->set_walks[i];
     CHECK(i == 0 || sw->sets >= l1->set_walks[i - 1].sets);

@@ -56,6 +56,11 @@ static ptg_target *sample(void) {
   t->caches[0].set_walks[0] = (ptg_set_walk){4096, 1, 64, {.value = 4.7}, {.value = 2.75}, {.value = 1.7, .reps = 5}};
   t->caches[0].set_walks[1] = (ptg_set_walk){2048, 2, 128, {.value = 4.3}, {.value = 2.15}, {.value = 2.0}, {.value = 6.2, .reps = 9}};
   t->caches[0].set_walks[2] = (ptg_set_walk){512, 8, 512, {.value = 4.0}, {.value = 0.5}, {.value = 8.0}};
+  t->caches[0].n_set_streams = 3;
+  t->caches[0].set_streams = pt_alloc(t->arena, 3 * sizeof(ptg_set_stream));
+  t->caches[0].set_streams[0] = (ptg_set_stream){8, 0, {.value = 0.3, .reps = 7}};
+  t->caches[0].set_streams[1] = (ptg_set_stream){16, 0, {.value = 0.7}};
+  t->caches[0].set_streams[2] = (ptg_set_stream){16, 16, {.value = 6.7}};
   t->caches[0].n_bandwidth = 1;
   t->caches[0].bandwidth = pt_alloc(t->arena, sizeof(ptg_bandwidth));
   t->caches[0].bandwidth[0] = (ptg_bandwidth){.threads = 1, .read = {.value = 200}, .write = {.value = 100},
@@ -136,7 +141,22 @@ int main(void) {
     u->caches[0].n_set_walks = 0;
     CHECK(isnan(ptg_target_set_inflight(u, 2)) && isnan(ptg_target_set_rmw_ns(u, 2)));
     u->caches[0].n_set_walks = 3;
+    /* L1's set streams: read back; linear in streams between measured counts and in the stored-
+     * back share at one count, the nearest row beyond them; none: unknown */
+    CHECK(u->caches[0].n_set_streams == 3 && u->caches[0].set_streams[0].ns_per_access.reps == 7 &&
+          u->caches[0].set_streams[2].rmw_streams == 16);
+    CHECK(fabs(ptg_target_set_stream_ns(u, 16, 8) - 3.7) < 1e-9 && fabs(ptg_target_set_stream_ns(u, 12, 0) - 0.5) < 1e-9);
+    CHECK(fabs(ptg_target_set_stream_ns(u, 12, 6) - 0.3 - 0.5 * (3.7 - 0.3)) < 1e-9);
+    CHECK(fabs(ptg_target_set_stream_ns(u, 4, 2) - 0.3) < 1e-9 && fabs(ptg_target_set_stream_ns(u, 32, 32) - 6.7) < 1e-9);
+    u->caches[0].n_set_streams = 0;
+    CHECK(isnan(ptg_target_set_stream_ns(u, 12, 6)));
+    u->caches[0].n_set_streams = 3;
   }
+  /* more streams stored back than there are: refused, naming the path */
+  t->caches[0].set_streams[1].rmw_streams = 17;
+  pt_diag_clear(&d);
+  CHECK_MSG(ptg_target_validate(t, "t", &d) < 0 && strstr(d.msg, "caches[0].set_streams[1].rmw_streams"), "%s", d.msg);
+  t->caches[0].set_streams[1].rmw_streams = 0;
   /* a set walk on L2, or with no sets: refused, naming the path */
   ptg_cache *l2 = &t->caches[1];
   l2->n_set_walks = 1, l2->set_walks = t->caches[0].set_walks;

@@ -249,6 +249,29 @@ int main(void) {
   }
   ptg_target_free(fa);
 
+  /* the set streams measured alone (--only l1streams): they replace the file's rows; an update
+   * of other parts keeps them */
+  ptg_target *fs = fresh_target(26);
+  fs->n_insts = 0;
+  fs->caches[0].n_set_streams = 1;
+  fs->caches[0].set_streams = pt_alloc(fs->arena, sizeof(ptg_set_stream));
+  fs->caches[0].set_streams[0] = (ptg_set_stream){12, 6, {.value = 1.1, .reps = 9}};
+  ptg_update_summary ss = {.streams = true};
+  u = ptg_target_update(base, fs, &ss, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    CHECK(u->caches[0].n_set_streams == 1 && u->caches[0].set_streams[0].streams == 12 &&
+          fabs(u->caches[0].set_streams[0].ns_per_access.value - 1.1) < 1e-9 && strstr(u->notes, "L1 set streams"));
+    ptg_target *fo = fresh_target(26);
+    ptg_update_summary so = {.units = true};
+    ptg_target *v = ptg_target_update(u, fo, &so, &d);
+    CHECK_MSG(v && v->caches[0].n_set_streams == 1 && fabs(ptg_target_set_stream_ns(v, 12, 6) - 1.1) < 1e-9, "%s", d.msg);
+    ptg_target_free(v);
+    ptg_target_free(fo);
+    ptg_target_free(u);
+  }
+  ptg_target_free(fs);
+
   ptg_target_free(base);
   ptg_target_free(fresh);
   ptg_target_free(f2);
