@@ -21,7 +21,8 @@ static void usage(FILE *f) {
           "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
           "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
           "       [--train-weights none|occurrences|time] [--thin-block B] [--thin-spread B] [--warm-epochs E]\n"
-          "       [--other-heads] [--aux-heads] [--aux-missing] [--aux-cache DIR]\n"
+          "       [--other-heads] [--aux-heads] [--aux-missing] [--aux-cache DIR] [--avg-epochs K]\n"
+          "       [--avg-rows K1,K2,..] [--label-power P]\n"
           "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
@@ -69,6 +70,11 @@ static void usage(FILE *f) {
           "                           default 0: none)\n"
           "  --task-batches           batches of whole tasks, LambdaRank within each task (default: a random\n"
           "                           mix, as TLP's reference, whose ranked lists span tasks)\n"
+          "  --avg-epochs K           TLP, MTL-TLP: the parameters averaged over the last K epochs (weight averaging;\n"
+          "                           default 0: the last epoch's, TLP's)\n"
+          "  --avg-rows K1,K2,..      up to 4 extra rows per seed from the same training, averaged over the last Ki\n"
+          "                           epochs (1: the last epoch's): windows compared paired, without retraining\n"
+          "  --label-power P          training labels (min latency / latency)^P (default 1, TLP's)\n"
           "  --aux-weight W           MTL-TLP: the auxiliary platforms' loss scaled by W (default 1: TLP's sum)\n"
           "  --seeds N                TLP trained with seeds S..S+N-1 (1 to 8): a row each (their spread) and one\n"
           "                           for their ensemble (per-task standardized scores averaged), MTL-TLP too\n"
@@ -98,6 +104,13 @@ static bool target_files_load(const lb_opts *o, pt_diag *d) {
     if (!t) return false;
     ptg_target_free(t);
   }
+  return true;
+}
+
+static bool avg_rows_ok(const lb_opts *o) {
+  if (o->n_avg_rows > LB_MAX_AVG_ROWS) return false;
+  for (int k = 0; k < o->n_avg_rows; k++)
+    if (o->avg_rows[k] < 1 || o->avg_rows[k] > o->epochs) return false;
   return true;
 }
 
@@ -131,6 +144,16 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--lr") == 0 && v) o.lr = atof(argv[++i]);
     else if (strcmp(a, "--clip") == 0 && v) o.clip = atof(argv[++i]);
     else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
+    else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
+    else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
+    else if (strcmp(a, "--avg-rows") == 0 && v) {
+      char *buf;
+      const char *items[LB_MAX_AVG_ROWS + 1];
+      int n = split_list(argv[++i], &buf, items, LB_MAX_AVG_ROWS + 1);
+      o.n_avg_rows = n;
+      for (int k = 0; k < n && k < LB_MAX_AVG_ROWS; k++) o.avg_rows[k] = atoi(items[k]);
+      free(buf);
+    }
     else if (strcmp(a, "--aux-weight") == 0 && v) o.aux_weight = atof(argv[++i]);
     else if (strcmp(a, "--seeds") == 0 && v) o.n_seeds = atoi(argv[++i]);
     else if (strcmp(a, "--val-networks") == 0 && v) o.val_networks = argv[++i];
@@ -171,10 +194,12 @@ int cmd_bench_learn(int argc, char **argv) {
   }
   if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
       !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8 || o.thin_block < 0 ||
-      o.thin_spread < 0 || o.warm_epochs < 0 || o.warm_epochs >= o.epochs) {
-    fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr positive; --width a multiple "
-                    "of 8; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to 8; --warm-epochs 0 "
-                    "to epochs - 1\n");
+      o.thin_spread < 0 || o.warm_epochs < 0 || o.warm_epochs >= o.epochs || o.avg_epochs < 0 ||
+      o.avg_epochs > o.epochs || !(o.label_power > 0 && o.label_power < 1e3) || !avg_rows_ok(&o)) {
+    fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr, --label-power positive; "
+                    "--width a multiple of 8; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to "
+                    "8; --warm-epochs 0 to epochs - 1; --avg-epochs 0 to epochs; --avg-rows 1 to %d windows of 1 "
+                    "to epochs\n", LB_MAX_AVG_ROWS);
     return EXIT_USAGE;
   }
   if (fraction_list) {

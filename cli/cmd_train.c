@@ -12,7 +12,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent train tlp|mtl-tlp --data records.jsonl [--data more.jsonl ...] -o model.safetensors\n"
           "       [--split split.json] [--epochs N] [--batch B] [--lr LR] [--loss lambdarank|mse] [--seed S]\n"
-          "       [--width D] [--backbone attention|lstm] [--task-batches] [--clip C] [--quiet]\n"
+          "       [--width D] [--backbone attention|lstm] [--task-batches] [--clip C] [--avg-epochs K]\n"
+          "       [--label-power P] [--quiet]\n"
           "       mtl-tlp: --target-platform P [--fractions 0.07,0.2,1] [--baseline]\n\n"
           "  tlp       one head; tasks are (workload key, target); labels min latency / latency per task\n"
           "  mtl-tlp   one head per platform (the target string's -mcpu, plus /Nc with -num-cores); a schedule's\n"
@@ -23,6 +24,9 @@ static void usage(FILE *f) {
           "  --backbone B        attention (default, 8 heads) or lstm (the variant TLP compared)\n"
           "  --task-batches      batches of whole tasks, LambdaRank within each task (default: TLP's random mix)\n"
           "  --clip C            gradients scaled to global L2 norm C when above (TLP's reference 0.5; default 0)\n"
+          "  --avg-epochs K      the model saved is the mean of the parameters at the end of the last K\n"
+          "                      epochs (weight averaging; default 0: the last epoch's, TLP's)\n"
+          "  --label-power P     labels (min latency / latency)^P (default 1, TLP's; P > 1 sets the near-best apart)\n"
           "  --fractions LIST    mtl-tlp: train once per share of the target platform's labels kept; -o gets\n"
           "                      the last model\n"
           "  --baseline          mtl-tlp: also train on the target platform's labels alone (TLP) per fraction\n");
@@ -72,6 +76,8 @@ int cmd_train(int argc, char **argv) {
     else if (strcmp(a, "--quiet") == 0) o.verbose = false;
     else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
     else if (strcmp(a, "--clip") == 0 && v) o.clip_norm = atof(argv[++i]);
+    else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
+    else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
     else if (strcmp(a, "--baseline") == 0) baseline = true;
     else if (strcmp(a, "--target-platform") == 0 && v) target = argv[++i];
     else if (strcmp(a, "--backbone") == 0 && v) {
@@ -113,12 +119,14 @@ int cmd_train(int argc, char **argv) {
   bool bad_frac = false;
   for (int i = 0; i < n_frac; i++) bad_frac |= !(fractions[i] > 0 && fractions[i] <= 1);
   if (!n_files || !out || o.epochs < 1 || o.batch < 1 || !(o.lr > 0) || !(o.clip_norm >= 0) || bad_frac || (mtl && !target) ||
+      o.avg_epochs < 0 || o.avg_epochs > o.epochs || !(o.label_power > 0 && o.label_power < 1e3) ||
       (!mtl && (target || n_frac || baseline))) {
     fprintf(stderr, "portent train: %s\n",
             !n_files || !out ? "--data and -o are required"
             : mtl && !target ? "mtl-tlp needs --target-platform"
             : !mtl && (target || n_frac || baseline) ? "--target-platform, --fractions, --baseline are mtl-tlp's"
-                                                      : "--epochs, --batch, --lr must be positive, --clip >= 0, fractions in (0, 1]");
+                                                      : "--epochs, --batch, --lr, --label-power must be positive, --clip "
+                                                        ">= 0, --avg-epochs 0 to --epochs, fractions in (0, 1]");
     free(files);
     return EXIT_USAGE;
   }

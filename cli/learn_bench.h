@@ -12,6 +12,7 @@
 #define LB_MAX_NETS 8
 #define LB_MAX_MODELS 40
 #define LB_MAX_FRACTIONS 4
+#define LB_MAX_AVG_ROWS 4
 #define LB_AUX_ALL 1000000 /* --aux-per-task all */
 #define LB_AUX_PATH 512    /* an auxiliary label file's path */
 
@@ -28,6 +29,11 @@ typedef struct lb_opts {
   double lr, clip;     /* Adam's rate; gradient norm clipping (0: none) */
   double aux_weight;   /* MTL-TLP: the auxiliary heads' loss scaled by this */
   bool task_batches;   /* TLP's batches of whole tasks, LambdaRank within each */
+  int avg_epochs;      /* TLP, MTL-TLP: the parameters averaged over the last K epochs (0: the last epoch's) */
+  double label_power;  /* training labels (min latency / latency)^p (1: TLP's) */
+  int n_avg_rows;      /* extra rows per seed from the same training run, its parameters averaged over the
+                          last avg_rows[i] epochs (1: the last epoch's), to compare windows paired by seed */
+  int avg_rows[LB_MAX_AVG_ROWS];
   int n_fractions;     /* MTL-TLP's shares of the ranked platform's labels (0: 7%, 20%, 100%) */
   double fractions[LB_MAX_FRACTIONS];
   int n_seeds;         /* TLP models trained with seeds seed..seed+n-1; scored each and as an ensemble */

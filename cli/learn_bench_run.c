@@ -390,6 +390,48 @@ static void print_kept(const pp_tlp_dataset *ds, const pp_tlp_train_opts *to, co
   free(keep), free(per), free(all);
 }
 
+/* --avg-rows: one training run's parameters summed over each window of last epochs asked. */
+typedef struct {
+  int epochs, n;
+  const int *k;
+  pp_tlp_avg a[LB_MAX_AVG_ROWS];
+} avg_windows;
+
+static void avg_windows_epoch(void *ctx, int epoch, const float *w, int n_params) {
+  avg_windows *aw = ctx;
+  for (int i = 0; i < aw->n; i++) {
+    if (epoch < aw->epochs - aw->k[i]) continue;
+    if (!aw->a[i].sum && pp_tlp_avg_init(&aw->a[i], n_params) < 0) continue; /* out of memory: row left out */
+    pp_tlp_avg_add(&aw->a[i], w);
+  }
+}
+
+/* One row per window of the seed's model scored with its parameters averaged over that window (the
+ * model is left as trained). */
+static void add_avg_rows(lb_data *data, const lb_opts *o, avg_windows *aw, pp_tlp_model *mm, int head,
+                         const char *name, uint64_t seed, double ts, double **one) {
+  int n_params = pp_tlp_model_n_params(mm);
+  float *w = pp_tlp_model_params(mm), *trained = malloc(sizeof(float) * (size_t)n_params);
+  if (!trained) return;
+  memcpy(trained, w, sizeof(float) * (size_t)n_params);
+  for (int i = 0; i < aw->n; i++) {
+    if (!aw->a[i].count) continue;
+    pp_tlp_avg_mean(&aw->a[i], w);
+    score_tlp_into(data, one, mm, head);
+    memcpy(w, trained, sizeof(float) * (size_t)n_params);
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s avg%d seed %llu", name, aw->k[i], (unsigned long long)seed);
+    int model = lb_add_model(data, nm);
+    if (model < 0) continue;
+    data->train_s[model] = ts;
+    for (int t = 0; t < data->n_tasks; t++)
+      if (data->t[t].role == LB_VAL || data->t[t].role == LB_TEST)
+        memcpy(data->t[t].scores[model], one[t], sizeof(double) * (size_t)data->t[t].n);
+    print_row_now(data, o, model);
+  }
+  free(trained);
+}
+
 /* Trains one TLP variant on the training tasks and scores the held-out ones. */
 static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v, int n_files, const char **files,
                            char aux_paths[][LB_AUX_PATH], pp_tlp_model **keep, pt_diag *d) {
@@ -414,6 +456,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     pp_tlp_train_opts_default(&to);
     to.epochs = o->epochs, to.batch = o->batch, to.lr = o->lr, to.clip_norm = o->clip;
     to.task_batches = o->task_batches, to.aux_weight = o->aux_weight;
+    to.avg_epochs = o->avg_epochs, to.label_power = o->label_power;
     char platform[128];
     pp_tlp_platform(data->target, platform, sizeof platform);
     int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1, head = tp < 0 ? 0 : tp;
@@ -468,8 +511,12 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
       pp_tlp_vocab vcopy = {0}; /* training moves the vocabulary's tokens into the model: each seed its own */
       for (int i = 0; i < vocab.n; i++) pp_tlp_vocab_id(&vcopy, vocab.tokens[i], true);
       double t0 = pt_now();
+      avg_windows aw = {.epochs = to.epochs, .n = o->n_avg_rows, .k = o->avg_rows};
+      if (aw.n) to.epoch_end = avg_windows_epoch, to.epoch_ctx = &aw;
       pp_tlp_model *mm = pp_tlp_train(&ds, &vcopy, &cfg, &to, &sd);
       pp_tlp_vocab_clear(&vcopy);
+      if (mm && aw.n) add_avg_rows(data, o, &aw, mm, sc[0].head, v->name, to.seed, pt_now() - t0, one);
+      for (int i = 0; i < aw.n; i++) pp_tlp_avg_free(&aw.a[i]);
       if (!mm) {
         rc = sd.err ? sd.err : PT_ERR_RUNTIME;
         *d = sd;

@@ -217,6 +217,15 @@ typedef struct pp_tlp_train_opts {
   int warm_epochs;     /* MTL-TLP: the first warm_epochs train every head but the target's, whose
                           decoder then starts as a copy of head warm_from's (0: off) */
   int warm_from;
+  int avg_epochs;      /* > 0: the model returned holds the mean of the parameters at the end of each of
+                          the last avg_epochs epochs (weight averaging, pp_tlp_avg); 0: the last iterate
+                          (TLP's reference) */
+  double label_power;  /* p: each training label min_latency/latency raised to p (1: TLP's; p > 1 sharpens
+                          the gain of the near-best schedules apart) */
+  /* Called after each epoch with the parameters as trained (before any averaging), e.g. to average
+   * other windows of epochs from the same run; NULL: none. */
+  void (*epoch_end)(void *ctx, int epoch, const float *params, int n_params);
+  void *epoch_ctx;
 } pp_tlp_train_opts;
 
 /* Which labels train (keep: n samples x n_platforms): every training sample's labels, the target
@@ -246,6 +255,18 @@ char *pp_tlp_group_key(const pp_tlp_dataset *ds, int group);
 
 /* The expected top-k of a random ranking on the same tasks (the baseline to beat). */
 double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only, const double *group_weight, int k);
+
+/* A running sum of parameter snapshots whose mean replaces the last iterate (stochastic weight
+ * averaging: the parameters at the end of several epochs of a constant-rate run, averaged). */
+typedef struct pp_tlp_avg {
+  int n, count;
+  double *sum;
+} pp_tlp_avg;
+int pp_tlp_avg_init(pp_tlp_avg *a, int n_params);
+void pp_tlp_avg_add(pp_tlp_avg *a, const float *w);
+/* w := the mean of the snapshots added (unchanged when none was). */
+void pp_tlp_avg_mean(const pp_tlp_avg *a, float *w);
+void pp_tlp_avg_free(pp_tlp_avg *a);
 
 /* ---------------------------------------------------------------- fine-tuning */
 

@@ -12,7 +12,7 @@
 
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o) {
   *o = (pp_tlp_train_opts){.epochs = 50, .batch = 1024, .lr = 7e-4, .loss = PP_LOSS_LAMBDARANK, .seed = 1,
-                           .target_platform = -1, .target_fraction = 1, .aux_weight = 1};
+                           .target_platform = -1, .target_fraction = 1, .aux_weight = 1, .label_power = 1};
 }
 
 /* ---------------------------------------------------------------- losses */
@@ -142,10 +142,12 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   c.n_out = ds->n_platforms > 0 ? ds->n_platforms : 1;
   int np = ds->n_platforms;
   if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0) ||
-      o->thin_block < 0 || o->thin_spread < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs)
-    return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch and learning rate must be positive, the "
-                                      "auxiliary weight, clipping norm and thinning block not negative, the warm-up "
-                                      "epochs fewer than the epochs"), NULL;
+      o->thin_block < 0 || o->thin_spread < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs ||
+      o->avg_epochs < 0 || o->avg_epochs > o->epochs || !(o->label_power > 0 && o->label_power < 1e3))
+    return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch, learning rate and label power must be "
+                                      "positive, the auxiliary weight, clipping norm and thinning block not "
+                                      "negative, the warm-up epochs fewer than the epochs, the averaged epochs "
+                                      "0 to the epochs"), NULL;
   bool warm = o->warm_epochs > 0 && o->target_platform >= 0 && o->target_platform < np && o->warm_from >= 0 &&
               o->warm_from < np && o->warm_from != o->target_platform;
   if (o->warm_epochs > 0 && !warm)
@@ -162,6 +164,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   }
   pp_tlp_model *m = NULL;
   pp_tlp_adam adam = {0};
+  pp_tlp_avg avg = {0};
   float *x = NULL, *batch_x = NULL, *scores = NULL, *dscores = NULL;
   float *lab = NULL, *grad = NULL;
   bool *has = NULL;
@@ -213,7 +216,8 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   lab = malloc(sizeof(float) * (size_t)balloc), grad = malloc(sizeof(float) * (size_t)balloc);
   has = malloc(sizeof(bool) * (size_t)balloc);
   int n_params = pp_tlp_model_n_params(m);
-  if (!x || !batch_x || !scores || !dscores || !lab || !grad || !has || pp_tlp_adam_init(&adam, n_params) < 0) {
+  if (!x || !batch_x || !scores || !dscores || !lab || !grad || !has || pp_tlp_adam_init(&adam, n_params) < 0 ||
+      (o->avg_epochs > 0 && pp_tlp_avg_init(&avg, n_params) < 0)) {
     pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train);
     goto fail;
   }
@@ -240,7 +244,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
         for (int i = 0; i < b; i++) {
           int si = train[order[at + i]];
           sc[i] = scores[i * c.n_out + out];
-          lab[i] = ds->s[si].label[out];
+          lab[i] = o->label_power == 1 ? ds->s[si].label[out] : powf(ds->s[si].label[out], (float)o->label_power);
           has[i] = keep[(size_t)si * np + out];
         }
         float *gs = malloc(sizeof(float) * (size_t)b);
@@ -277,13 +281,18 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
       goto fail;
     }
     if (o->verbose) fprintf(stderr, "epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
+    if (o->avg_epochs > 0 && epoch >= o->epochs - o->avg_epochs) pp_tlp_avg_add(&avg, w);
+    if (o->epoch_end) o->epoch_end(o->epoch_ctx, epoch, w, n_params);
   }
+  pp_tlp_avg_mean(&avg, w);
   free(order), free(cut);
-  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), free(batch_x), free(scores), free(dscores);
+  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), pp_tlp_avg_free(&avg), free(batch_x), free(scores);
+  free(dscores);
   free(lab), free(grad), free(has);
   return m;
 fail:
-  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), free(batch_x), free(scores), free(dscores);
+  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), pp_tlp_avg_free(&avg), free(batch_x), free(scores);
+  free(dscores);
   free(lab), free(grad), free(has);
   pp_tlp_model_free(m);
   return NULL;

@@ -119,6 +119,11 @@ has bad-shard "$tmp/err" "dataset collect: --shard wants i/N"
 check bad-shard-remeasure 2 "$portent" dataset remeasure --from "$tmp/d.jsonl" --log "$tmp/x.jsonl" --shard 1/0
 has bad-shard-remeasure "$tmp/err" "dataset remeasure: --shard wants i/N"
 check bad-loss 2 "$portent" train tlp --data "$tmp/d.jsonl" --loss hinge -o "$tmp/x.safetensors"
+check train-avg 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --batch 8 --width 16 --avg-epochs 2 \
+  --label-power 2 -o "$tmp/avg.safetensors"
+check train-avg-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --avg-epochs 4 -o "$tmp/x.safetensors"
+has train-avg-bad "$tmp/err" "avg-epochs 0 to --epochs"
+check train-power-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --label-power -1 -o "$tmp/x.safetensors"
 check no-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" -o "$tmp/x.safetensors"
 check absent-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" --target-platform nosuch -o "$tmp/x.safetensors"
 has absent-target "$tmp/err" "not in the data"

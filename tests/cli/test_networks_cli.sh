@@ -190,6 +190,19 @@ check bench-learn-thin-bad 2 "$portent" bench learn --data $sample --quick --thi
 check bench-learn-noplatform 2 "$portent" bench learn --data $sample --quick --platform znver3 --models xgb
 has bench-learn-noplatform "$tmp/err" "znver3: no record of it (the records' platforms: znver5)"
 check bench-learn-fractions 2 "$portent" bench learn --data $sample --quick --fractions 0.2,1.5
+# --avg-rows: the same training scored with its parameters averaged over its last K epochs, avg1 the
+# last epoch's (the plain row); --avg-epochs 3 makes avg3 the plain row. The columns after train s.
+row() { grep "^$1  " "$tmp/out" | head -1 | sed "s/^$1 *[0-9.]* //"; }
+check bench-learn-avg-rows 0 "$portent" bench learn --data $sample --quick --models tlp --avg-rows 1,3
+a1=$(row "tlp avg1 seed 1"); a3=$(row "tlp avg3 seed 1"); plain=$(row "tlp")
+[ -n "$a1" ] && [ "$a1" = "$plain" ] || { echo "FAIL bench-learn-avg-rows: avg1 '$a1' is not the last epoch's '$plain'"; fail=1; }
+check bench-learn-avg 0 "$portent" bench learn --data $sample --quick --models tlp --avg-epochs 3
+[ -n "$a3" ] && [ "$(row "tlp")" = "$a3" ] || { echo "FAIL bench-learn-avg: '$(row "tlp")' is not avg3's '$a3'"; fail=1; }
+check bench-learn-avg-bad 2 "$portent" bench learn --data $sample --quick --avg-rows 1,4
+check bench-learn-avg-bad2 2 "$portent" bench learn --data $sample --quick --avg-epochs -1
+check bench-learn-power 0 "$portent" bench learn --data $sample --quick --models tlp --label-power 2
+has bench-learn-power "$tmp/out" "^tlp  "
+check bench-learn-power-bad 2 "$portent" bench learn --data $sample --quick --label-power 0
 check bench-learn-tw 0 "$portent" bench learn --data $sample --quick --models tlp --train-weights time
 has bench-learn-tw "$tmp/out" "^tlp  "
 check bench-learn-tw-bad 2 "$portent" bench learn --data $sample --quick --train-weights flops

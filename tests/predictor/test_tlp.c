@@ -238,6 +238,104 @@ static void test_task_batches(void) {
   pp_tlp_vocab_clear(&v);
 }
 
+/* What epoch_end sees: the last iterate, and the sum of the last k epochs' parameters. */
+typedef struct {
+  int epochs, k, n;
+  pp_tlp_avg a;
+  float *last;
+} snapshots;
+
+static void snapshot(void *ctx, int epoch, const float *w, int n) {
+  snapshots *s = ctx;
+  if (!s->last) s->n = n, s->last = malloc(sizeof(float) * (size_t)n), pp_tlp_avg_init(&s->a, n);
+  if (epoch >= s->epochs - s->k) pp_tlp_avg_add(&s->a, w);
+  memcpy(s->last, w, sizeof(float) * (size_t)n);
+}
+
+static pp_tlp_model *train_with(pp_tlp_dataset *ds, const pp_tlp_vocab *v, const pp_tlp_train_opts *o) {
+  pp_tlp_config c = small_config();
+  pp_tlp_vocab copy = {0}; /* training moves the vocabulary into the model */
+  for (int i = 0; i < v->n; i++) pp_tlp_vocab_id(&copy, v->tokens[i], true);
+  pt_diag d = {0};
+  pp_tlp_model *m = pp_tlp_train(ds, &copy, &c, o, &d);
+  CHECK_MSG(m, "%s", d.msg);
+  pp_tlp_vocab_clear(&copy);
+  return m;
+}
+
+/* Weight averaging returns the mean of the last K epochs' parameters (K = 1: the last iterate, as
+ * K = 0), without changing the trajectory; a label power of 1 is TLP's labels and another trains
+ * another model that still ranks; values out of range are refused. */
+static void test_averaging_and_label_power(void) {
+  pp_tlp_avg a;
+  CHECK(pp_tlp_avg_init(&a, 2) == 0);
+  float w[2] = {5, 6}, s1[2] = {1, -2}, s2[2] = {2, 4};
+  pp_tlp_avg_mean(&a, w);
+  CHECK(w[0] == 5 && w[1] == 6); /* nothing added: unchanged */
+  pp_tlp_avg_add(&a, s1), pp_tlp_avg_add(&a, s2), pp_tlp_avg_mean(&a, w);
+  CHECK(w[0] == 1.5f && w[1] == 1.0f && a.count == 2);
+  pp_tlp_avg_free(&a);
+
+  const char *data = tmp("synth_avg.jsonl");
+  write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", 11, true);
+  pp_tlp_dataset ds;
+  pp_tlp_vocab v = {0};
+  load_dataset(&ds, &v, data, false);
+  pp_tlp_train_opts o;
+  pp_tlp_train_opts_default(&o);
+  o.epochs = 25, o.batch = 64, o.lr = 3e-3;
+  pp_tlp_model *m0 = train_with(&ds, &v, &o);
+  o.avg_epochs = 1;
+  pp_tlp_model *m1 = train_with(&ds, &v, &o);
+  snapshots snap = {.epochs = 25, .k = 10};
+  o.avg_epochs = 10, o.epoch_end = snapshot, o.epoch_ctx = &snap;
+  pp_tlp_model *m10 = train_with(&ds, &v, &o);
+  o.avg_epochs = 0, o.epoch_end = NULL, o.label_power = 1;
+  pp_tlp_model *p1 = train_with(&ds, &v, &o);
+  o.label_power = 3;
+  pp_tlp_model *p3 = train_with(&ds, &v, &o);
+  if (m0 && m1 && m10 && p1 && p3 && snap.last) {
+    int n = pp_tlp_model_n_params(m0);
+    size_t bytes = sizeof(float) * (size_t)n;
+    const float *w0 = pp_tlp_model_params(m0), *w10 = pp_tlp_model_params(m10);
+    CHECK(memcmp(w0, pp_tlp_model_params(m1), bytes) == 0);
+    CHECK(memcmp(w0, snap.last, bytes) == 0); /* the hook saw the same trajectory */
+    float *mean = malloc(bytes);
+    memcpy(mean, w0, bytes);
+    pp_tlp_avg_mean(&snap.a, mean);
+    CHECK(snap.a.count == 10 && memcmp(mean, w10, bytes) == 0);
+    CHECK(memcmp(w0, w10, bytes) != 0);
+    free(mean);
+    CHECK(memcmp(w0, pp_tlp_model_params(p1), bytes) == 0);
+    CHECK(memcmp(w0, pp_tlp_model_params(p3), bytes) != 0);
+    pt_diag d = {0};
+    pp_tlp_model *ranked[] = {m10, p3};
+    for (int k = 0; k < 2; k++) {
+      pp_tlp_metrics mt;
+      CHECK(pp_tlp_evaluate(ranked[k], &ds, 0, 0, false, NULL, &mt, &d) == 0);
+      fprintf(stderr, "synthetic, %s: pairwise %.3f spearman %.3f top-5 %.3f\n",
+              k ? "labels cubed" : "last 10 epochs averaged", mt.pairwise, mt.spearman, mt.top5);
+      /* far above a random ranking (0.5, 0); the window of 10 includes epochs still learning */
+      CHECK_MSG(mt.pairwise > 0.7 && mt.spearman > 0.5 && mt.top5 > 0.9, "pairwise %g spearman %g top5 %g",
+                mt.pairwise, mt.spearman, mt.top5);
+    }
+  }
+  pp_tlp_model_free(m0), pp_tlp_model_free(m1), pp_tlp_model_free(m10), pp_tlp_model_free(p1), pp_tlp_model_free(p3);
+  pp_tlp_avg_free(&snap.a), free(snap.last);
+  pp_tlp_config c = small_config();
+  pt_diag d = {0};
+  pp_tlp_train_opts_default(&o);
+  o.epochs = 5, o.avg_epochs = 6;
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "averaged epochs"));
+  pp_tlp_train_opts_default(&o);
+  o.label_power = 0;
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "label power"));
+  o.label_power = NAN;
+  CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "label power"));
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
 static void test_training(void) {
   const char *data = tmp("synth.jsonl");
   write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", 11, true);
@@ -624,6 +722,7 @@ int main(void) {
   test_safetensors();
   test_training();
   test_task_batches();
+  test_averaging_and_label_power();
   test_group_weights();
   test_mtl();
   test_thinning();
