@@ -603,11 +603,12 @@ static void print_row_now(const lb_data *data, const lb_opts *o, int m) {
   bool partial = strcmp(data->model_names[m], "analytic") == 0;
   fprintf(stderr,
           "bench learn: %-26s trained %.1f s: top-1 %.4f top-5 %.4f top-1@sub %.4f top-5@sub %.4f val top-1 %.4f "
-          "task-mean top-1 %.4f\n",
+          "task-mean top-1 %.4f val top-5 %.4f val task-mean top-1 %.4f\n",
           data->model_names[m], data->train_s[m], partial ? NAN : lb_topk(data, m, LB_TEST, -1, 1, 0),
           partial ? NAN : lb_topk(data, m, LB_TEST, -1, 5, 0), lb_topk(data, m, LB_TEST, -1, 1, sub),
           lb_topk(data, m, LB_TEST, -1, 5, sub), partial ? NAN : lb_topk(data, m, LB_VAL, -1, 1, 0),
-          partial ? NAN : lb_task_mean(data, m, LB_TEST, 1));
+          partial ? NAN : lb_task_mean(data, m, LB_TEST, 1), partial ? NAN : lb_topk(data, m, LB_VAL, -1, 5, 0),
+          partial ? NAN : lb_task_mean(data, m, LB_VAL, 1));
 }
 
 static void print_tables(const lb_data *data, const lb_opts *o) {
