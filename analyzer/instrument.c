@@ -610,7 +610,7 @@ static void instrument_direct(hooks *h, LLVMValueRef *mem, int n_mem) {
 }
 
 int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, const pa_profile *line_filter,
-                  pt_diag *d) {
+                  int64_t *locals_bytes, pt_diag *d) {
   bool memory_hooks = mode != PA_HOOKS_NONE;
   LLVMValueRef *fns;
   int nf = pa_defined_functions(mod, &fns);
@@ -642,6 +642,7 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
   /* The hooks write memory, so a function may no longer promise `memory(argmem: ...)`. */
   unsigned memory_attr = LLVMGetEnumAttributeKindForName("memory", 6);
   int base = 0;
+  LLVMValueRef *states = malloc(sizeof *states * (size_t)(nf + 1));
   for (int fi = 0; fi < nf; fi++) {
     LLVMValueRef fn = fns[fi];
     h.fid = fi;
@@ -693,10 +694,14 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
       else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered);
       free(mem);
     }
+    states[fi] = h.state;
     base += n_blocks;
     free(blocks);
     free(filtered);
   }
+  /* after the hooks: the region's word is read by no hooked load */
+  *locals_bytes = memory_hooks ? pa_move_locals(h.b, h.td, fns, states, nf) : 0;
+  free(states);
   LLVMDisposeBuilder(h.b);
   free(fns);
   (void)d;

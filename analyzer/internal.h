@@ -123,6 +123,7 @@ typedef enum {
 #define PA_GATE_OFFSET 24
 #define PA_RECORDING_OFFSET 32
 #define PA_REPEATS_OFFSET 40 /* line filter: uint64_t *, [function][PA_REUSE_BINS] repeats */
+#define PA_LOCALS_OFFSET 48  /* void *: the thread's region for moved locals (locals.c), or NULL */
 /* The sampled slow path (PA_HOOKS_FILTERED): a block stores its accesses' addresses (and a
  * memory intrinsic's length after its address) at the start of the thread's buffer and, when
  * an inline test passes, calls __pa_block(state, desc, passed, first): desc is a constant of
@@ -171,9 +172,21 @@ typedef struct {
 } pa_filtered_access;
 int pa_line_filter_plan(LLVMBuilderRef b, LLVMValueRef fn, const pa_function *f, pa_filtered_access **out);
 /* line_filter (PA_HOOKS_FILTERED only; NULL: none): the static profile of the same module,
- * whose loops and strides choose the accesses the per-reference line filter applies to. */
+ * whose loops and strides choose the accesses the per-reference line filter applies to.
+ * *locals_bytes: the locals region each thread needs (pa_move_locals; 0: none). */
 int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, const pa_profile *line_filter,
-                  pt_diag *d);
+                  int64_t *locals_bytes, pt_diag *d);
+/* locals.c: moves the static allocas of the instrumented functions fns (states: each one's
+ * entry-hook result) to fixed offsets of the calling thread's locals region (the word at
+ * PA_LOCALS_OFFSET of its state), each function's past those of the functions that may be
+ * active below it (its callers, and the callers of a function passed as a call's argument),
+ * keeping each alloca for threads that have no region. Nothing is moved in a module where a
+ * function is called through a pointer, its address escapes otherwise, or calls recurse, nor
+ * where the region would pass PA_LOCALS_BYTES. Returns the region's bytes (0: nothing moved).
+ * The hooks' addresses of those arrays are then the region's, whatever codegen does with the
+ * frame. */
+#define PA_LOCALS_BYTES ((int64_t)16 << 20)
+int64_t pa_move_locals(LLVMBuilderRef b, LLVMTargetDataRef td, LLVMValueRef *fns, LLVMValueRef *states, int nf);
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
@@ -253,6 +266,9 @@ void pa_rt_phase(pa_thread_state *st); /* the gate passed zero */
 /* Tracker counts of a thread slot and function (windowed: scaled to the whole run). */
 void pa_runtime_counts(const pa_runtime *rt, int slot, int fid, uint64_t *out);
 int pa_runtime_threads(const pa_runtime *rt);
+/* A thread whose stack is [stack, + stack_bytes) gets `locals` as its region for moved locals
+ * (pa_move_locals); threads on other stacks get none. Before the run, at most PA_MAX_THREADS. */
+void pa_runtime_add_locals(pa_runtime *rt, const void *stack, size_t stack_bytes, void *locals);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);
 /* Line filter: the accesses of a thread slot and function that repeated their reference's

@@ -187,9 +187,9 @@ static void report_session_error(void *ctx, LLVMErrorRef e) {
 
 /* Codegen work that moves no access: the hooks see the IR's addresses whatever the machine
  * code, so the child turns off what costs compile time without changing them (profiles byte
- * for byte the same, docs/validation.md sessions 9, 11 and 14), but for a kernel's local
- * arrays on the stack, which sit where the frame's spill slots leave them: their sampled lines
- * can change with these options (session 14, bert_ffn1's cache-read stage). Loop strength reduction (IVUsers
+ * for byte the same, docs/validation.md sessions 9, 11 and 14; a kernel's static local arrays,
+ * which on the stack sit where the frame's spill slots leave them, are moved to a region of their
+ * own by the instrumentation, locals.c, since session 15). Loop strength reduction (IVUsers
  * building SCEVs of the sampling hash's address arithmetic: 250 of dwconv_mb's 430 M compile
  * instructions); the pre- and post-RA machine schedulers and the AVX-512 domain reassignment
  * (on mm512 random seed 8's 9,000-line module, 59% and then 34% of llc's instructions);
@@ -414,7 +414,9 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
                       : opt->windowed ? PA_HOOKS_WINDOWED
                       : rate >= 1 && !opt->line_filter ? PA_HOOKS_BUFFERED
                                                        : PA_HOOKS_FILTERED;
-  if (pa_instrument(mod, mode, count_blocks, opt->line_filter ? p : NULL, &d) || pa_add_main_wrapper(mod, spec, &d))
+  int64_t locals_bytes = 0;
+  if (pa_instrument(mod, mode, count_blocks, opt->line_filter ? p : NULL, &locals_bytes, &d) ||
+      pa_add_main_wrapper(mod, spec, &d))
     return child_fail(h, "%s", d.msg);
   char *invalid = NULL; /* instrumentation is ours: invalid IR here is an analyzer bug, said plainly */
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &invalid)) {
@@ -476,8 +478,17 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
   void *stack = map_at(&cursor, stack_bytes, MAP_NORESERVE);
   pthread_attr_t attr;
   pthread_t runner;
-  if (stack == MAP_FAILED || pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, stack_bytes) ||
-      pthread_create(&runner, &attr, run_kernel, &call))
+  if (stack == MAP_FAILED) return child_fail(h, "cannot map the kernel's stack");
+  if (locals_bytes > 0) { /* moved locals (locals.c): a region per stack, mapped after every other */
+    size_t per = round_up((size_t)locals_bytes, (size_t)sysconf(_SC_PAGESIZE));
+    int workers = pool ? args.pool_threads - 1 : 0;
+    char *locals = map_at(&cursor, per * (size_t)(1 + workers), MAP_NORESERVE);
+    if (locals == MAP_FAILED) return child_fail(h, "cannot map the kernel's locals");
+    pa_runtime_add_locals(rt, stack, stack_bytes, locals);
+    for (int i = 0; i < workers; i++)
+      pa_runtime_add_locals(rt, args.pool_stacks + (size_t)i * POOL_STACK_BYTES, POOL_STACK_BYTES, locals + (size_t)(i + 1) * per);
+  }
+  if (pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, stack_bytes) || pthread_create(&runner, &attr, run_kernel, &call))
     return child_fail(h, "cannot start the thread that runs the kernel");
   pthread_join(runner, NULL);
   double t0 = pt_now();

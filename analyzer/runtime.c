@@ -47,6 +47,7 @@ struct pa_thread_state {
   int64_t gate;               /* windowed: gated blocks left in this phase, minus one */
   uint64_t recording;         /* windowed: gated blocks append their accesses */
   uint64_t *repeats;          /* line filter: [function][PA_REUSE_BINS] accesses that repeated a line */
+  void *locals;               /* moved locals' region (pa_move_locals); NULL: they stay on the stack */
   uint64_t sampled_threshold; /* threshold outside bursts */
   pa_tracker *tracker;        /* NULL: counts only, or a thread beyond PA_MAX_THREADS */
   win_state *win;             /* windowed runs only */
@@ -56,7 +57,8 @@ static_assert(offsetof(struct pa_thread_state, pos) == PA_BUF_OFFSET_POS &&
                   offsetof(struct pa_thread_state, buf) == PA_BUF_OFFSET_BUF &&
                   offsetof(struct pa_thread_state, gate) == PA_GATE_OFFSET &&
                   offsetof(struct pa_thread_state, recording) == PA_RECORDING_OFFSET &&
-                  offsetof(struct pa_thread_state, repeats) == PA_REPEATS_OFFSET,
+                  offsetof(struct pa_thread_state, repeats) == PA_REPEATS_OFFSET &&
+                  offsetof(struct pa_thread_state, locals) == PA_LOCALS_OFFSET,
               "instrument.c addresses the buffer and the gate by these offsets");
 
 struct pa_runtime {
@@ -73,7 +75,28 @@ struct pa_runtime {
   pa_thread_state states[PA_MAX_THREADS + 1]; /* the last: threads beyond the limit (dropped) */
   _Atomic uint64_t *masks; /* per function: bit s set if thread slot s ran it */
   _Atomic int overflow;    /* accesses from threads beyond PA_MAX_THREADS were dropped */
+  int n_stacks;            /* the locals region of each thread stack the run maps */
+  struct {
+    uintptr_t lo, hi;
+    void *locals;
+  } stacks[PA_MAX_THREADS];
 };
+
+void pa_runtime_add_locals(pa_runtime *rt, const void *stack, size_t stack_bytes, void *locals) {
+  if (rt->n_stacks == PA_MAX_THREADS) return;
+  rt->stacks[rt->n_stacks].lo = (uintptr_t)stack;
+  rt->stacks[rt->n_stacks].hi = (uintptr_t)stack + stack_bytes;
+  rt->stacks[rt->n_stacks++].locals = locals;
+}
+
+/* By the stack the calling thread runs on, not by its slot: pool workers take slots in the
+ * order they arrive, but each keeps its own stack, so its locals keep their addresses. */
+static void *locals_of_this_thread(const pa_runtime *rt) {
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+  for (int i = 0; i < rt->n_stacks; i++)
+    if (sp >= rt->stacks[i].lo && sp < rt->stacks[i].hi) return rt->stacks[i].locals;
+  return NULL;
+}
 
 /* A slot's buffer and repeats, made when a thread takes the slot (20 KB): made for all
  * PA_MAX_THREADS slots up front they were 1.3 MB of allocations, 0.25 ms of the child's CPU
@@ -124,6 +147,7 @@ static int thread_slot(pa_runtime *rt) {
     rt->tids[s] = self;
     pa_thread_state *st = &rt->states[s];
     state_buffers(rt, st);
+    st->locals = locals_of_this_thread(rt);
     if (rt->track_reuse && rt->windowed) { /* warm-ups: one more group, never taken */
       st->tracker = pa_tracker_new(rt->n_functions + 1, 1, 0);
       st->sampled_threshold = UINT64_MAX;
