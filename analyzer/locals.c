@@ -42,14 +42,19 @@ typedef struct {
   uint64_t bytes, align;
 } frame;
 
-static void lay_out(LLVMTargetDataRef td, LLVMValueRef fn, frame *f) {
+/* False where memory ran out (the module keeps its locals on the stack). */
+static bool lay_out(LLVMTargetDataRef td, LLVMValueRef fn, frame *f) {
   *f = (frame){.align = 1};
   LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
   int cap = 0;
   for (LLVMValueRef in = entry ? LLVMGetFirstInstruction(entry) : NULL; in; in = LLVMGetNextInstruction(in)) {
     uint64_t bytes = static_bytes(td, in);
     if (!bytes) continue;
-    if (f->n == cap) f->ls = realloc(f->ls, sizeof *f->ls * (size_t)(cap = cap ? 2 * cap : 8));
+    if (f->n == cap) {
+      local *more = realloc(f->ls, sizeof *f->ls * (size_t)(cap = cap ? 2 * cap : 8));
+      if (!more) return false;
+      f->ls = more;
+    }
     unsigned align = LLVMGetAlignment(in);
     f->ls[f->n] = (local){in, bytes, align ? align : 1, f->n, 0};
     f->n++;
@@ -61,6 +66,7 @@ static void lay_out(LLVMTargetDataRef td, LLVMValueRef fn, frame *f) {
     f->bytes = l->at + l->bytes;
     if (l->align > f->align) f->align = l->align;
   }
+  return true;
 }
 
 /* The module's calls, as edges between its defined functions (a function passed to a call,
@@ -132,15 +138,15 @@ int64_t pa_move_locals(LLVMBuilderRef b, LLVMTargetDataRef td, LLVMValueRef *fns
   bool *calls = calloc((size_t)nf * (size_t)nf + 1, sizeof *calls);
   int *state = calloc((size_t)nf + 1, sizeof *state);
   uint64_t *start = calloc((size_t)nf + 1, sizeof *start), end = 0;
-  bool ok = call_edges(fns, nf, calls);
-  for (int f = 0; ok && f < nf; f++) lay_out(td, fns[f], &fr[f]);
+  bool ok = fr && calls && state && start && call_edges(fns, nf, calls);
+  for (int f = 0; ok && f < nf; f++) ok = lay_out(td, fns[f], &fr[f]);
   for (int f = 0; ok && f < nf; f++) ok = place(f, nf, calls, fr, state, start);
   for (int f = 0; ok && f < nf; f++)
     if (start[f] + fr[f].bytes > end) end = start[f] + fr[f].bytes;
   ok &= end > 0 && end <= (uint64_t)PA_LOCALS_BYTES;
   for (int f = 0; ok && f < nf; f++)
     if (fr[f].n) move_frame(b, fns[f], states[f], &fr[f], start[f]);
-  for (int f = 0; f < nf; f++) free(fr[f].ls);
+  for (int f = 0; fr && f < nf; f++) free(fr[f].ls);
   free(fr), free(calls), free(state), free(start);
   return ok ? (int64_t)end : 0;
 }
