@@ -74,43 +74,36 @@ static void take_mlp(cJSON *dst, const cJSON *src) {
   }
 }
 
-/* One of L1's own probes (caches[] level 1, `key`: "set_walks", "set_streams") of src into dst,
- * so they survive or replace the caches apart. */
-static void take_l1_probe(cJSON *dst, const cJSON *src, const char *key) {
-  const cJSON *sc;
-  cJSON *dc;
-  cJSON_ArrayForEach(dc, cJSON_GetObjectItem(dst, "caches")) {
-    const cJSON *la = cJSON_GetObjectItem(dc, "level");
-    if (!cJSON_IsNumber(la) || la->valuedouble != 1) continue;
-    cJSON_DeleteItemFromObjectCaseSensitive(dc, key);
-    cJSON_ArrayForEach(sc, cJSON_GetObjectItem(src, "caches")) {
-      const cJSON *lb = cJSON_GetObjectItem(sc, "level");
-      if (cJSON_IsNumber(lb) && lb->valuedouble == 1) take(dc, sc, key);
-    }
+/* A target's L1 entry (caches[] level 1), NULL if it has none. */
+static cJSON *l1_cache(const cJSON *t) {
+  cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "caches")) {
+    const cJSON *l = cJSON_GetObjectItem(c, "level");
+    if (cJSON_IsNumber(l) && l->valuedouble == 1) return c;
   }
+  return NULL;
+}
+
+/* One of L1's own probes (`key`: "set_walks", "set_streams") of src into dst, so they survive
+ * or replace the caches apart. */
+static void take_l1_probe(cJSON *dst, const cJSON *src, const char *key) {
+  cJSON *dc = l1_cache(dst), *sc = l1_cache(src);
+  if (!dc) return;
+  cJSON_DeleteItemFromObjectCaseSensitive(dc, key);
+  if (sc) take(dc, sc, key);
 }
 
 /* The read-modify-write figure of each of src's L1 set walks into dst's walk of the same
  * stride: a probe of its own, over the walks the set-walk probe measured. */
 static void take_rmw(cJSON *dst, const cJSON *src) {
-  cJSON *dc;
-  const cJSON *sc;
-  cJSON_ArrayForEach(dc, cJSON_GetObjectItem(dst, "caches")) {
-    const cJSON *la = cJSON_GetObjectItem(dc, "level");
-    if (!cJSON_IsNumber(la) || la->valuedouble != 1) continue;
-    cJSON_ArrayForEach(sc, cJSON_GetObjectItem(src, "caches")) {
-      const cJSON *lb = cJSON_GetObjectItem(sc, "level");
-      if (!cJSON_IsNumber(lb) || lb->valuedouble != 1) continue;
-      cJSON *dw;
-      const cJSON *sw;
-      cJSON_ArrayForEach(dw, cJSON_GetObjectItem(dc, "set_walks")) {
-        const cJSON *ds = cJSON_GetObjectItem(dw, "stride");
-        cJSON_DeleteItemFromObjectCaseSensitive(dw, "rmw_ns_per_access");
-        cJSON_ArrayForEach(sw, cJSON_GetObjectItem(sc, "set_walks")) {
-          const cJSON *ss = cJSON_GetObjectItem(sw, "stride");
-          if (cJSON_IsNumber(ds) && cJSON_IsNumber(ss) && ds->valuedouble == ss->valuedouble) take(dw, sw, "rmw_ns_per_access");
-        }
-      }
+  cJSON *dc = l1_cache(dst), *sc = l1_cache(src), *dw, *sw;
+  if (!dc || !sc) return;
+  cJSON_ArrayForEach(dw, cJSON_GetObjectItem(dc, "set_walks")) {
+    const cJSON *ds = cJSON_GetObjectItem(dw, "stride");
+    cJSON_DeleteItemFromObjectCaseSensitive(dw, "rmw_ns_per_access");
+    cJSON_ArrayForEach(sw, cJSON_GetObjectItem(sc, "set_walks")) {
+      const cJSON *ss = cJSON_GetObjectItem(sw, "stride");
+      if (cJSON_IsNumber(ds) && cJSON_IsNumber(ss) && ds->valuedouble == ss->valuedouble) take(dw, sw, "rmw_ns_per_access");
     }
   }
 }
