@@ -12,6 +12,7 @@
 #include "learn_bench.h"
 #include "predictor.h"
 #include "tlp.h"
+#include "tlp_cli.h"
 #include "tune_models.h"
 
 static void usage(FILE *f) {
@@ -22,7 +23,7 @@ static void usage(FILE *f) {
           "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
           "       [--train-weights none|occurrences|time] [--thin-block B] [--thin-spread B] [--warm-epochs E]\n"
           "       [--other-heads] [--aux-heads] [--aux-missing] [--aux-cache DIR] [--avg-epochs K]\n"
-          "       [--avg-rows K1,K2,..] [--label-power P]\n"
+          "       [--avg-rows K1,K2,..] [--label-power P] [--ndcg-k K] [--gain-scale C]\n"
           "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
@@ -75,6 +76,9 @@ static void usage(FILE *f) {
           "  --avg-rows K1,K2,..      up to 4 extra rows per seed from the same training, averaged over the last Ki\n"
           "                           epochs (1: the last epoch's): windows compared paired, without retraining\n"
           "  --label-power P          training labels (min latency / latency)^P (default 1, TLP's)\n"
+          "  --ndcg-k K               LambdaRank weighs a pair by its change of NDCG@K (only swaps into, out of or\n"
+          "                           within the predicted top K count; default 0: the whole list, TLP's)\n"
+          "  --gain-scale C           LambdaRank's gain 2^(C x label) - 1 (default 1, TLP's; C > 1 steeper at the top)\n"
           "  --aux-weight W           MTL-TLP: the auxiliary platforms' loss scaled by W (default 1: TLP's sum)\n"
           "  --seeds N                TLP trained with seeds S..S+N-1 (1 to 8): a row each (their spread) and one\n"
           "                           for their ensemble (per-task standardized scores averaged), MTL-TLP too\n"
@@ -146,7 +150,9 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
     else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
-    else if (strcmp(a, "--avg-rows") == 0 && v) {
+    else if ((strcmp(a, "--ndcg-k") == 0 || strcmp(a, "--gain-scale") == 0) && v) {
+      if (tlp_cli_parse_rank("bench learn", a, argv[++i], &o.rank) < 0) return EXIT_USAGE;
+    } else if (strcmp(a, "--avg-rows") == 0 && v) {
       char *buf;
       const char *items[LB_MAX_AVG_ROWS + 1];
       int n = split_list(argv[++i], &buf, items, LB_MAX_AVG_ROWS + 1);

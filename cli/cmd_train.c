@@ -13,7 +13,7 @@ static void usage(FILE *f) {
           "usage: portent train tlp|mtl-tlp --data records.jsonl [--data more.jsonl ...] -o model.safetensors\n"
           "       [--split split.json] [--epochs N] [--batch B] [--lr LR] [--loss lambdarank|mse] [--seed S]\n"
           "       [--width D] [--backbone attention|lstm] [--task-batches] [--clip C] [--avg-epochs K]\n"
-          "       [--label-power P] [--quiet]\n"
+          "       [--label-power P] [--ndcg-k K] [--gain-scale C] [--quiet]\n"
           "       mtl-tlp: --target-platform P [--fractions 0.07,0.2,1] [--baseline]\n\n"
           "  tlp       one head; tasks are (workload key, target); labels min latency / latency per task\n"
           "  mtl-tlp   one head per platform (the target string's -mcpu, plus /Nc with -num-cores); a schedule's\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f) {
           "  --avg-epochs K      the model saved is the mean of the parameters at the end of the last K\n"
           "                      epochs (weight averaging; default 0: the last epoch's, TLP's)\n"
           "  --label-power P     labels (min latency / latency)^P (default 1, TLP's; P > 1 sets the near-best apart)\n"
+          "  --ndcg-k K          LambdaRank weighs a pair by its change of NDCG@K: only swaps into, out of or\n"
+          "                      within the predicted top K count (default 0: the whole list, TLP's)\n"
+          "  --gain-scale C      LambdaRank's gain 2^(C x label) - 1, steeper at the top for C > 1 (default 1)\n"
           "  --fractions LIST    mtl-tlp: train once per share of the target platform's labels kept; -o gets\n"
           "                      the last model\n"
           "  --baseline          mtl-tlp: also train on the target platform's labels alone (TLP) per fraction\n");
@@ -78,7 +81,12 @@ int cmd_train(int argc, char **argv) {
     else if (strcmp(a, "--clip") == 0 && v) o.clip_norm = atof(argv[++i]);
     else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
-    else if (strcmp(a, "--baseline") == 0) baseline = true;
+    else if ((strcmp(a, "--ndcg-k") == 0 || strcmp(a, "--gain-scale") == 0) && v) {
+      if (tlp_cli_parse_rank("train", a, argv[++i], &o.rank) < 0) {
+        free(files);
+        return EXIT_USAGE;
+      }
+    } else if (strcmp(a, "--baseline") == 0) baseline = true;
     else if (strcmp(a, "--target-platform") == 0 && v) target = argv[++i];
     else if (strcmp(a, "--backbone") == 0 && v) {
       a = argv[++i];

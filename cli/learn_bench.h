@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "compiler.h"
+#include "tlp.h"
 
 #define LB_MAX_AUX 4
 #define LB_MAX_NETS 8
@@ -31,6 +32,7 @@ typedef struct lb_opts {
   bool task_batches;   /* TLP's batches of whole tasks, LambdaRank within each */
   int avg_epochs;      /* TLP, MTL-TLP: the parameters averaged over the last K epochs (0: the last epoch's) */
   double label_power;  /* training labels (min latency / latency)^p (1: TLP's) */
+  pp_tlp_rank rank;    /* LambdaRank's NDCG cut-off and gain scale ({0, 1}: TLP's) */
   int n_avg_rows;      /* extra rows per seed from the same training run, its parameters averaged over the
                           last avg_rows[i] epochs (1: the last epoch's), to compare windows paired by seed */
   int avg_rows[LB_MAX_AVG_ROWS];

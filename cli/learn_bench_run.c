@@ -456,7 +456,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     pp_tlp_train_opts_default(&to);
     to.epochs = o->epochs, to.batch = o->batch, to.lr = o->lr, to.clip_norm = o->clip;
     to.task_batches = o->task_batches, to.aux_weight = o->aux_weight;
-    to.avg_epochs = o->avg_epochs, to.label_power = o->label_power;
+    to.avg_epochs = o->avg_epochs, to.label_power = o->label_power, to.rank = o->rank;
     char platform[128];
     pp_tlp_platform(data->target, platform, sizeof platform);
     int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1, head = tp < 0 ? 0 : tp;

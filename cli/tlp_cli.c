@@ -1,4 +1,6 @@
 /* Shared by portent train and portent eval: data loading with a summary, metrics printing. */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,4 +38,25 @@ void tlp_cli_print_random(FILE *f, const char *label, const pp_tlp_dataset *ds, 
   fprintf(f, "%-28s %40s top-1 %.4f  top-5 %.4f  pairwise 0.5     spearman 0\n", label, "",
           pp_tlp_random_topk(ds, platform, test_only, group_weight, 1),
           pp_tlp_random_topk(ds, platform, test_only, group_weight, 5));
+}
+
+int tlp_cli_parse_rank(const char *cmd, const char *opt, const char *value, pp_tlp_rank *r) {
+  char *end;
+  errno = 0;
+  if (strcmp(opt, "--ndcg-k") == 0) {
+    long k = strtol(value, &end, 10);
+    if (end != value && !*end && !errno && k >= 0 && k <= 1000000) {
+      r->ndcg_k = (int)k;
+      return 0;
+    }
+    fprintf(stderr, "portent %s: --ndcg-k wants a whole number >= 0 (0: the whole list), not '%s'\n", cmd, value);
+    return -1;
+  }
+  double c = strtod(value, &end);
+  if (end != value && !*end && !errno && c > 0 && c <= 64) {
+    r->gain_scale = c;
+    return 0;
+  }
+  fprintf(stderr, "portent %s: --gain-scale wants a number in (0, 64] (1: TLP's gain), not '%s'\n", cmd, value);
+  return -1;
 }

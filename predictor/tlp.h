@@ -182,12 +182,19 @@ void pp_nn_lstm_bwd(int b, int l, int dim, const float *gates, const float *cell
 /* ---------------------------------------------------------------- losses */
 
 typedef enum { PP_LOSS_LAMBDARANK, PP_LOSS_MSE } pp_tlp_loss;
+/* LambdaRank's weighting of a pair. TLP's reference is {0, 1}: |delta NDCG| over the whole list,
+ * gain 2^label - 1. */
+typedef struct pp_tlp_rank {
+  int ndcg_k;        /* > 0: |delta NDCG@k|, positions from k on discount 0, so a pair counts only when
+                        the swap moves an item into, out of or within the predicted top k; 0: whole list */
+  double gain_scale; /* gain 2^(scale x label) - 1: above 1, steeper at the top (label 1 the best) */
+} pp_tlp_rank;
 /* Loss over n scores with labels (entries with has[i] false are ignored; has may be NULL),
  * its gradient written to grad (zero for ignored entries). LambdaRank is TLP's: NDCG-weighted
- * pairwise logistic loss summed over pairs with label_i > label_j. MSE is the mean squared
- * error. */
-double pp_tlp_loss_eval(pp_tlp_loss kind, int n, const float *scores, const float *labels, const bool *has,
-                        float *grad);
+ * pairwise logistic loss summed over pairs with label_i > label_j, weighted as rank says (NULL:
+ * TLP's). MSE is the mean squared error (rank unused). */
+double pp_tlp_loss_eval(pp_tlp_loss kind, const pp_tlp_rank *rank, int n, const float *scores, const float *labels,
+                        const bool *has, float *grad);
 
 /* ---------------------------------------------------------------- training and evaluation */
 
@@ -222,6 +229,7 @@ typedef struct pp_tlp_train_opts {
                           (TLP's reference) */
   double label_power;  /* p: each training label min_latency/latency raised to p (1: TLP's; p > 1 sharpens
                           the gain of the near-best schedules apart) */
+  pp_tlp_rank rank;    /* LambdaRank's truncation and gain ({0, 1}: TLP's) */
   /* Called after each epoch with the parameters as trained (before any averaging), e.g. to average
    * other windows of epochs from the same run; NULL: none. */
   void (*epoch_end)(void *ctx, int epoch, const float *params, int n_params);

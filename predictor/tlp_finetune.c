@@ -75,7 +75,7 @@ int pp_tlp_finetune(pp_tlp_model *m, int out, int n, const float *x, const float
       if ((rc = pp_tlp_model_forward(m, b, bx, sc)) < 0) break;
       float *s = s1, *t = s1 + bmax, *gs = s1 + 2 * bmax;
       for (int i = 0; i < b; i++) s[i] = sc[i * c->n_out + out], t[i] = label[order[at + i]];
-      double loss = pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, b, s, t, NULL, gs);
+      double loss = pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, NULL, b, s, t, NULL, gs);
       if (!isfinite(loss)) {
         rc = pt_fail(d, PT_ERR_RUNTIME, "TLP fine-tuning diverged (loss not finite)");
         break;

@@ -12,7 +12,8 @@
 
 void pp_tlp_train_opts_default(pp_tlp_train_opts *o) {
   *o = (pp_tlp_train_opts){.epochs = 50, .batch = 1024, .lr = 7e-4, .loss = PP_LOSS_LAMBDARANK, .seed = 1,
-                           .target_platform = -1, .target_fraction = 1, .aux_weight = 1, .label_power = 1};
+                           .target_platform = -1, .target_fraction = 1, .aux_weight = 1, .label_power = 1,
+                           .rank = {.ndcg_k = 0, .gain_scale = 1}};
 }
 
 /* ---------------------------------------------------------------- losses */
@@ -28,24 +29,29 @@ static int by_value_desc(const void *a, const void *b) {
 }
 
 /* TLP's LambdaRankLoss (after allRank): candidates sorted by predicted score, position i has
- * discount D_i = log2(1 + i) and gain G = (2^label - 1) / maxDCG; each pair with label_i >
- * label_j costs -|1/D_i - 1/D_j| |G_i - G_j| log2 sigmoid(s_i - s_j). */
-static double lambdarank(int n, const float *s, const float *t, float *g) {
+ * discount D_i = log2(2 + i) (0-based) and gain G = (2^label - 1) / maxDCG; each pair with
+ * label_i > label_j costs -|1/D_i - 1/D_j| |G_i - G_j| log2 sigmoid(s_i - s_j). rank->ndcg_k = k
+ * makes 1/D zero from position k on and maxDCG the ideal top k's, so the weight is the change of
+ * NDCG@k when the pair swaps (pairs both below the top k weigh 0); rank->gain_scale = c makes the
+ * gain 2^(c label) - 1. */
+static double lambdarank(const pp_tlp_rank *rank, int n, const float *s, const float *t, float *g) {
+  int k = rank->ndcg_k > 0 && rank->ndcg_k < n ? rank->ndcg_k : n;
+  double c = rank->gain_scale;
   keyed *bp = malloc(sizeof *bp * (size_t)n), *bt = malloc(sizeof *bt * (size_t)n);
   for (int i = 0; i < n; i++) bp[i] = (keyed){s[i], i}, bt[i] = (keyed){t[i], i};
   qsort(bp, (size_t)n, sizeof *bp, by_value_desc);
   qsort(bt, (size_t)n, sizeof *bt, by_value_desc);
   double max_dcg = 0;
-  for (int i = 0; i < n; i++) max_dcg += (exp2(fmax(bt[i].v, 0)) - 1) / log2(2.0 + i);
+  for (int i = 0; i < k; i++) max_dcg += (exp2(c * fmax(bt[i].v, 0)) - 1) / log2(2.0 + i);
   if (max_dcg < 1e-10) max_dcg = 1e-10;
   double *inv_d = malloc(sizeof(double) * (size_t)n), *gain = malloc(sizeof(double) * (size_t)n);
   for (int i = 0; i < n; i++) {
-    inv_d[i] = 1 / log2(2.0 + i);
-    gain[i] = (exp2(fmax(t[bp[i].i], 0)) - 1) / max_dcg;
+    inv_d[i] = i < k ? 1 / log2(2.0 + i) : 0;
+    gain[i] = (exp2(c * fmax(t[bp[i].i], 0)) - 1) / max_dcg;
   }
   double loss = 0;
   for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < (i < k ? n : k); j++) { /* both at or below position k: no weight */
       int a = bp[i].i, b = bp[j].i;
       if (!(t[a] > t[b])) continue;
       double w = fabs(inv_d[i] - inv_d[j]) * fabs(gain[i] - gain[j]);
@@ -60,8 +66,9 @@ static double lambdarank(int n, const float *s, const float *t, float *g) {
   return loss;
 }
 
-double pp_tlp_loss_eval(pp_tlp_loss kind, int n, const float *scores, const float *labels, const bool *has,
-                        float *grad) {
+double pp_tlp_loss_eval(pp_tlp_loss kind, const pp_tlp_rank *rank, int n, const float *scores, const float *labels,
+                        const bool *has, float *grad) {
+  static const pp_tlp_rank tlp_rank = {.ndcg_k = 0, .gain_scale = 1};
   int *idx = malloc(sizeof(int) * (size_t)(n + 1));
   int k = 0;
   for (int i = 0; i < n; i++) {
@@ -79,7 +86,7 @@ double pp_tlp_loss_eval(pp_tlp_loss kind, int n, const float *scores, const floa
         g[i] = (float)(2 * e / k);
       }
     } else
-      loss = lambdarank(k, s, t, g);
+      loss = lambdarank(rank ? rank : &tlp_rank, k, s, t, g);
     for (int i = 0; i < k; i++) grad[idx[i]] = g[i];
     free(s);
   }
@@ -143,11 +150,12 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   int np = ds->n_platforms;
   if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0) ||
       o->thin_block < 0 || o->thin_spread < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs ||
-      o->avg_epochs < 0 || o->avg_epochs > o->epochs || !(o->label_power > 0 && o->label_power < 1e3))
+      o->avg_epochs < 0 || o->avg_epochs > o->epochs || !(o->label_power > 0 && o->label_power < 1e3) ||
+      o->rank.ndcg_k < 0 || !(o->rank.gain_scale > 0 && o->rank.gain_scale <= 64))
     return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch, learning rate and label power must be "
                                       "positive, the auxiliary weight, clipping norm and thinning block not "
                                       "negative, the warm-up epochs fewer than the epochs, the averaged epochs "
-                                      "0 to the epochs"), NULL;
+                                      "0 to the epochs, the NDCG cut-off not negative, the gain scale in (0, 64]"), NULL;
   bool warm = o->warm_epochs > 0 && o->target_platform >= 0 && o->target_platform < np && o->warm_from >= 0 &&
               o->warm_from < np && o->warm_from != o->target_platform;
   if (o->warm_epochs > 0 && !warm)
@@ -252,10 +260,10 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
           for (int i0 = 0, i1; i0 < b; i0 = i1) {
             int grp = ds->s[train[order[at + i0]]].group;
             for (i1 = i0 + 1; i1 < b && ds->s[train[order[at + i1]]].group == grp;) i1++;
-            total += pp_tlp_loss_eval(o->loss, i1 - i0, sc + i0, lab + i0, has + i0, gs + i0);
+            total += pp_tlp_loss_eval(o->loss, &o->rank, i1 - i0, sc + i0, lab + i0, has + i0, gs + i0);
           }
         else
-          total += pp_tlp_loss_eval(o->loss, b, sc, lab, has, gs);
+          total += pp_tlp_loss_eval(o->loss, &o->rank, b, sc, lab, has, gs);
         float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
         if (warm && out == o->target_platform && epoch < o->warm_epochs) hw = 0; /* its labels wait for the copy */
         for (int i = 0; i < b; i++) {

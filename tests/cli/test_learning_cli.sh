@@ -124,6 +124,12 @@ check train-avg 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --batch 
 check train-avg-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --avg-epochs 4 -o "$tmp/x.safetensors"
 has train-avg-bad "$tmp/err" "avg-epochs 0 to --epochs"
 check train-power-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --label-power -1 -o "$tmp/x.safetensors"
+check train-rank 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --batch 8 --width 16 --ndcg-k 2 \
+  --gain-scale 4 -o "$tmp/rank.safetensors"
+check train-rank-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --ndcg-k -1 -o "$tmp/x.safetensors"
+has train-rank-bad "$tmp/err" "train: --ndcg-k wants a whole number >= 0 (0: the whole list), not '-1'"
+check train-gain-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --gain-scale abc -o "$tmp/x.safetensors"
+has train-gain-bad "$tmp/err" "train: --gain-scale wants a number in (0, 64] (1: TLP's gain), not 'abc'"
 check no-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" -o "$tmp/x.safetensors"
 check absent-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" --target-platform nosuch -o "$tmp/x.safetensors"
 has absent-target "$tmp/err" "not in the data"

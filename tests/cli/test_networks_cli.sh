@@ -203,6 +203,16 @@ check bench-learn-avg-bad2 2 "$portent" bench learn --data $sample --quick --avg
 check bench-learn-power 0 "$portent" bench learn --data $sample --quick --models tlp --label-power 2
 has bench-learn-power "$tmp/out" "^tlp  "
 check bench-learn-power-bad 2 "$portent" bench learn --data $sample --quick --label-power 0
+# --ndcg-k / --gain-scale: TLP's values give the plain row to the digit (test_tlp checks that others
+# train another model; on this sample's few tasks the rows can coincide)
+check bench-learn-rank-tlp 0 "$portent" bench learn --data $sample --quick --models tlp --ndcg-k 0 --gain-scale 1
+[ -n "$plain" ] && [ "$(row "tlp")" = "$plain" ] || { echo "FAIL bench-learn-rank-tlp: '$(row "tlp")' is not '$plain'"; fail=1; }
+check bench-learn-rank 0 "$portent" bench learn --data $sample --quick --models tlp --ndcg-k 2 --gain-scale 4
+has bench-learn-rank "$tmp/out" "^tlp  "
+check bench-learn-rank-bad 2 "$portent" bench learn --data $sample --quick --ndcg-k 2x
+has bench-learn-rank-bad "$tmp/err" "bench learn: --ndcg-k wants a whole number >= 0 (0: the whole list), not '2x'"
+check bench-learn-gain-bad 2 "$portent" bench learn --data $sample --quick --gain-scale -1
+has bench-learn-gain-bad "$tmp/err" "gain-scale wants a number in (0, 64]"
 check bench-learn-tw 0 "$portent" bench learn --data $sample --quick --models tlp --train-weights time
 has bench-learn-tw "$tmp/out" "^tlp  "
 check bench-learn-tw-bad 2 "$portent" bench learn --data $sample --quick --train-weights flops

@@ -263,6 +263,17 @@ static pp_tlp_model *train_with(pp_tlp_dataset *ds, const pp_tlp_vocab *v, const
   return m;
 }
 
+/* Four synthetic tasks of 64 schedules (seeded) loaded, and options that train a small model on
+ * them in a moment: 25 epochs, batches of 64, lr 3e-3. */
+static void small_training_set(const char *name, uint64_t seed, pp_tlp_dataset *ds, pp_tlp_vocab *v,
+                               pp_tlp_train_opts *o) {
+  const char *data = tmp(name);
+  write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", seed, true);
+  load_dataset(ds, v, data, false);
+  pp_tlp_train_opts_default(o);
+  o->epochs = 25, o->batch = 64, o->lr = 3e-3;
+}
+
 /* Weight averaging returns the mean of the last K epochs' parameters (K = 1: the last iterate, as
  * K = 0), without changing the trajectory; a label power of 1 is TLP's labels and another trains
  * another model that still ranks; values out of range are refused. */
@@ -276,14 +287,10 @@ static void test_averaging_and_label_power(void) {
   CHECK(w[0] == 1.5f && w[1] == 1.0f && a.count == 2);
   pp_tlp_avg_free(&a);
 
-  const char *data = tmp("synth_avg.jsonl");
-  write_synthetic(data, 4, 64, "llvm -keys=cpu -mcpu=znver5", 11, true);
   pp_tlp_dataset ds;
   pp_tlp_vocab v = {0};
-  load_dataset(&ds, &v, data, false);
   pp_tlp_train_opts o;
-  pp_tlp_train_opts_default(&o);
-  o.epochs = 25, o.batch = 64, o.lr = 3e-3;
+  small_training_set("synth_avg.jsonl", 11, &ds, &v, &o);
   pp_tlp_model *m0 = train_with(&ds, &v, &o);
   o.avg_epochs = 1;
   pp_tlp_model *m1 = train_with(&ds, &v, &o);
@@ -332,6 +339,53 @@ static void test_averaging_and_label_power(void) {
   CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "label power"));
   o.label_power = NAN;
   CHECK(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "label power"));
+  pp_tlp_dataset_free(&ds);
+  pp_tlp_vocab_clear(&v);
+}
+
+/* LambdaRank's top-heavy options: {0, 1} is TLP's loss, bit for bit; a cut-off at k or a steeper gain
+ * trains another model that still ranks; values out of range are refused. */
+static void test_top_heavy_rank(void) {
+  pp_tlp_dataset ds;
+  pp_tlp_vocab v = {0};
+  pp_tlp_train_opts o;
+  small_training_set("synth_rank.jsonl", 12, &ds, &v, &o);
+  pp_tlp_model *m0 = train_with(&ds, &v, &o);
+  o.rank = (pp_tlp_rank){.ndcg_k = 0, .gain_scale = 1};
+  pp_tlp_model *same = train_with(&ds, &v, &o);
+  const pp_tlp_rank variants[] = {{1, 1}, {5, 1}, {0, 4}, {5, 4}};
+  const int n_var = (int)(sizeof variants / sizeof *variants);
+  pp_tlp_model *mv[4];
+  for (int k = 0; k < n_var; k++) {
+    o.rank = variants[k];
+    mv[k] = train_with(&ds, &v, &o);
+  }
+  if (m0 && same) {
+    size_t bytes = sizeof(float) * (size_t)pp_tlp_model_n_params(m0);
+    CHECK(memcmp(pp_tlp_model_params(m0), pp_tlp_model_params(same), bytes) == 0);
+    for (int k = 0; k < n_var; k++) {
+      if (!mv[k]) continue;
+      CHECK(memcmp(pp_tlp_model_params(m0), pp_tlp_model_params(mv[k]), bytes) != 0);
+      pp_tlp_metrics mt;
+      pt_diag d = {0};
+      CHECK(pp_tlp_evaluate(mv[k], &ds, 0, 0, false, NULL, &mt, &d) == 0);
+      fprintf(stderr, "synthetic, NDCG@%d gain scale %g: pairwise %.3f spearman %.3f top-1 %.3f\n",
+              variants[k].ndcg_k, variants[k].gain_scale, mt.pairwise, mt.spearman, mt.top1);
+      CHECK_MSG(mt.pairwise > 0.7 && mt.spearman > 0.5 && mt.top1 > 0.8, "pairwise %g spearman %g top1 %g",
+                mt.pairwise, mt.spearman, mt.top1);
+    }
+  }
+  pp_tlp_model_free(m0), pp_tlp_model_free(same);
+  for (int k = 0; k < n_var; k++) pp_tlp_model_free(mv[k]);
+  pp_tlp_config c = small_config();
+  pt_diag d = {0};
+  const pp_tlp_rank bad[] = {{-1, 1}, {0, 0}, {0, -2}, {0, 65}, {0, NAN}};
+  for (int k = 0; k < (int)(sizeof bad / sizeof *bad); k++) {
+    pp_tlp_train_opts_default(&o);
+    o.rank = bad[k];
+    CHECK_MSG(!pp_tlp_train(&ds, &v, &c, &o, &d) && strstr(d.msg, "gain scale"), "rank {%d, %g} accepted",
+              bad[k].ndcg_k, bad[k].gain_scale);
+  }
   pp_tlp_dataset_free(&ds);
   pp_tlp_vocab_clear(&v);
 }
@@ -723,6 +777,7 @@ int main(void) {
   test_training();
   test_task_batches();
   test_averaging_and_label_power();
+  test_top_heavy_rank();
   test_group_weights();
   test_mtl();
   test_thinning();

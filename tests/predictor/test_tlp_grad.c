@@ -3,6 +3,7 @@
  * the LambdaRank and MSE losses. Central differences in float, relative tolerance. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "predictor/tlp.h"
 #include "test.h"
@@ -154,31 +155,87 @@ static void test_model(bool lstm) {
   pp_tlp_model_free(m);
 }
 
+/* NDCG@k (k = 0: the whole list) of the order that sorts scores s descending, gain 2^(c t) - 1. */
+static double ndcg_at(int n, const float *s, const float *t, int k, double c) {
+  int ord[16], ideal[16];
+  for (int i = 0; i < n; i++) ord[i] = ideal[i] = i;
+  for (int i = 0; i < n; i++) /* selection sorts: few items */
+    for (int j = i + 1; j < n; j++) {
+      if (s[ord[j]] > s[ord[i]]) { int x = ord[i]; ord[i] = ord[j], ord[j] = x; }
+      if (t[ideal[j]] > t[ideal[i]]) { int x = ideal[i]; ideal[i] = ideal[j], ideal[j] = x; }
+    }
+  int top = k > 0 && k < n ? k : n;
+  double dcg = 0, max_dcg = 0;
+  for (int i = 0; i < top; i++) {
+    dcg += (exp2(c * t[ord[i]]) - 1) / log2(2.0 + i);
+    max_dcg += (exp2(c * t[ideal[i]]) - 1) / log2(2.0 + i);
+  }
+  return dcg / max_dcg;
+}
+
+/* LambdaRank from its definition: each pair with t_a > t_b weighs the change of NDCG@k when the
+ * two swap places in the predicted order, times -log2 sigmoid(s_a - s_b). */
+static double lambdarank_by_swaps(int n, const float *s, const float *t, int k, double c) {
+  double base = ndcg_at(n, s, t, k, c), loss = 0;
+  float sw[16];
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++) {
+      if (!(t[a] > t[b])) continue;
+      for (int i = 0; i < n; i++) sw[i] = s[i];
+      sw[a] = s[b], sw[b] = s[a];
+      double w = fabs(ndcg_at(n, sw, t, k, c) - base);
+      loss -= w * log2(1 / (1 + exp(-((double)s[a] - s[b]))));
+    }
+  return loss;
+}
+
 static void test_losses(void) {
   enum { N = 7 };
   pt_rng rng = {5};
   float s[N], t[N] = {1, 0.5f, 0.8f, 0.2f, 0.5f, 0.9f, 0.1f}, g[N], gi[N];
   bool has[N] = {true, true, true, false, true, true, true};
   fill(&rng, N, s, 2);
-  for (int kind = 0; kind < 2; kind++) {
-    pp_tlp_loss_eval(kind, N, s, t, has, g);
+  /* MSE, TLP's LambdaRank (NULL and {0, 1}), and the top-heavy variants: NDCG@k, a steeper gain. */
+  const pp_tlp_rank ranks[] = {{0, 1}, {0, 1}, {1, 1}, {3, 1}, {0, 4}, {2, 3}, {6, 1}};
+  for (int v = -1; v < (int)(sizeof ranks / sizeof *ranks); v++) {
+    pp_tlp_loss kind = v < 0 ? PP_LOSS_MSE : PP_LOSS_LAMBDARANK;
+    const pp_tlp_rank *rank = v <= 0 ? NULL : &ranks[v];
+    pp_tlp_loss_eval(kind, rank, N, s, t, has, g);
     CHECK(g[3] == 0); /* ignored entry: no gradient */
     for (int i = 0; i < N; i++) {
       float keep = s[i], h = 1e-3f;
       s[i] = keep + h;
-      double up = pp_tlp_loss_eval(kind, N, s, t, has, gi);
+      double up = pp_tlp_loss_eval(kind, rank, N, s, t, has, gi);
       s[i] = keep - h;
-      double down = pp_tlp_loss_eval(kind, N, s, t, has, gi);
+      double down = pp_tlp_loss_eval(kind, rank, N, s, t, has, gi);
       s[i] = keep;
       double num = (up - down) / (2 * h);
-      CHECK_MSG(close_enough(g[i], num, 2e-2), "loss %d d/ds[%d]: %g vs %g", kind, i, g[i], num);
+      CHECK_MSG(close_enough(g[i], num, 2e-2), "loss variant %d d/ds[%d]: %g vs %g", v, i, g[i], num);
     }
   }
+  /* Every LambdaRank variant is the definition's: pair weights are |delta NDCG(@k)| of the swap. Ties
+   * in t are left out (a swap of equal labels changes nothing, and the loss skips such pairs). */
+  float u[N] = {1, 0.45f, 0.8f, 0.2f, 0.55f, 0.9f, 0.1f};
+  for (int v = 1; v < (int)(sizeof ranks / sizeof *ranks); v++) {
+    double want = lambdarank_by_swaps(N, s, u, ranks[v].ndcg_k, ranks[v].gain_scale);
+    double got = pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, &ranks[v], N, s, u, NULL, g);
+    CHECK_MSG(fabs(got - want) <= 1e-5 * fmax(1, fabs(want)), "rank {%d, %g}: loss %.9g, by swaps %.9g",
+              ranks[v].ndcg_k, ranks[v].gain_scale, got, want);
+  }
+  /* A cut-off at or past the list's length is the whole list, bit for bit. */
+  pp_tlp_rank whole = {0, 1}, past = {N, 1};
+  float g2[N];
+  CHECK(pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, &whole, N, s, u, NULL, g) ==
+        pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, &past, N, s, u, NULL, g2));
+  CHECK(memcmp(g, g2, sizeof g) == 0);
   /* LambdaRank is lower when the scores order the labels right. */
   float right[N], wrong[N];
   for (int i = 0; i < N; i++) right[i] = t[i] * 4, wrong[i] = -t[i] * 4;
-  CHECK(pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, N, right, t, NULL, g) <
-        pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, N, wrong, t, NULL, g));
+  CHECK(pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, NULL, N, right, t, NULL, g) <
+        pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, NULL, N, wrong, t, NULL, g));
+  for (int v = 2; v < (int)(sizeof ranks / sizeof *ranks); v++)
+    CHECK(pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, &ranks[v], N, right, t, NULL, g) <
+          pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, &ranks[v], N, wrong, t, NULL, g));
 }
 
 int main(void) {
