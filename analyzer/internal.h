@@ -97,7 +97,6 @@ const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 #define PA_SYM_MAIN "__pa_main"
 #define PA_SYM_PHASE "__pa_phase"
 #define PA_SYM_BLOCK "__pa_block"
-#define PA_SYM_WARM "__pa_warm_up" /* the parent's warm-up compile (run.c) */
 /* count_blocks[f] false: only the entry block of function f gets a counter (its calls; the
  * other blocks' counts come from static trip counts). NULL: every block. */
 typedef enum {
@@ -275,6 +274,17 @@ uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);
  * line, per distance bin (PA_REUSE_BINS words). */
 const uint64_t *pa_runtime_repeats(const pa_runtime *rt, int slot, int fid);
 const pa_tracker *pa_runtime_tracker(const pa_runtime *rt, int slot);
+
+/* jit.c: an instrumented module compiled in this process (by one LLJIT for the process's
+ * life, under the codegen options run.c's runs have always had), its code kept until
+ * released. Takes the module (in a context nothing else uses meanwhile); on failure, -1 and
+ * the cause in error. One compile at a time: safe to call from any thread. */
+typedef struct {
+  uint64_t entry;                      /* the address of `entry` */
+  struct LLVMOrcOpaqueResourceTracker *tracker; /* the module's code and symbols */
+} pa_jit_code;
+int pa_jit_compile(LLVMModuleRef mod, const char *entry, pa_jit_code *out, char *error, size_t cap);
+void pa_jit_release(pa_jit_code *c); /* the code is unmapped, its symbols free again */
 
 /* run.c: results of the instrumented run, filled by a child process. */
 typedef struct {

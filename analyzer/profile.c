@@ -39,7 +39,7 @@ static void set_module_id(void *arg) {
 }
 
 /* Everything but the module id, which prints the whole module (70% of this function's time on
- * the suite's kernels): pa_profile_build has it made while the child compiles. */
+ * the suite's kernels): pa_profile_build has it made while the child runs. */
 static pa_profile *static_without_id(const pa_module *m) {
   pt_arena *a = pt_arena_new();
   pa_profile *p = pt_alloc(a, sizeof *p);

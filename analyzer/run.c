@@ -1,7 +1,7 @@
-/* The instrumented run: a forked child instruments its copy of the module, JITs it
- * for the host (ORC LLJIT, hooks as absolute symbols), calls the entry on seeded random
- * arguments held between guard pages, and leaves counts and reuse histograms in shared
- * memory. The parent enforces the time limit, so a crash or hang is an error, not our death. */
+/* The instrumented run: this process instruments a copy of the module and compiles it
+ * (jit.c), then a forked child calls the entry on seeded random arguments held between guard
+ * pages and leaves counts and reuse histograms in shared memory. The parent enforces the
+ * time limit, so a kernel's crash or hang is an error, not our death. */
 #define _GNU_SOURCE /* pipe2, ppoll */
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,13 +20,6 @@
 #include <unistd.h>
 
 #include <llvm-c/Analysis.h>
-#include <llvm-c/Error.h>
-#include <llvm-c/IRReader.h>
-#include <llvm-c/LLJIT.h>
-#include <llvm-c/Orc.h>
-#include <llvm-c/Support.h>
-#include <llvm-c/Target.h>
-#include <llvm-c/TargetMachine.h>
 
 #include "internal.h"
 
@@ -169,160 +162,27 @@ static int child_fail(shared_hdr *h, const char *fmt, ...) {
   return 2;
 }
 
-static int child_llvm_fail(shared_hdr *h, const char *what, LLVMErrorRef e) {
-  char *m = LLVMGetErrorMessage(e);
-  snprintf(h->error, sizeof h->error, "%s: %s", what, m);
-  LLVMDisposeErrorMessage(m);
-  return 2;
-}
-
-/* ORC reports lookup failures (e.g. "Symbols not found: [ f ]") here rather than in the
- * error lookup returns: keep the first, it names the cause. */
-static void report_session_error(void *ctx, LLVMErrorRef e) {
-  shared_hdr *h = ctx;
-  char *m = LLVMGetErrorMessage(e);
-  if (!h->error[0]) snprintf(h->error, sizeof h->error, "%s", m);
-  LLVMDisposeErrorMessage(m);
-}
-
-/* Codegen work that moves no access: the hooks see the IR's addresses whatever the machine
- * code, so the child turns off what costs compile time without changing them (profiles byte
- * for byte the same, docs/validation.md sessions 9, 11 and 14; a kernel's static local arrays,
- * which on the stack sit where the frame's spill slots leave them, are moved to a region of their
- * own by the instrumentation, locals.c, since session 15). Loop strength reduction (IVUsers
- * building SCEVs of the sampling hash's address arithmetic: 250 of dwconv_mb's 430 M compile
- * instructions); the pre- and post-RA machine schedulers and the AVX-512 domain reassignment
- * (on mm512 random seed 8's 9,000-line module, 59% and then 34% of llc's instructions);
- * SelectionDAG where FastISel can select the block (the scalar hooks, the tracker calls; the
- * vector kernel still falls back to SelectionDAG); and machine LICM, CSE, sinking and copy
- * propagation (20-22% of what was left on the suite's defaults, 38% on mm512 random seed 8's
- * module; the instrumented runs within +-5%). Not the register allocator: the fast one made
- * the runs 1.7-2.2x slower (spills at every block end), and `-regalloc=` is read once per
- * process, by the parent's warm-up compile. The C API has no per-pass switch; this process is the forked
- * child, so the global options reach only its own compile (an option LLVM no longer knows is
- * ignored, not fatal: errors go to nulls()). */
-static void cheapen_codegen(void) {
-  const char *args[] = {"portent-analyzer-run",     "-disable-lsr",
-                        "-enable-misched=false",    "-post-RA-scheduler=false",
-                        "-disable-x86-domain-reassignment", "-fast-isel",
-                        "-disable-machine-licm",    "-disable-machine-cse",
-                        "-disable-machine-sink",    "-disable-copyprop"};
-  LLVMParseCommandLineOptions((int)PT_ARRAY_LEN(args), args, NULL);
-}
-
-/* The child's JIT: the host's CPU and features, except that masked gathers and scatters are
- * scalarized. LLVM 19 can allocate an AVX-512 gather's destination to its index register in
- * the instrumented module (conv_r50_2's 56-lane gathers: `vgatherqps (%rax,%zmm0,4), %ymm0`),
- * which the CPU refuses (#UD, SIGILL). The hooks are in the IR, so scalarized lanes make the
- * same accesses and the profile is unchanged. NULL: let LLJIT detect the host itself. */
-static LLVMOrcLLJITBuilderRef jit_builder_without_gathers(void) {
-  char *triple = LLVMGetDefaultTargetTriple(), *err = NULL;
-  LLVMTargetRef target;
-  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
-    LLVMDisposeMessage(err);
-    LLVMDisposeMessage(triple);
-    return NULL;
-  }
-  char *cpu = LLVMGetHostCPUName(), *host = LLVMGetHostCPUFeatures();
-  size_t n = strlen(host) + 64;
-  char *features = malloc(n);
-  snprintf(features, n, "%s%s+prefer-no-gather,+prefer-no-scatter", host, host[0] ? "," : "");
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault, LLVMRelocPIC,
-                                                    LLVMCodeModelJITDefault);
-  free(features);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(host);
-  LLVMDisposeMessage(triple);
-  if (!tm) return NULL;
-  LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
-  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
-  return b;
-}
-
-/* What every child's JIT resolves the same way: the process's own symbols (libc, libm) and
- * portent's hooks and runtime, which are in a static library, invisible to dlsym. */
-static LLVMErrorRef define_runtime(LLVMOrcLLJITRef jit) {
-  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
-  LLVMOrcDefinitionGeneratorRef gen;
-  LLVMErrorRef err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
-  if (err) return err;
-  LLVMOrcJITDylibAddGenerator(jd, gen);
-  struct {
-    const char *name;
-    void *addr;
-  } syms[] = {
-      {PA_SYM_ENTER, (void *)pa_rt_enter}, {PA_SYM_ACCESS, (void *)pa_rt_access},          {PA_SYM_FLUSH, (void *)pa_rt_flush},
-      {PA_SYM_PHASE, (void *)pa_rt_phase}, {PA_SYM_BLOCK, (void *)pa_rt_block},            {"pt_parallel_for", (void *)pt_parallel_for},
-      {"pt_pool_threads", (void *)pt_pool_threads},
-  };
-  LLVMOrcCSymbolMapPair pairs[PT_ARRAY_LEN(syms)];
-  for (size_t i = 0; i < PT_ARRAY_LEN(syms); i++) {
-    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
-    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
-    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
-    pairs[i].Sym.Flags.TargetFlags = 0;
-  }
-  return LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, PT_ARRAY_LEN(syms)));
-}
-
-/* The JIT the children compile with, made once by the parent before its first fork and never
- * used by it again: each child adds its module to its own copy (fork) and compiles. Made in
- * every child, it cost 1.3 ms there (three target machines: ours, LLJIT's data-layout probe,
- * its compiler's); the warm-up compile below also builds the X86 subtarget (the target
- * lowering's action tables, GlobalISel's legalizer) and codegen's one-time state once, not in
- * every child (docs/validation.md, "Session 14"). The parent's codegen options are LLVM's
- * defaults (cheapen_codegen runs in the child), and the subtarget does not depend on them.
- * The LLJIT starts no thread (no compile threads: its tasks run in place), so forking beside
- * it is what forking was before. NULL where it could not be made: the child then makes its
- * own, and reports why that failed. */
-static LLVMOrcLLJITRef template_jit;
-static pthread_once_t template_once = PTHREAD_ONCE_INIT;
-
-static void make_template_jit(void) {
-  LLVMInitializeNativeTarget();
-  LLVMInitializeNativeAsmPrinter();
-  LLVMOrcLLJITRef jit;
-  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers());
-  if (!err) err = define_runtime(jit);
-  if (err) {
-    LLVMConsumeError(err);
-    return; /* (a JIT that failed after its creation is kept, unused, for the process's life) */
-  }
-  /* a vector load, add and store: the subtarget's vector lowering, as the kernels use it */
-  static const char warm_ir[] = "define void @" PA_SYM_WARM "(ptr %p) {\n"
-                                "  %v = load <16 x float>, ptr %p\n"
-                                "  %w = fadd <16 x float> %v, %v\n"
-                                "  store <16 x float> %w, ptr %p\n"
-                                "  ret void\n}\n";
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(warm_ir, sizeof warm_ir - 1, "warm-up");
-  LLVMModuleRef mod;
-  char *msg = NULL;
-  if (!LLVMParseIRInContext(LLVMOrcThreadSafeContextGetContext(tsc), buf, &mod, &msg)) {
-    LLVMOrcExecutorAddress addr;
-    err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), LLVMOrcCreateNewThreadSafeModule(mod, tsc));
-    if (!err) err = LLVMOrcLLJITLookup(jit, &addr, PA_SYM_WARM);
-    if (err) LLVMConsumeError(err); /* only a warm-up: the children compile without it */
-  }
-  LLVMDisposeMessage(msg);
-  LLVMOrcDisposeThreadSafeContext(tsc);
-  template_jit = jit;
-}
-
 /* The kernel's arguments: one 8-byte slot each (read by __pa_main), buffers at fixed addresses
- * filled with seeded data. Made on a thread of its own while the main thread compiles (the
- * fill is 1-10 ms of a suite candidate's fixed cost); the addresses do not depend on when. */
+ * filled with seeded data. The parent makes them on a thread of its own while it compiles
+ * (the fill is 1-10 ms of a suite candidate's fixed cost; the addresses do not depend on
+ * when), and keeps them for the next run with the same arguments: a child's writes go to its
+ * own copies of the pages, so the parent's stay as filled. */
 typedef struct {
   const pa_run_spec *spec;
   guarded *bufs;
   int n_bufs;
   uint64_t *slots;
   uintptr_t cursor;
-  /* a pool argument: made after the compile, so its workers do not spin beside it */
+  struct mapping {
+    void *p;
+    size_t len;
+  } *maps; /* besides the buffers': pointer arrays' and pool stacks' */
+  int n_maps;
+  /* a pool argument: the pool is made in the child, its stacks here */
   int pool_arg, pool_threads;
   char *pool_stacks;
   int rc;
-  char error[256]; /* its own: the compile's errors go to the shared header meanwhile */
+  char error[256]; /* its own: the compile's errors are the caller's meanwhile */
 } arg_setup;
 
 static int setup_fail(arg_setup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -335,6 +195,15 @@ static int setup_fail(arg_setup *s, const char *fmt, ...) {
 }
 
 #define POOL_STACK_BYTES ((size_t)8 << 20)
+
+static void remember_mapping(arg_setup *s, void *p, size_t len) {
+  struct mapping *m = realloc(s->maps, sizeof *m * (size_t)(s->n_maps + 1));
+  if (!m) { /* left mapped: only address space is lost, and the next run's addresses */
+    return;
+  }
+  s->maps = m;
+  s->maps[s->n_maps++] = (struct mapping){p, len};
+}
 
 static int make_arguments(arg_setup *s) {
   const pa_run_spec *spec = s->spec;
@@ -353,6 +222,7 @@ static int make_arguments(arg_setup *s) {
       size_t bytes = round_up(sizeof(void *) * (size_t)a->n_counts, 64);
       void **ptrs = map_at(&s->cursor, bytes, 0);
       if (ptrs == MAP_FAILED) return setup_fail(s, "cannot allocate the pointer array of args[%d]", i);
+      remember_mapping(s, ptrs, bytes);
       for (int j = 0; j < a->n_counts; j++) {
         s->bufs[nb] = (guarded){.arg = i, .sub = j};
         if (!guarded_alloc(&s->bufs[nb], a->type, a->counts[j], &rng, &s->cursor)) return setup_fail(s, "cannot allocate the buffer of args[%d]", i);
@@ -377,6 +247,7 @@ static int make_arguments(arg_setup *s) {
        * sampled lines, hence the profile, are then the same in every run */
       char *wstacks = a->threads > 1 ? map_at(&s->cursor, POOL_STACK_BYTES * (size_t)(a->threads - 1), MAP_NORESERVE) : NULL;
       if (wstacks == MAP_FAILED) return setup_fail(s, "cannot map the pool's stacks");
+      if (wstacks) remember_mapping(s, wstacks, POOL_STACK_BYTES * (size_t)(a->threads - 1));
       s->pool_arg = i, s->pool_threads = a->threads, s->pool_stacks = wstacks;
       break;
     }
@@ -392,78 +263,116 @@ static void *make_arguments_thread(void *arg) {
   return NULL;
 }
 
-static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_options *opt,
-                      const bool *count_blocks, const pa_profile *p, int64_t win_blocks, shared_region *sh, int nf) {
-  shared_hdr *h = sh->hdr;
-  bool reuse = !opt->no_reuse;
-  arg_setup args = {.spec = spec, .cursor = FIXED_BASE, .pool_arg = -1};
+/* The arguments the parent keeps (a process-wide cache, under run_lock): the last run's, for a
+ * spec with the same arguments and seed. bench analyze profiles each candidate several times,
+ * and a tuner's candidates of one workload share their buffers, so most runs fill nothing. */
+static struct {
+  bool valid;
+  pa_run_spec key; /* the arguments compared: kinds, types, counts, values, threads; the seed */
+  arg_setup s;
+} kept;
+
+static bool same_arguments(const pa_run_spec *a, const pa_run_spec *b) {
+  if (a->n_args != b->n_args || a->seed != b->seed) return false;
+  for (int i = 0; i < a->n_args; i++) {
+    const pa_arg *x = &a->args[i], *y = &b->args[i];
+    if (x->kind != y->kind || x->type != y->type || x->count != y->count || x->n_counts != y->n_counts ||
+        x->threads != y->threads || memcmp(&x->value, &y->value, sizeof x->value) != 0)
+      return false;
+    for (int j = 0; j < x->n_counts; j++)
+      if (x->counts[j] != y->counts[j]) return false;
+  }
+  return true;
+}
+
+static void drop_kept_arguments(void) {
+  arg_setup *s = &kept.s;
+  for (int i = 0; i < s->n_bufs; i++)
+    if (s->bufs[i].map && s->bufs[i].map != MAP_FAILED) munmap(s->bufs[i].map, s->bufs[i].map_len);
+  for (int i = 0; i < s->n_maps; i++) munmap(s->maps[i].p, s->maps[i].len);
+  free(s->bufs), free(s->slots), free(s->maps);
+  for (int i = 0; i < kept.key.n_args; i++) free(kept.key.args[i].counts);
+  free(kept.key.args);
+  memset(&kept, 0, sizeof kept);
+}
+
+/* The run's arguments: the kept ones when they are the same; otherwise new ones are started
+ * on `maker` (*making set; the caller joins it before forking). */
+static arg_setup *run_arguments(const pa_run_spec *spec, pthread_t *maker, bool *making) {
+  *making = false;
+  if (kept.valid && same_arguments(&kept.key, spec)) return &kept.s;
+  drop_kept_arguments();
+  arg_setup *s = &kept.s;
+  *s = (arg_setup){.spec = spec, .cursor = FIXED_BASE, .pool_arg = -1};
   for (int i = 0; i < spec->n_args; i++)
-    args.n_bufs += spec->args[i].kind == PA_ARG_BUFFER ? 1 : spec->args[i].kind == PA_ARG_BUFFER_ARRAY ? spec->args[i].n_counts : 0;
-  args.bufs = calloc((size_t)args.n_bufs + 1, sizeof *args.bufs);
-  args.slots = calloc((size_t)spec->n_args + 1, sizeof *args.slots);
-  pthread_t maker;
-  bool making = pthread_create(&maker, NULL, make_arguments_thread, &args) == 0;
-  if (!making) args.rc = make_arguments(&args);
-  /* The module is this process's copy of the parent's: instrumented and compiled here, it
-   * changes nothing there (0.9 ms of bitcode written and re-read before session 12). Its
-   * context is not the JIT's own, which only locks that one; nothing else uses either. */
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+    s->n_bufs += spec->args[i].kind == PA_ARG_BUFFER ? 1 : spec->args[i].kind == PA_ARG_BUFFER_ARRAY ? spec->args[i].n_counts : 0;
+  s->bufs = calloc((size_t)s->n_bufs + 1, sizeof *s->bufs);
+  s->slots = calloc((size_t)spec->n_args + 1, sizeof *s->slots);
+  kept.key = (pa_run_spec){.n_args = spec->n_args, .seed = spec->seed, .args = calloc((size_t)spec->n_args + 1, sizeof(pa_arg))};
+  for (int i = 0; i < spec->n_args; i++) {
+    pa_arg *a = &kept.key.args[i];
+    *a = spec->args[i];
+    a->counts = NULL;
+    if (a->n_counts > 0) {
+      a->counts = malloc(sizeof(int64_t) * (size_t)a->n_counts);
+      memcpy(a->counts, spec->args[i].counts, sizeof(int64_t) * (size_t)a->n_counts);
+    }
+  }
+  kept.valid = true;
+  *making = pthread_create(maker, NULL, make_arguments_thread, s) == 0;
+  if (!*making) s->rc = make_arguments(s);
+  return s;
+}
+
+/* The instrumented copy of the caller's module (which stays as it was), with this run's
+ * counters and tracker as constant addresses: a run's JIT symbols would outlive it (the C API
+ * cannot define them under the module's resource tracker). */
+static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p, const pa_run_spec *spec,
+                                         const pa_options *opt, pa_hook_mode mode, const bool *count_blocks,
+                                         uint64_t *counts, pa_runtime *rt, int64_t *locals_bytes, char *error, size_t cap) {
+  LLVMModuleRef mod = LLVMCloneModule(m->mod);
   pt_diag d = {0};
-  double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
-  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE
-                      : opt->windowed ? PA_HOOKS_WINDOWED
-                      : rate >= 1 && !opt->line_filter ? PA_HOOKS_BUFFERED
-                                                       : PA_HOOKS_FILTERED;
-  int64_t locals_bytes = 0;
-  if (pa_instrument(mod, mode, count_blocks, opt->line_filter ? p : NULL, &locals_bytes, &d) ||
-      pa_add_main_wrapper(mod, spec, &d))
-    return child_fail(h, "%s", d.msg);
+  if (pa_instrument(mod, mode, count_blocks, opt->line_filter ? p : NULL, locals_bytes, &d) ||
+      pa_add_main_wrapper(mod, spec, &d)) {
+    snprintf(error, cap, "%.700s", d.msg);
+    LLVMDisposeModule(mod);
+    return NULL;
+  }
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetModuleContext(mod));
+  const struct {
+    const char *name;
+    void *addr;
+  } bound[] = {{PA_SYM_COUNTS, counts}, {PA_SYM_CTX, rt}};
+  for (size_t i = 0; i < PT_ARRAY_LEN(bound); i++) {
+    LLVMValueRef g = LLVMGetNamedGlobal(mod, bound[i].name);
+    if (!g) continue;
+    LLVMReplaceAllUsesWith(g, LLVMConstIntToPtr(LLVMConstInt(i64, (uint64_t)(uintptr_t)bound[i].addr, 0), LLVMTypeOf(g)));
+    LLVMDeleteGlobal(g);
+  }
   char *invalid = NULL; /* instrumentation is ours: invalid IR here is an analyzer bug, said plainly */
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &invalid)) {
-    int rc = child_fail(h, "the instrumented module does not verify (an analyzer bug): %.600s", invalid);
+    snprintf(error, cap, "the instrumented module does not verify (an analyzer bug): %.600s", invalid);
     LLVMDisposeMessage(invalid);
-    return rc;
+    LLVMDisposeModule(mod);
+    return NULL;
   }
   LLVMDisposeMessage(invalid);
-  pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
-  if (mode == PA_HOOKS_WINDOWED) pa_runtime_set_windows(rt, &opt->windows, win_blocks);
+  return mod;
+}
 
-  cheapen_codegen();
-  LLVMOrcLLJITRef jit = template_jit; /* this process's copy of the parent's */
-  LLVMErrorRef err = NULL;
-  if (!jit && !(err = LLVMOrcCreateLLJIT(&jit, jit_builder_without_gathers()))) err = define_runtime(jit);
-  if (err) return child_llvm_fail(h, "cannot create the JIT", err);
-  LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), report_session_error, h);
-  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
-  /* this run's counters and tracker */
-  LLVMOrcCSymbolMapPair pairs[2] = {{LLVMOrcLLJITMangleAndIntern(jit, PA_SYM_COUNTS), {(LLVMOrcExecutorAddress)(uintptr_t)sh->counts}},
-                                    {LLVMOrcLLJITMangleAndIntern(jit, PA_SYM_CTX), {(LLVMOrcExecutorAddress)(uintptr_t)rt}}};
-  for (size_t i = 0; i < PT_ARRAY_LEN(pairs); i++)
-    pairs[i].Sym.Flags = (LLVMJITSymbolFlags){LLVMJITSymbolGenericFlagsExported, 0};
-  err = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, PT_ARRAY_LEN(pairs)));
-  if (err) return child_llvm_fail(h, "cannot define the runtime symbols", err);
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-  LLVMOrcDisposeThreadSafeContext(tsc);
-  err = LLVMOrcLLJITAddLLVMIRModule(jit, jd, tsm);
-  if (err) return child_llvm_fail(h, "cannot add the module to the JIT", err);
-  LLVMOrcExecutorAddress main_addr;
-  err = LLVMOrcLLJITLookup(jit, &main_addr, PA_SYM_MAIN);
-  if (making) pthread_join(maker, NULL);
-  if (err) {
-    if (!h->error[0]) return child_llvm_fail(h, "cannot compile the module", err);
-    LLVMConsumeError(err); /* the session reporter already kept the cause */
-    return 2;
+/* The forked child: runs the compiled kernel (the parent's code, arguments and tracker, its
+ * own copies since the fork) and leaves the results in the shared region. */
+static int child_run(uint64_t entry, const arg_setup *args, pa_runtime *rt, int64_t locals_bytes, bool reuse,
+                     shared_region *sh, int nf) {
+  shared_hdr *h = sh->hdr;
+  uint64_t *slots = args->slots;
+  pt_pool *pool = NULL; /* made here: its workers do not exist in the parent, nor spin beside its compile */
+  if (args->pool_arg >= 0) {
+    pool = pt_pool_new_on_stacks(args->pool_threads, args->pool_stacks, POOL_STACK_BYTES);
+    slots[args->pool_arg] = (uint64_t)(uintptr_t)pool;
   }
-
-  if (args.rc) return child_fail(h, "%s", args.error);
-  pt_pool *pool = NULL;
-  if (args.pool_arg >= 0) {
-    pool = pt_pool_new_on_stacks(args.pool_threads, args.pool_stacks, POOL_STACK_BYTES);
-    args.slots[args.pool_arg] = (uint64_t)(uintptr_t)pool;
-  }
-  uint64_t *slots = args.slots;
-  uintptr_t cursor = args.cursor;
-  crash_info ci = {h, args.bufs, args.n_bufs};
+  uintptr_t cursor = args->cursor;
+  crash_info ci = {h, args->bufs, args->n_bufs};
   child_crash = &ci;
   struct sigaction sa = {0};
   sa.sa_sigaction = on_crash;
@@ -473,7 +382,7 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
   /* The kernel runs on a stack we map, so its locals sit at the same offsets within cache
    * lines in every run (the main thread's stack start is randomised at 16-byte granularity,
    * which would move line boundaries and make reuse profiles differ between runs). */
-  kernel_call call = {(void (*)(uint64_t *))(uintptr_t)main_addr, slots, 0};
+  kernel_call call = {(void (*)(uint64_t *))(uintptr_t)entry, slots, 0};
   size_t stack_bytes = (size_t)64 << 20;
   void *stack = map_at(&cursor, stack_bytes, MAP_NORESERVE);
   pthread_attr_t attr;
@@ -481,12 +390,12 @@ static int child_main(LLVMModuleRef mod, const pa_run_spec *spec, const pa_optio
   if (stack == MAP_FAILED) return child_fail(h, "cannot map the kernel's stack");
   if (locals_bytes > 0) { /* moved locals (locals.c): a region per stack, mapped after every other */
     size_t per = round_up((size_t)locals_bytes, (size_t)sysconf(_SC_PAGESIZE));
-    int workers = pool ? args.pool_threads - 1 : 0;
+    int workers = pool ? args->pool_threads - 1 : 0;
     char *locals = map_at(&cursor, per * (size_t)(1 + workers), MAP_NORESERVE);
     if (locals == MAP_FAILED) return child_fail(h, "cannot map the kernel's locals");
     pa_runtime_add_locals(rt, stack, stack_bytes, locals);
     for (int i = 0; i < workers; i++)
-      pa_runtime_add_locals(rt, args.pool_stacks + (size_t)i * POOL_STACK_BYTES, POOL_STACK_BYTES, locals + (size_t)(i + 1) * per);
+      pa_runtime_add_locals(rt, args->pool_stacks + (size_t)i * POOL_STACK_BYTES, POOL_STACK_BYTES, locals + (size_t)(i + 1) * per);
   }
   if (pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, stack_bytes) || pthread_create(&runner, &attr, run_kernel, &call))
     return child_fail(h, "cannot start the thread that runs the kernel");
@@ -600,12 +509,12 @@ static int check_symbols(const pa_module *m, pt_diag *d) {
   return PT_OK;
 }
 
-int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
-           const pa_run_meanwhile *meanwhile, pa_run_result *out, pt_diag *d) {
-  memset(out, 0, sizeof *out);
-  int err = pa_spec_check(m->mod, m->source, spec, d);
-  if (!err) err = check_symbols(m, d);
-  if (err) return err;
+/* One run at a time in a process: the JIT's codegen options, the kept arguments and the fixed
+ * addresses are the process's. */
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
+                      const pa_run_meanwhile *meanwhile, pa_run_result *out, pt_diag *d) {
   int nf = p->n_functions, nblocks = 0;
   for (int i = 0; i < nf; i++) nblocks += p->functions[i].n_blocks;
   size_t hist_words = (size_t)PA_MAX_THREADS * (size_t)nf * PA_TRACKER_WORDS;
@@ -619,57 +528,83 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
   sh.masks = sh.counts + nblocks;
   sh.hist = sh.masks + nf;
   sh.repeats = sh.hist + hist_words;
-  /* Windowed: the accesses to place the windows over (the profile's counts are static then). */
-  int64_t win_blocks = 0;
-  for (int i = 0; i < nf && opt->windowed; i++)
-    for (int b = 0; b < p->functions[i].n_blocks; b++) {
-      const pa_block *bl = &p->functions[i].blocks[b];
-      win_blocks += (int64_t)bl->count * (bl->features.loads + bl->features.stores);
-    }
+  const char *who = spec->entry;
+  bool reuse = !opt->no_reuse;
+  double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
+  pa_hook_mode mode = !reuse ? PA_HOOKS_NONE
+                      : opt->windowed ? PA_HOOKS_WINDOWED
+                      : rate >= 1 && !opt->line_filter ? PA_HOOKS_BUFFERED
+                                                       : PA_HOOKS_FILTERED;
+  pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
+  if (mode == PA_HOOKS_WINDOWED) { /* the accesses to place the windows over (the counts are static then) */
+    int64_t win_blocks = 0;
+    for (int i = 0; i < nf; i++)
+      for (int b = 0; b < p->functions[i].n_blocks; b++) {
+        const pa_block *bl = &p->functions[i].blocks[b];
+        win_blocks += (int64_t)bl->count * (bl->features.loads + bl->features.stores);
+      }
+    pa_runtime_set_windows(rt, &opt->windows, win_blocks);
+  }
   bool *count_blocks = malloc(sizeof *count_blocks * ((size_t)nf + 1));
   for (int i = 0; i < nf; i++) count_blocks[i] = !(opt->static_counts && pa_function_counted_statically(&p->functions[i]));
-  int done_pipe[2];
-  if (pipe2(done_pipe, O_CLOEXEC)) {
-    munmap(mem, sh.bytes);
-    free(count_blocks);
-    return pt_fail(d, PT_ERR_RUNTIME, "cannot make the run's pipe: %s", strerror(errno));
-  }
-  pthread_once(&template_once, make_template_jit);
-  fflush(NULL); /* the child must not repeat our buffered output */
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(done_pipe[0]), close(done_pipe[1]);
-    munmap(mem, sh.bytes);
-    free(count_blocks);
-    return pt_fail(d, PT_ERR_RUNTIME, "cannot fork the run: %s", strerror(errno));
+
+  /* the arguments filled on another thread while this one instruments and compiles */
+  pthread_t maker;
+  bool making;
+  arg_setup *args = run_arguments(spec, &maker, &making);
+  char error[768] = "";
+  int64_t locals_bytes = 0;
+  pa_jit_code code = {0};
+  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, sh.counts, rt, &locals_bytes, error, sizeof error);
+  free(count_blocks);
+  if (mod) pa_jit_compile(mod, PA_SYM_MAIN, &code, error, sizeof error);
+  if (making) pthread_join(maker, NULL);
+  args->spec = NULL; /* the caller's */
+  if (!error[0] && args->rc) snprintf(error, sizeof error, "%s", args->error);
+  if (args->rc) drop_kept_arguments();
+  int err = 0, done_pipe[2] = {-1, -1};
+  pid_t pid = -1;
+  if (error[0])
+    err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': %s", m->source, who, error);
+  else if (pipe2(done_pipe, O_CLOEXEC))
+    err = pt_fail(d, PT_ERR_RUNTIME, "cannot make the run's pipe: %s", strerror(errno));
+  else {
+    fflush(NULL); /* the child must not repeat our buffered output */
+    pid = fork();
+    if (pid < 0) {
+      err = pt_fail(d, PT_ERR_RUNTIME, "cannot fork the run: %s", strerror(errno));
+      close(done_pipe[0]), close(done_pipe[1]);
+    }
   }
   if (pid == 0) {
     close(done_pipe[0]);
-    int rc = child_main(m->mod, spec, opt, count_blocks, p, win_blocks, &sh, nf);
+    int rc = child_run(code.entry, args, rt, locals_bytes, reuse, &sh, nf);
     fflush(NULL);
     if (rc == 0 && write(done_pipe[1], "", 1) != 1) rc = 2; /* the results are complete */
     _exit(rc);
   }
-  close(done_pipe[1]);
-  free(count_blocks);
-  if (meanwhile) meanwhile->fn(meanwhile->arg); /* the child needs nothing of it */
-  double limit_s = spec->timeout_s > 0 ? spec->timeout_s : 60;
-  int status = 0;
-  bool timed_out = wait_child(pid, done_pipe[0], limit_s, &status) == CHILD_TIMED_OUT;
-  close(done_pipe[0]);
-  const char *who = spec->entry;
-  if (timed_out)
-    err = pt_fail(d, PT_ERR_RUNTIME, "%s: '%s' did not finish within %.3g s (killed)", m->source, who, spec->timeout_s);
-  else if (sh.hdr->status != 1) {
-    if (sh.hdr->error[0])
-      err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': %s", m->source, who, sh.hdr->error);
-    else if (WIFSIGNALED(status))
-      err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': killed by signal %d (%s)", m->source, who, WTERMSIG(status),
-                    strsignal(WTERMSIG(status)));
-    else
-      err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': the child exited with status %d", m->source, who,
-                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  if (pid > 0) {
+    close(done_pipe[1]);
+    if (meanwhile) meanwhile->fn(meanwhile->arg); /* the child needs nothing of it */
+    double limit_s = spec->timeout_s > 0 ? spec->timeout_s : 60;
+    int status = 0;
+    bool timed_out = wait_child(pid, done_pipe[0], limit_s, &status) == CHILD_TIMED_OUT;
+    close(done_pipe[0]);
+    if (timed_out)
+      err = pt_fail(d, PT_ERR_RUNTIME, "%s: '%s' did not finish within %.3g s (killed)", m->source, who, spec->timeout_s);
+    else if (sh.hdr->status != 1) {
+      if (sh.hdr->error[0])
+        err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': %s", m->source, who, sh.hdr->error);
+      else if (WIFSIGNALED(status))
+        err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': killed by signal %d (%s)", m->source, who, WTERMSIG(status),
+                      strsignal(WTERMSIG(status)));
+      else
+        err = pt_fail(d, PT_ERR_RUNTIME, "%s: running '%s': the child exited with status %d", m->source, who,
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
   }
+  pa_jit_release(&code);
+  pa_runtime_free(rt);
   if (!err) {
     out->n_functions = nf;
     out->n_blocks_total = nblocks;
@@ -687,6 +622,18 @@ int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, con
     memcpy(out->repeats, sh.repeats, sizeof(uint64_t) * used_repeats);
   }
   munmap(mem, sh.bytes);
+  return err;
+}
+
+int pa_run(const pa_module *m, const pa_profile *p, const pa_run_spec *spec, const pa_options *opt,
+           const pa_run_meanwhile *meanwhile, pa_run_result *out, pt_diag *d) {
+  memset(out, 0, sizeof *out);
+  int err = pa_spec_check(m->mod, m->source, spec, d);
+  if (!err) err = check_symbols(m, d);
+  if (err) return err;
+  pthread_mutex_lock(&run_lock);
+  err = run_locked(m, p, spec, opt, meanwhile, out, d);
+  pthread_mutex_unlock(&run_lock);
   return err;
 }
 
