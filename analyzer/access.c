@@ -3,8 +3,10 @@
  * vector: analyzer/lanes.c) the byte stride of its address per iteration of each enclosing loop, innermost first, when the
  * address is affine in the loops' induction variables (getelementptr indices built from adds,
  * multiplies and shifts by constants, casts, and header phis stepping by a constant or taking
- * an affine value of the loop around: a derived induction), or splits such a value with a
- * power-of-two mask (a fused loop's indices: the step between wraps); and its constant byte
+ * an affine value of the loop around: a derived induction), or splits such a value (a fused or
+ * parallel loop's indices: a mask of one run of bits, urem, udiv or lshr by a constant: the step
+ * between wraps, and the period after which the wrapping terms are back, so that a walk whose
+ * lines come back only when a fused index wraps is told from one that never comes back); and its constant byte
  * offset from the object it is based on at the loops' first iterations, so that accesses of one
  * object walked alike (an unrolled loop's rows) are told apart. The predictor's memory model
  * reads them for what reuse distances cannot show: set conflicts of power-of-two strides and
@@ -19,6 +21,7 @@
 #define MAX_DEPTH 40     /* expression depth followed; deeper is "not affine" */
 #define MAX_VISITS 4096  /* values visited per address: a DAG of shared operands (add %x, %x ...)
                             would otherwise cost 2^depth; beyond it the address is "not affine" */
+#define MAX_PERIOD ((int64_t)1 << 30) /* iterations; a longer common period is "not followed" */
 
 typedef struct {
   const pa_function *f;
@@ -27,6 +30,10 @@ typedef struct {
   int n_loops;
   int64_t *coef;   /* scratch per loop: bytes (or units) per iteration */
   bool *bad;       /* scratch per loop: the value varies in that loop in a way not followed */
+  /* scratch per loop, for values that wrap in it (wrapped_step): the iterations after which
+   * every wrapping term is back (0: none wraps; -1: not followed), and the bytes (units) the
+   * value moves over that many iterations beyond period x coef */
+  int64_t *period, *jump;
   /* The value at the loops' first iterations: offset + the sum of symbolic terms (values the
    * walk does not look into: the object's pointer, a parallel body's chunk start), kept as a
    * linear hash so that two addresses with the same terms compare by their offsets alone. */
@@ -90,6 +97,7 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth);
 typedef struct {
   int64_t *coef;
   bool *bad;
+  int64_t *period, *jump;
   int64_t offset;
   uint64_t symbolic;
   bool offset_bad;
@@ -97,63 +105,135 @@ typedef struct {
 
 /* Walks x alone into scratch of its own (*r; sub_walk_free releases it), w's state untouched. */
 static void sub_walk_run(walker *w, LLVMValueRef x, int depth, sub_walk *r) {
-  int64_t *coef = w->coef, offset = w->offset;
+  int64_t *coef = w->coef, *period = w->period, *jump = w->jump, offset = w->offset;
   bool *bad = w->bad, offset_bad = w->offset_bad;
   uint64_t symbolic = w->symbolic;
-  w->coef = calloc((size_t)w->n_loops, sizeof(int64_t));
+  w->coef = calloc((size_t)w->n_loops, 3 * sizeof(int64_t));
+  w->period = w->coef + w->n_loops, w->jump = w->period + w->n_loops;
   w->bad = calloc((size_t)w->n_loops, sizeof(bool));
   w->offset = 0, w->symbolic = 0, w->offset_bad = false;
   affine(w, x, 1, depth + 1);
-  *r = (sub_walk){w->coef, w->bad, w->offset, w->symbolic, w->offset_bad};
-  w->coef = coef, w->bad = bad, w->offset = offset, w->symbolic = symbolic, w->offset_bad = offset_bad;
+  *r = (sub_walk){w->coef, w->bad, w->period, w->jump, w->offset, w->symbolic, w->offset_bad};
+  w->coef = coef, w->period = period, w->jump = jump, w->bad = bad, w->offset = offset, w->symbolic = symbolic,
+  w->offset_bad = offset_bad;
 }
 
 static void sub_walk_free(sub_walk *r) { free(r->coef), free(r->bad); }
 
-/* x mod m (its bits below m, m = 2^b) or x with its bits below m cleared, for an x that moves
- * by c per iteration of a loop: the step that all iterations but the wrapping ones see (one in
- * m / |c|), which is what a fused loop's split index does (`and %f, 511` for j, `and %f, -512`
- * for 512 i). A low split may also clear the bits below `unit` (`and %4f, 508`), which must then
- * not move. *ok false when the steps themselves vary. */
-static int64_t wrapped_step(int64_t c, int64_t m, int64_t unit, bool low_bits, bool *ok) {
+/* Adds to loop l's wrap a term that is back where it was after p iterations (-1: not
+ * followed), having moved j beyond p x its step: the common period is the least multiple. */
+static void add_wrap(walker *w, int l, int64_t p, int64_t j) {
+  if (w->period[l] < 0) return;
+  if (p < 0) {
+    w->period[l] = -1;
+    return;
+  }
+  if (w->period[l] == 0) {
+    w->period[l] = p, w->jump[l] = j;
+    return;
+  }
+  int64_t lcm = w->period[l] / pt_gcd64(w->period[l], p) * p;
+  if (lcm > MAX_PERIOD) {
+    w->period[l] = -1;
+    return;
+  }
+  w->jump[l] = w->jump[l] * (lcm / w->period[l]) + j * (lcm / p);
+  w->period[l] = lcm;
+}
+
+/* Adds scale x a sub-walk's wraps to w (a value built from wrapping terms, walked alone). */
+static void add_sub_wraps(walker *w, const sub_walk *r, int64_t scale) {
+  for (int l = 0; l < w->n_loops; l++)
+    if (r->period[l] != 0) add_wrap(w, l, r->period[l], r->period[l] < 0 ? 0 : scale * r->jump[l]);
+}
+
+/* How a fused loop's index is split: x mod m (its bits below m when m = 2^b, which may also
+ * clear the bits below `unit`), x with its bits below m = 2^b cleared (m x (x / m)), or x / m. */
+typedef enum { SPLIT_LOW, SPLIT_HIGH, SPLIT_QUOTIENT } split_kind;
+
+/* A split of an x that moves by c per iteration of a loop: the step that all iterations but the
+ * wrapping ones see (`and %f, 511` or `urem %f, 72` for j moves as f, `and %f, -512` or `udiv
+ * %f, 72` for i does not), which is what a fused loop's split index does. *period gets the
+ * iterations after which the split is back where it was plus that many steps (m / gcd(m, |c|);
+ * 0 when it never wraps) and *jump what it moved over them beyond period x step. A low split
+ * that clears the bits below `unit` (`and %4f, 508`) needs c a multiple of it. *ok false when
+ * the steps themselves vary. */
+static int64_t wrapped_step(int64_t c, int64_t m, int64_t unit, split_kind kind, int64_t *period, int64_t *jump, bool *ok) {
   int64_t a = c < 0 ? -c : c;
-  *ok = true;
-  if (a % m == 0) return low_bits ? 0 : c;
-  if (a < m && (!low_bits || a % unit == 0)) return low_bits ? c : 0;
+  *ok = true, *period = *jump = 0;
+  if (a % m == 0) return kind == SPLIT_LOW ? 0 : kind == SPLIT_HIGH ? c : c / m;
+  if (a < m && (kind != SPLIT_LOW || a % unit == 0)) {
+    *period = m / pt_gcd64(m, a);
+    /* over the period the low part comes back (moved 0), the high part moved period x c */
+    *jump = kind == SPLIT_LOW ? -*period * c : kind == SPLIT_HIGH ? *period * c : *period * c / m;
+    return kind == SPLIT_LOW ? c : 0;
+  }
   *ok = false;
   return 0;
 }
 
-/* Adds scale x wrapped_step(coefficients of x) to w, and scale x (x's first value & mask) to
- * its offset when that value is a constant; else the split value v itself is a symbolic term
- * (a parallel body's fused index starts at its chunk: the same term in all its accesses). */
-static void affine_wrapped(walker *w, LLVMValueRef v, LLVMValueRef x, int64_t m, int64_t unit, bool low_bits, int64_t scale, int depth) {
+/* The split of a constant first value x (the IR's unsigned arithmetic). */
+static int64_t split_value(int64_t x, int64_t m, int64_t unit, split_kind kind) {
+  uint64_t u = (uint64_t)x, um = (uint64_t)m;
+  if (kind == SPLIT_LOW) return (int64_t)(u % um / (uint64_t)unit * (uint64_t)unit);
+  return kind == SPLIT_HIGH ? (int64_t)(u / um * um) : (int64_t)(u / um);
+}
+
+/* The wrap of a split of x in loop l when x wraps there itself (r: x's walk; own_period: the
+ * split's own wrap of x's steps). x moving in whole multiples of m, steps and jumps, keeps its
+ * period; a staircase (x still between its jumps, as `lshr %f, 5` is) splits at a multiple of
+ * its period: after m / gcd(m, jump) jumps it has moved a multiple of m (`and (lshr %f, 5), -32`
+ * moves 32 every 1024 iterations). Anything else: a period not followed. */
+static void add_split_wrap(walker *w, int l, const sub_walk *r, int64_t m, int64_t unit, split_kind kind, int64_t own_period, int64_t scale) {
+  int64_t p = r->period[l], c = r->coef[l], j = r->jump[l], aj = j < 0 ? -j : j;
+  if (p < 0 || own_period != 0) return add_wrap(w, l, -1, 0);
+  int64_t times = 0; /* x's periods after which it has moved a multiple of m */
+  if (c % m == 0 && j % m == 0) times = 1;
+  else if (c == 0 && aj < m && (kind != SPLIT_LOW || aj % unit == 0)) times = m / pt_gcd64(m, aj);
+  if (times == 0 || p > MAX_PERIOD / times) return add_wrap(w, l, -1, 0);
+  /* over times x p iterations x moved times x (p c + j) beyond them, a multiple of m: the low
+   * part is back, the high part moved as x, the quotient by that over m */
+  int64_t moved = times * (p * c + j), step = kind == SPLIT_LOW ? 0 : kind == SPLIT_HIGH ? c : c / m;
+  int64_t over = kind == SPLIT_LOW ? 0 : kind == SPLIT_HIGH ? moved : moved / m;
+  add_wrap(w, l, times * p, scale * (over - times * p * step));
+}
+
+/* Adds scale x wrapped_step(coefficients of x) to w, with its wraps, and scale x the split of
+ * x's first value to its offset when that value is a constant; else the split value v itself is
+ * a symbolic term (a parallel body's fused index starts at its chunk: the same term in all its
+ * accesses). A split of a value that itself wraps in a loop wraps there at a period not
+ * followed. */
+static void affine_wrapped(walker *w, LLVMValueRef v, LLVMValueRef x, int64_t m, int64_t unit, split_kind kind, int64_t scale, int depth) {
   sub_walk r;
   sub_walk_run(w, x, depth, &r);
   for (int l = 0; l < w->n_loops; l++) {
     bool ok = !r.bad[l];
-    int64_t step = ok ? wrapped_step(r.coef[l], m, unit, low_bits, &ok) : 0;
-    if (!ok) w->bad[l] = true;
-    else w->coef[l] += scale * step;
+    int64_t period = 0, jump = 0;
+    int64_t step = ok ? wrapped_step(r.coef[l], m, unit, kind, &period, &jump, &ok) : 0;
+    if (!ok) {
+      w->bad[l] = true;
+      continue;
+    }
+    w->coef[l] += scale * step;
+    if (r.period[l] != 0) add_split_wrap(w, l, &r, m, unit, kind, period, scale);
+    if (period != 0) add_wrap(w, l, period, scale * jump);
   }
-  uint64_t mask = low_bits ? ((uint64_t)m - 1) & ~((uint64_t)unit - 1) : ~((uint64_t)m - 1);
   if (r.offset_bad) w->offset_bad = true;
   else if (r.symbolic != 0) add_symbolic(w, v, scale);
-  else w->offset += scale * (int64_t)((uint64_t)r.offset & mask);
+  else w->offset += scale * split_value(r.offset, m, unit, kind);
   sub_walk_free(&r);
 }
 
-static bool power_of_two(int64_t m) { return m > 1 && (m & (m - 1)) == 0; }
-
-/* `and x, mask` where the mask's bits are one run from bit a: up to bit b < 63, a low split
- * (x mod 2^b, bits below 2^a cleared); to the top (bit 62 or 63: the sign bit does not matter
- * for an index), x with its bits below 2^a cleared. False for any other mask. */
+/* `and x, mask` where the mask's bits are one run from bit a: up to bit b < 40, a low split
+ * (x mod 2^b, bits below 2^a cleared); to bit 40 or beyond (an index never reaches 2^40 bytes,
+ * and LLVM stops the run where x's top bits are known zero: `and (lshr %f, 5), 0x7ffffffffffffe0`),
+ * x with its bits below 2^a cleared. False for any other mask. */
 static bool affine_masked(walker *w, LLVMValueRef v, LLVMValueRef x, uint64_t mask, int64_t scale, int depth) {
   if (mask == 0) return true; /* always 0: invariant */
   uint64_t unit = mask & (~mask + 1), top = mask + unit; /* top: 2^b, or 0 past bit 63 */
   if ((top & (top - 1)) != 0) return false;             /* more than one run of bits */
-  if (top == 0 || top == (uint64_t)1 << 63) affine_wrapped(w, v, x, (int64_t)unit, 1, false, scale, depth);
-  else affine_wrapped(w, v, x, (int64_t)top, (int64_t)unit, true, scale, depth);
+  if (top == 0 || top >= (uint64_t)1 << 40) affine_wrapped(w, v, x, (int64_t)unit, 1, SPLIT_HIGH, scale, depth);
+  else affine_wrapped(w, v, x, (int64_t)top, (int64_t)unit, SPLIT_LOW, scale, depth);
   return true;
 }
 
@@ -184,6 +264,7 @@ static bool derived_induction(walker *w, LLVMValueRef phi, LLVMValueRef next, in
       if (r.bad[m]) w->bad[m] = true;
       else w->coef[m] += scale * r.coef[m];
     }
+    add_sub_wraps(w, &r, scale);
     if (r.offset_bad) w->offset_bad = true;
     w->offset += scale * (r.offset - r.coef[l]);
     w->symbolic += r.symbolic * (uint64_t)scale;
@@ -329,9 +410,17 @@ static void affine(walker *w, LLVMValueRef v, int64_t scale, int depth) {
       if (affine_masked(w, v, a, mask, scale, depth)) return;
     }
     return mark_bad(w, v);
-  case LLVMURem: /* x mod 2^k */
-    if (LLVMIsAConstantInt(c) && power_of_two(LLVMConstIntGetSExtValue(c)))
-      return affine_wrapped(w, v, a, LLVMConstIntGetSExtValue(c), 1, true, scale, depth);
+  case LLVMURem: /* x mod m: a fused loop's inner index (m a power of two or not) */
+    if (LLVMIsAConstantInt(c) && LLVMConstIntGetSExtValue(c) > 1)
+      return affine_wrapped(w, v, a, LLVMConstIntGetSExtValue(c), 1, SPLIT_LOW, scale, depth);
+    return mark_bad(w, v);
+  case LLVMUDiv: /* x / m: a fused loop's outer index */
+    if (LLVMIsAConstantInt(c) && LLVMConstIntGetSExtValue(c) > 1)
+      return affine_wrapped(w, v, a, LLVMConstIntGetSExtValue(c), 1, SPLIT_QUOTIENT, scale, depth);
+    return mark_bad(w, v);
+  case LLVMLShr: /* x / 2^k */
+    if (LLVMIsAConstantInt(c) && LLVMConstIntGetZExtValue(c) >= 1 && LLVMConstIntGetZExtValue(c) < 40)
+      return affine_wrapped(w, v, a, (int64_t)1 << LLVMConstIntGetZExtValue(c), 1, SPLIT_QUOTIENT, scale, depth);
     return mark_bad(w, v);
   case LLVMSExt:
   case LLVMZExt:
@@ -399,7 +488,8 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   LLVMModuleRef mod = LLVMGetGlobalParent(fn);
   walker w = {.f = f, .bbmap = &bbmap, .n_loops = f->n_loops};
   w.td = LLVMCreateTargetData(LLVMGetDataLayoutStr(mod));
-  w.coef = malloc(sizeof(int64_t) * (size_t)f->n_loops);
+  w.coef = malloc(3 * sizeof(int64_t) * (size_t)f->n_loops);
+  w.period = w.coef + f->n_loops, w.jump = w.period + f->n_loops;
   w.bad = malloc(sizeof(bool) * (size_t)f->n_loops);
   int n_objects = 0, cap_objects = 0;
   /* distinct underlying objects, in order of first use, and the symbolic part (add_symbolic) of
@@ -424,7 +514,7 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
       if (!addr && n->is_memory && n->op == PA_OP_GATHER && !pa_lanes_base(pa_lanes_address(in, n), &addr, &scalar, &first, &elem))
         addr = NULL;
       if (!addr) continue;
-      memset(w.coef, 0, sizeof(int64_t) * (size_t)f->n_loops);
+      memset(w.coef, 0, 3 * sizeof(int64_t) * (size_t)f->n_loops);
       memset(w.bad, 0, sizeof(bool) * (size_t)f->n_loops);
       w.offset = 0, w.symbolic = 0, w.offset_bad = false, w.n_deriving = 0;
       w.visits = MAX_VISITS;
@@ -434,8 +524,21 @@ void pa_access_strides(pt_arena *a, LLVMValueRef fn, pa_function *f) {
       n->n_strides = depth;
       n->strides = pt_alloc(a, sizeof(int64_t) * (size_t)depth);
       int k = 0;
-      for (int l = b->loop; l >= 0; l = f->loops[l].parent, k++)
+      bool wraps = false;
+      for (int l = b->loop; l >= 0; l = f->loops[l].parent, k++) {
+        w.bad[l] |= w.period[l] < 0; /* the step between wraps says little when their period is unknown */
         n->strides[k] = w.bad[l] ? PA_STRIDE_UNKNOWN : w.coef[l];
+        wraps |= !w.bad[l] && w.period[l] > 0;
+      }
+      if (wraps) {
+        n->periods = pt_alloc(a, 2 * sizeof(int64_t) * (size_t)depth);
+        n->period_strides = n->periods + depth;
+        k = 0;
+        for (int l = b->loop; l >= 0; l = f->loops[l].parent, k++) {
+          n->periods[k] = w.bad[l] ? 0 : w.period[l];
+          n->period_strides[k] = w.bad[l] || w.period[l] == 0 ? 0 : w.period[l] * w.coef[l] + w.jump[l];
+        }
+      }
       LLVMValueRef obj = underlying_object(&w, addr);
       if (!obj) continue;
       int o = 0;

@@ -61,6 +61,15 @@ typedef struct {
    * Static (analyzer/access.c); n_strides 0 elsewhere and in profiles written before it. */
   int n_strides;
   int64_t *strides;
+  /* Loads and stores with strides whose address wraps in some loop (a fused or parallel loop's
+   * index split by udiv, urem, lshr or a mask: `strides` is then the step between wraps): per
+   * enclosing loop, as `strides`, the iterations after which every wrapping term is back where
+   * it was (0: the address does not wrap in that loop, or its stride is unknown; a loop where it
+   * wraps at a period not followed has an unknown stride) and the bytes the address moves over
+   * that many iterations (period_strides; 0 where the lines come back). NULL when no loop wraps,
+   * and in profiles written before them. */
+  int64_t *periods;
+  int64_t *period_strides;
   /* Memory nodes with strides: 1 + the index, in its function, of the object the address is
    * based on (a function argument, a global, or a pointer computed outside every loop, reached
    * through getelementptrs, casts and induction phis); 0 when unknown (and in older profiles).

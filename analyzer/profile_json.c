@@ -91,6 +91,13 @@ static cJSON *block_json(const pa_block *b) {
                                                                    : cJSON_CreateNumber((double)n->strides[k]));
     }
     if (n->array > 0) cJSON_AddNumberToObject(x, "array", n->array);
+    if (n->n_strides > 0 && n->periods) { /* iterations after which a wrapping address is back (0: no wrap) */
+      cJSON *pe = cJSON_AddArrayToObject(x, "periods"), *ps = cJSON_AddArrayToObject(x, "period_strides");
+      for (int k = 0; k < n->n_strides; k++) {
+        cJSON_AddItemToArray(pe, cJSON_CreateNumber((double)n->periods[k]));
+        cJSON_AddItemToArray(ps, cJSON_CreateNumber((double)n->period_strides[k]));
+      }
+    }
     if (n->array > 0 && n->has_offset) cJSON_AddNumberToObject(x, "offset", (double)n->offset);
     if (n->lane_step != 0) cJSON_AddNumberToObject(x, "lane_step", (double)n->lane_step);
     cJSON_AddItemToArray(nodes, x);
@@ -394,6 +401,32 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
           else {
             path_fmt(r->path, sizeof r->path, "%s.strides[%d]", c, k);
             bad(r, "a byte stride or null");
+          }
+        }
+      }
+    }
+    const cJSON *pe = cJSON_GetObjectItemCaseSensitive(x, "periods"); /* absent without wraps, and before session 16 */
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(x, "period_strides");
+    if (pe || ps) {
+      if (!cJSON_IsArray(pe) || !cJSON_IsArray(ps) || cJSON_GetArraySize(pe) != n->n_strides ||
+          cJSON_GetArraySize(ps) != n->n_strides || n->n_strides == 0) {
+        path_fmt(r->path, sizeof r->path, "%s.%s", c, pe ? "periods" : "period_strides");
+        bad(r, "periods and period_strides: arrays as long as strides");
+      } else {
+        n->periods = pt_alloc(r->a, 2 * sizeof(int64_t) * (size_t)n->n_strides);
+        n->period_strides = n->periods + n->n_strides;
+        for (int k = 0; k < n->n_strides; k++) {
+          const cJSON *e = cJSON_GetArrayItem(pe, k), *q = cJSON_GetArrayItem(ps, k);
+          if (cJSON_IsNumber(e) && e->valuedouble >= 0 && e->valuedouble < 9e15) n->periods[k] = (int64_t)e->valuedouble;
+          else {
+            path_fmt(r->path, sizeof r->path, "%s.periods[%d]", c, k);
+            bad(r, "a period in iterations (0: no wrap)");
+            continue;
+          }
+          if (cJSON_IsNumber(q) && q->valuedouble > -9e15 && q->valuedouble < 9e15) n->period_strides[k] = (int64_t)q->valuedouble;
+          else {
+            path_fmt(r->path, sizeof r->path, "%s.period_strides[%d]", c, k);
+            bad(r, "a byte stride over a period");
           }
         }
       }

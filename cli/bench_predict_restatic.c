@@ -33,6 +33,8 @@ static bool graft(pa_profile *to, const pa_profile *from) {
         const pa_node *m = &g->blocks[j].nodes[k];
         n->n_strides = m->n_strides;
         n->strides = m->n_strides ? pt_memdup(to->arena, m->strides, sizeof(int64_t) * (size_t)m->n_strides) : NULL;
+        n->periods = m->periods ? pt_memdup(to->arena, m->periods, 2 * sizeof(int64_t) * (size_t)m->n_strides) : NULL;
+        n->period_strides = n->periods ? n->periods + m->n_strides : NULL;
         n->array = m->array;
         n->has_offset = m->has_offset, n->offset = m->offset;
         n->lane_step = m->lane_step;

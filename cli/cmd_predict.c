@@ -17,8 +17,8 @@ static void usage(FILE *f) {
           "  --threads N      threads on the target, 1..its cores (default: all its cores)\n"
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
-          "                   \"+busy\", \"+forward\", \"+dirty\", \"+streams\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty:\n"
+          "                   \"+busy\", \"+forward\", \"+dirty\", \"+streams\", \"+llcwalk\", \"-assoc\"\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -37,7 +37,10 @@ static void usage(FILE *f) {
           "                   prices a read-modify-write walk in few L1 sets by the target's\n"
           "                   set_walks[].rmw_ns_per_access: each fill also evicts a dirty line;\n"
           "                   +streams (not in the default) prices more rows walked side by side\n"
-          "                   than L1's ways in one set position by caches[0].set_streams)\n"
+          "                   than L1's ways in one set position by caches[0].set_streams; +llcwalk\n"
+          "                   prices walks a measured stride apart whose lines\n"
+          "                   come back only where the latency curve leaves the last level, by\n"
+          "                   memory.strided_walks' ns per access)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");
@@ -52,7 +55,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

@@ -111,6 +111,27 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
  * write share, per stream; arguments as pp_loop_l1_sets. 0 without the figure. */
 double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
 
+/* +llcwalk (llc_walks.c): cycles loop `loop` of f takes at least for its walks that open a new
+ * line at each access, at a stride the target's memory.strided_walks measure, whose lines come
+ * back (strides and wrap periods, outward) only past a reuse distance at which the target's
+ * latency curve says the last level no longer serves them: that share of their accesses, each
+ * at the strided walk's time per access; arguments as pp_loop_l1_sets. 0 without the figures. */
+double pp_loop_llc_walks(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
+/* The target's strided walk over memory in 4 KiB pages (memory.strided_walks) at the stride
+ * nearest to `stride` in log, with both its figures; NULL when it has none (memory.c). */
+const ptg_strided_walk *pp_nearest_strided_walk(const ptg_target *t, int64_t stride);
+/* The target's data TLB (memory.c, published figures by microarchitecture): first- and
+ * second-level entries (4 KiB pages), cycles of a second-level hit, page walks at once. */
+void pp_tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entries, double *l2_hit, double *walkers);
+/* Whether node n's address wraps in its own loop (a fused loop's split index, analyzer/access.c):
+ * its innermost stride is then the step between wraps only, which the stride models (a steady
+ * walk over the loop's trip) do not describe; they leave such a walk to the reuse histograms, as
+ * they did while its stride was unknown. */
+static inline bool pp_wraps_in_loop(const pa_node *n) { return n->periods && n->n_strides > 0 && n->periods[0] > 0; }
+/* Whether two accesses walk one stream of lines (memory.c): the same object and stride vector,
+ * offsets on the same line or a whole number of innermost strides apart. */
+bool pp_same_stream(const pa_node *a, const pa_node *b);
+
 /* +far for gathers and scatters (memory.c): the lanes of node `node` of block b of f that miss
  * L1 at each execution: lanes a page or more apart (lane_step) whose first lane walks a line or
  * more per iteration of the block's loop (its strides; a fraction of the lanes for a smaller

@@ -113,7 +113,7 @@ double pp_memory_model_footprint(const ptg_target *t, const pa_reuse_hist *h, do
  * cycles, 2 walkers (Intel 64 and IA-32 Optimization Reference Manual, table 2-x "TLB
  * parameters"; two page walkers since Broadwell); Neoverse N1: 48 / 1280, 5 cycles assumed, 2
  * walkers assumed (Arm Neoverse N1 TRM, sec. 5.2). Unknown: 64 / 2048 / 7 / 2, the middle. */
-static void tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entries, double *l2_hit, double *walkers) {
+void pp_tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entries, double *l2_hit, double *walkers) {
   static const struct {
     const char *uarch;
     double l1, l2, hit, walkers;
@@ -212,7 +212,7 @@ static double walk_lost(double trip, int64_t step, int64_t sets, int ways, doubl
  * stride of a line or more). A load and a store of the same element (read-modify-write) walk one
  * stream, whose second access hits the line the first brought; neighbouring elements too; rows
  * of an unrolled loop (offsets a row apart, the stride several rows) are separate walks. */
-static bool same_stream(const pa_node *a, const pa_node *b) {
+bool pp_same_stream(const pa_node *a, const pa_node *b) {
   if (a->array != b->array || a->n_strides != b->n_strides) return false;
   /* offsets first: the rows of an unrolled loop, one object and one stride vector, differ there */
   if (a->has_offset && b->has_offset) { /* unknown: taken as one stream, as before offsets */
@@ -258,13 +258,13 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
   for (int k = 0; k < cap; k++) table[k] = -1;
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
-    if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || n->strides[0] == 0) continue;
+    if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || n->strides[0] == 0 || pp_wraps_in_loop(n)) continue;
     uint64_t h = strides_hash(n);
     bool seen = false;
     size_t k = h & (size_t)(cap - 1);
     /* walks of one stream share the hash: the others in the probe chain are skipped unread */
     for (; table[k] >= 0 && !seen; k = (k + 1) & (size_t)(cap - 1))
-      seen = hashes[k] == h && same_stream(&b->nodes[table[k]], n);
+      seen = hashes[k] == h && pp_same_stream(&b->nodes[table[k]], n);
     if (seen) continue;
     table[k] = i, hashes[k] = h; /* the probe ended on the first free slot */
     walks[m++] = i;
@@ -290,19 +290,26 @@ static bool sweep_reused(const pa_node *n) {
  * a level without the figure (these VMs' last level, which other tenants hold), the strided walk
  * measured with the nearest stride in 4 KiB pages (TLB misses and the prefetchers' limits
  * included), else memory's random-chase figure. 0: the target has none. */
+const ptg_strided_walk *pp_nearest_strided_walk(const ptg_target *t, int64_t stride) {
+  const ptg_strided_walk *best = NULL;
+  double best_d = INFINITY;
+  for (int i = 0; i < t->memory.n_strided; i++) {
+    const ptg_strided_walk *w = &t->memory.strided[i];
+    if (w->page_bytes != PAGE_BYTES || !(w->overlapping_misses.value >= 1) || !(w->ns_per_access.value > 0) ||
+        w->stride_bytes <= 0)
+      continue;
+    double d = fabs(log((double)w->stride_bytes / (double)(stride > 0 ? stride : 1)));
+    if (d < best_d) best_d = d, best = w;
+  }
+  return best;
+}
+
 static double serving_inflight(const ptg_target *t, int serving, int levels, int64_t stride) {
   if (serving <= levels) {
     const ptg_cache *c = ptg_target_cache(t, serving);
     if (c && c->overlapping_misses.value >= 1) return c->overlapping_misses.value;
   }
-  const ptg_strided_walk *best = NULL;
-  double best_d = INFINITY;
-  for (int i = 0; i < t->memory.n_strided; i++) {
-    const ptg_strided_walk *w = &t->memory.strided[i];
-    if (w->page_bytes != PAGE_BYTES || !(w->overlapping_misses.value >= 1) || w->stride_bytes <= 0) continue;
-    double d = fabs(log((double)w->stride_bytes / (double)(stride > 0 ? stride : 1)));
-    if (d < best_d) best_d = d, best = w;
-  }
+  const ptg_strided_walk *best = pp_nearest_strided_walk(t, stride);
   if (best) return best->overlapping_misses.value;
   return t->memory.overlapping_misses.value >= 1 ? t->memory.overlapping_misses.value : 0;
 }
@@ -408,7 +415,7 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
   for (int L = 1; L <= levels; L++)
     if (held_by_level[L] > *miss_inflight) *miss_inflight = held_by_level[L];
   double l1e, l2e, hit, walkers;
-  tlb_figures(t, &l1e, &l2e, &hit, &walkers);
+  pp_tlb_figures(t, &l1e, &l2e, &hit, &walkers);
   if (pages > l1e) {
     /* an L1-DTLB miss that hits the L2 TLB adds its cycles to that load's latency: independent
      * loads overlap it like a cache miss (*miss, divided by the caller); beyond the L2 TLB each
@@ -454,7 +461,7 @@ static int64_t abs_lane_step(const pa_node *n) { return n->lane_step < 0 ? -n->l
 static bool same_lanes_earlier(const pa_block *b, int node) {
   const pa_node *n = &b->nodes[node];
   for (int k = 0; k < node; k++)
-    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return true;
+    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && pp_same_stream(&b->nodes[k], n)) return true;
   return false;
 }
 
@@ -508,7 +515,7 @@ double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int
   int64_t step = abs_lane_step(n);
   if (n->op != PA_OP_GATHER || step < PAGE_BYTES || n->lanes < 2) return 0;
   double l1e, l2e, hit, walkers;
-  tlb_figures(pp->t, &l1e, &l2e, &hit, &walkers);
+  pp_tlb_figures(pp->t, &l1e, &l2e, &hit, &walkers);
   if (!(loop_pages > l1e)) return 0;
   if (same_lanes_earlier(b, node)) return 0; /* their entries are fresh */
   return n->lanes * hit / pp->mlp;
@@ -549,11 +556,11 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
-      if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES) continue;
+      if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || pp_wraps_in_loop(n)) continue;
       bool far = !sweep_reused(n) && pp->o.far_sets && far_walk(f, loop, n, trip[j], trip, l1_lines);
       if (!sweep_reused(n) && !far) continue;
       int at = 0;
-      while (at < m && !same_stream(w[at].n, n)) at++;
+      while (at < m && !pp_same_stream(w[at].n, n)) at++;
       if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], far, false, false};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
       w[at].loaded |= n->op == PA_OP_LOAD, w[at].stored |= n->op == PA_OP_STORE;

@@ -33,9 +33,12 @@ void pp_options_default(pp_options *o) {
    * them (Zen 4 17.90% / 0.884 from 18.35% / 0.866; targets without the figure unchanged);
    * "+dirty" (session 15): read-modify-write walks in few L1 sets at the target's figure for
    * them (Zen 4, 11 workloads, 21.6% / 0.810 from 22.1% / 0.791; bert_qkv's column walks of C
-   * 0.24-0.27 -> 0.65-0.74 of measured; targets without the figure unchanged) */
+   * 0.24-0.27 -> 0.65-0.74 of measured; targets without the figure unchanged); "+llcwalk"
+   * (session 16): walks a page or more apart whose lines come back only where the latency curve
+   * leaves the last level, at the strided walk's pace (Zen 4 top-1 0.873 -> 0.945: the two BERT
+   * defaults; nothing else moves on the five sets) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
-  o->far_sets = o->busy = o->forward = o->dirty_sets = true;
+  o->far_sets = o->busy = o->forward = o->dirty_sets = o->llc_walks = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -63,6 +66,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 8 && strcmp(base + len - 8, "+forward") == 0) base[len - 8] = 0, o->forward = more = true;
     else if (len > 6 && strcmp(base + len - 6, "+dirty") == 0) base[len - 6] = 0, o->dirty_sets = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+streams") == 0) base[len - 8] = 0, o->set_streams = more = true;
+    else if (len > 8 && strcmp(base + len - 8, "+llcwalk") == 0) base[len - 8] = 0, o->llc_walks = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -420,8 +424,9 @@ static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred
 }
 
 /* +sets: a loop takes at least the cycles its walks' L1 misses need where they fall in few L1
- * sets (pp_loop_l1_sets), against all its blocks' cycles as carried_bounds does; the excess is
- * memory time of the costliest of the loop's own blocks. */
+ * sets (pp_loop_l1_sets; +streams: pp_loop_set_streams; +llcwalk: its walks served past the
+ * last level, pp_loop_llc_walks), against all its blocks' cycles as carried_bounds does; the
+ * excess is memory time of the costliest of the loop's own blocks. */
 /* trip[j]: block j's iterations per entry into its loop (0 outside loops). */
 static void block_trips(const pa_profile *p, const pa_function *f, double *trip) {
   for (int j = 0; j < f->n_blocks; j++) {
@@ -432,14 +437,17 @@ static void block_trips(const pa_profile *p, const pa_function *f, double *trip)
 
 static void l1_set_bounds(pp_predictor *pp, const pa_profile *p, const pa_function *f, pp_block_pred *blocks) {
   const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
-  bool streams = pp->o.set_streams && l1 && l1->n_set_streams > 0;
-  if (!l1 || (l1->n_set_walks == 0 && !streams) || f->n_loops == 0) return; /* nothing to bound by */
+  bool sets = pp->o.l1_sets && l1 && l1->n_set_walks > 0;
+  bool streams = pp->o.l1_sets && pp->o.set_streams && l1 && l1->n_set_streams > 0;
+  bool llc = pp->o.llc_walks && pp->t->memory.n_strided > 0 && pp->t->n_latency_curve >= 2;
+  if ((!sets && !streams && !llc) || f->n_loops == 0) return; /* nothing to bound by */
   double *trip = malloc(sizeof(double) * (size_t)(2 * f->n_blocks + 1)), *ecount = trip + f->n_blocks;
   block_trips(p, f, trip);
   for (int j = 0; j < f->n_blocks; j++) ecount[j] = blocks[j].ecount;
   for (int l = 0; l < f->n_loops; l++) {
-    double need = l1->n_set_walks ? pp_loop_l1_sets(pp, f, l, trip, ecount) : 0;
+    double need = sets ? pp_loop_l1_sets(pp, f, l, trip, ecount) : 0;
     if (streams) need = fmax(need, pp_loop_set_streams(pp, f, l, trip, ecount));
+    if (llc) need = fmax(need, pp_loop_llc_walks(pp, f, l, trip, ecount));
     if (need <= 0) continue;
     const pa_loop *L = &f->loops[l];
     double have = 0;
@@ -657,7 +665,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       }
     }
     if (pp->o.carried && pp->o.steady_state) carried_bounds(pp, f, r->blocks + first_block, fp->load_latency);
-    if (pp->o.l1_sets && pp->o.strides) l1_set_bounds(pp, p, f, r->blocks + first_block);
+    if ((pp->o.l1_sets || pp->o.llc_walks) && pp->o.strides) l1_set_bounds(pp, p, f, r->blocks + first_block);
     free(trip);
     /* +busy: the cycles of one thread's core when every thread of the body keeps it busy */
     fp->core_share = fp->parallel && pp->threads > 1 ? pp->core_share : 1;

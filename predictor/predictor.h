@@ -63,9 +63,15 @@ typedef struct pp_options {
                            iteration the target's figure for that many streams and read-modify-
                            write share (caches[0].set_streams); objects taken to start at one
                            offset within a page; a target without it: unchanged */
+  bool llc_walks;       /* strides: a walk that opens a new line at every access, at a stride the
+                           target's memory.strided_walks measure, and whose lines come back (its
+                           strides and wrap periods) only past a reuse distance at which the
+                           latency curve says the last level no longer serves them, takes that
+                           share of its accesses at the strided walk's time per access; a target
+                           without the curve or the walks: unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

@@ -38,7 +38,7 @@ typedef struct {
  * iterations, as a row walked along does), not 0. */
 static bool is_stream(const pa_node *n) {
   if (n->op != PA_OP_LOAD && n->op != PA_OP_STORE) return false;
-  if (n->n_strides < 1 || !n->has_offset || n->array <= 0) return false;
+  if (n->n_strides < 1 || !n->has_offset || n->array <= 0 || pp_wraps_in_loop(n)) return false;
   int64_t s = n->strides[0];
   return s != PA_STRIDE_UNKNOWN && s != 0 && s > -PA_LINE_BYTES && s < PA_LINE_BYTES;
 }
