@@ -36,6 +36,9 @@ struct pp_predictor {
   double window;        /* reorder-buffer entries (pp_reorder_window) */
   double core_share;    /* +busy: the share of a core each of `threads` busy threads keeps */
   double forward_fail;  /* +forward: cycles an iteration loses to a failed forwarding; 0 = off */
+  int64_t llc_least_stride; /* +llcwalk: the least stride of the target's strided walks (4 KiB
+                               pages); 0 = off (no walks, no latency curve, or the option off) */
+  double llc_tlb_pages;     /* +llcwalk: first-level DTLB entries (pp_tlb_figures) */
   int n_units;
   const char *unit_names[PP_MAX_UNITS];
   int unit_pipes[PP_MAX_UNITS];
@@ -117,6 +120,8 @@ double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, con
  * latency curve says the last level no longer serves them: that share of their accesses, each
  * at the strided walk's time per access; arguments as pp_loop_l1_sets. 0 without the figures. */
 double pp_loop_llc_walks(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
+/* Sets pp's llc_least_stride and llc_tlb_pages from its target, once per predictor. */
+void pp_llc_walks_init(pp_predictor *pp);
 /* The target's strided walk over memory in 4 KiB pages (memory.strided_walks) at the stride
  * nearest to `stride` in log, with both its figures; NULL when it has none (memory.c). */
 const ptg_strided_walk *pp_nearest_strided_walk(const ptg_target *t, int64_t stride);

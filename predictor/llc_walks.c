@@ -67,50 +67,50 @@ static double memory_share(const ptg_target *t, double bytes) {
   return share < 0 ? 0 : share > 1 ? 1 : share;
 }
 
-/* ns per access of a strided walk over memory at the measured stride nearest (in log) to s, in
- * 4 KiB pages; NAN when s is below every measured stride (the prefetchers follow such walks,
- * and the bandwidth bound prices them). */
-static double walk_ns(const ptg_target *t, int64_t s) {
-  const ptg_strided_walk *best = pp_nearest_strided_walk(t, s);
-  for (int i = 0; best && i < t->memory.n_strided; i++)
-    if (t->memory.strided[i].page_bytes == PAGE_BYTES && t->memory.strided[i].stride_bytes > 0 &&
-        t->memory.strided[i].stride_bytes <= s)
-      return best->ns_per_access.value;
-  return NAN;
+void pp_llc_walks_init(pp_predictor *pp) {
+  const ptg_target *t = pp->t;
+  double l2_tlb, tlb_hit, walkers;
+  pp_tlb_figures(t, &pp->llc_tlb_pages, &l2_tlb, &tlb_hit, &walkers);
+  pp->llc_least_stride = 0;
+  for (int i = 0; i < t->memory.n_strided; i++) {
+    const ptg_strided_walk *w = &t->memory.strided[i];
+    if (w->page_bytes == PAGE_BYTES && w->stride_bytes > 0 && w->ns_per_access.value > 0 &&
+        (pp->llc_least_stride == 0 || w->stride_bytes < pp->llc_least_stride))
+      pp->llc_least_stride = w->stride_bytes;
+  }
 }
 
 double pp_loop_llc_walks(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount) {
   const ptg_target *t = pp->t;
-  if (loop < 0 || loop >= f->n_loops || t->memory.n_strided == 0 || t->n_latency_curve < 2) return 0;
+  if (loop < 0 || loop >= f->n_loops || pp->llc_least_stride <= 0) return 0;
   const pa_loop *L = &f->loops[loop];
-  double need = 0, l1_tlb, l2_tlb, tlb_hit, walkers;
-  pp_tlb_figures(t, &l1_tlb, &l2_tlb, &tlb_hit, &walkers);
+  double need = 0;
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
     const pa_block *b = &f->blocks[j];
     if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
-      if (n->n_strides < 1 || n->op == PA_OP_GATHER || !n->is_memory || n->strides[0] == PA_STRIDE_UNKNOWN ||
-          pp_wraps_in_loop(n))
+      /* walks a measured stride or more apart (below it the prefetchers follow them, and the
+       * bandwidth bound prices them) */
+      if (!n->is_memory || n->n_strides < 1 || n->op == PA_OP_GATHER || n->strides[0] == PA_STRIDE_UNKNOWN ||
+          abs64(n->strides[0]) < pp->llc_least_stride || pp_wraps_in_loop(n))
         continue;
       int64_t s = abs64(n->strides[0]);
-      if (s < PA_LINE_BYTES) continue;
-      bool seen = false; /* a load and its store back, neighbouring elements: one stream */
-      for (int e = 0; e < i && !seen; e++) seen = b->nodes[e].n_strides > 0 && pp_same_stream(&b->nodes[e], n);
-      if (seen) continue;
-      double ns = walk_ns(t, s);
-      if (!(ns > 0)) continue;
       /* the strided walks are measured over more pages than the TLB reaches, each access on a
        * page the prefetchers have not seen lately; a sweep over fewer pages than the first-level
        * DTLB holds comes back to them while its pages are fresh (bert_qkv #1002: 24 rows, the
        * next j moves 128 bytes along each, a stream per page that the prefetchers follow) */
       double pages = s >= PAGE_BYTES ? trip[j] : trip[j] * (double)s / PAGE_BYTES;
-      if (pages <= l1_tlb) continue;
+      if (pages <= pp->llc_tlb_pages) continue;
+      bool seen = false; /* a load and its store back, neighbouring elements: one stream */
+      for (int e = 0; e < i && !seen; e++) seen = b->nodes[e].n_strides > 0 && pp_same_stream(&b->nodes[e], n);
+      if (seen) continue;
       double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
       double share = memory_share(t, reuse_bytes(f, loop, n, trip[j] * parts, trip));
+      const ptg_strided_walk *w = share > 0 ? pp_nearest_strided_walk(t, s) : NULL;
       /* one access opens one page; the other lines of a wide access ride with it */
-      need += ecount[j] * share * ns * pp->freq_ghz;
+      if (w) need += ecount[j] * share * w->ns_per_access.value * pp->freq_ghz;
     }
   }
   return need;

@@ -97,6 +97,7 @@ pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag
   pp->native_bits = t->native_vector_bits > 0 ? t->native_vector_bits : 128;
   pp->window = pp_reorder_window(t);
   pp->core_share = o->busy ? ptg_target_core_share(t, pp->threads) : 1;
+  if (o->llc_walks && t->n_latency_curve >= 2) pp_llc_walks_init(pp);
   double fail = t->store_forward_fail_cycles.value;
   pp->forward_fail = o->forward && fail > 0 ? fail : 0;
   pp->l1_latency = pp_level_latency(t, 1);
@@ -439,7 +440,7 @@ static void l1_set_bounds(pp_predictor *pp, const pa_profile *p, const pa_functi
   const ptg_cache *l1 = ptg_target_cache(pp->t, 1);
   bool sets = pp->o.l1_sets && l1 && l1->n_set_walks > 0;
   bool streams = pp->o.l1_sets && pp->o.set_streams && l1 && l1->n_set_streams > 0;
-  bool llc = pp->o.llc_walks && pp->t->memory.n_strided > 0 && pp->t->n_latency_curve >= 2;
+  bool llc = pp->llc_least_stride > 0;
   if ((!sets && !streams && !llc) || f->n_loops == 0) return; /* nothing to bound by */
   double *trip = malloc(sizeof(double) * (size_t)(2 * f->n_blocks + 1)), *ecount = trip + f->n_blocks;
   block_trips(p, f, trip);
