@@ -33,10 +33,13 @@
 #define SHARDS_P (1ull << PA_SHARDS_BITS) /* modulus of the sampling hash (SHARDS uses 2^24) */
 
 /* One LRU stack (unbounded; the exact window is one too, cleared per burst, that answers only
- * distances below W). Two levels, exact together: the `nf` most recent lines in
- * a small move-to-front array (a line there at position p has distance p: most accesses of a
- * tiled kernel end here, with no hashing; a new line moves nothing), and the older ones with
- * the time they left the array. The order of leaving is the order of last access, so such a
+ * distances below W). Two levels, exact together: the `nf` most recent lines in a small front
+ * (most accesses of a tiled kernel end here, with no hashing), and the older ones with the time
+ * they left the front. The front's slots are in no order: each holds the stamp of its line's
+ * last access, so a line there has the distance "slots with a later stamp" (one compare over
+ * the 32 stamps) and the least recent, the smallest stamp, is the one that leaves; nothing
+ * moves (a move-to-front array moved three arrays per hit: docs/validation.md, Session 16
+ * part 2). The order of leaving is the order of last access, so such a
  * line's distance is nf plus the lines that left after it: a Fenwick range count over those
  * times. Times are kept in a radix table
  * (chunks of 2^10 consecutive lines found through a small hash directory and a one-entry
@@ -55,13 +58,14 @@ typedef struct {
 } lru_chunk;
 
 typedef struct {
-  /* The front: position p at index head + p of these arrays, twice as long as the front, so a
-   * new line takes index head - 1 (nothing moves) until head reaches 0 and the front is copied
-   * back up (once per FRONT_MAX new lines); a line found at p moves p entries, contiguously. */
-  uint32_t tag[2 * FRONT_MAX + 4];      /* low 32 bits of the keys: scanned 4 at a time */
-  uint64_t ring[2 * FRONT_MAX];         /* keys */
-  int32_t *ring_time[2 * FRONT_MAX];    /* their time words (chunks stay put until the stack is cleared) */
-  int nf, head;
+  /* The front: slots 0..nf-1 in no order. Tags and stamps are 16 bits, so one compare covers 8
+   * slots and four the front. Stamps count accesses from 1 (0: an empty slot); at INT16_MAX
+   * they are renumbered 1..nf. */
+  alignas(16) uint16_t tag[FRONT_MAX]; /* low 16 bits of the keys (a match is then checked) */
+  alignas(16) int16_t stamp[FRONT_MAX];
+  uint64_t key[FRONT_MAX];
+  int32_t *front_time[FRONT_MAX]; /* their time words (chunks stay put until the stack is cleared) */
+  int nf, clock;                  /* clock: the last stamp given */
   lru_chunk **dir; /* chunks by id: open addressing, Fibonacci hashing */
   size_t dcap, dn;
   int dshift;        /* 64 - log2(dcap) */
@@ -138,7 +142,6 @@ static void dir_alloc(lru *u, size_t cap) {
 /* times: leave times before the first renumbering (compact) */
 static void lru_init(lru *u, int64_t times) {
   memset(u, 0, sizeof *u);
-  u->head = FRONT_MAX;
   dir_alloc(u, 64);
   u->tcap = times;
   u->nw = u->tcap / 64 + 1;
@@ -263,82 +266,123 @@ static void compact(lru *u) {
   u->now = r;
 }
 
-/* The least recent line of the front ring moves to the older level (its time word kept by the ring). */
-static void leave_front(lru *u, int32_t *time_word) {
-  if (u->now == u->tcap) compact(u);
-  int64_t now = ++u->now;
-  *time_word = (int32_t)now;
-  mark(u, now);
+#ifdef __SSE2__
+_Static_assert(FRONT_MAX == 32, "the front's tags and stamps are compared as four vectors of 8");
+/* Bit i set where slot i's 16-bit word satisfies the compare with s (8 slots a vector, packed to bytes). */
+#define FRONT_MASK(cmp, v, s)                                                                     \
+  ((unsigned)_mm_movemask_epi8(_mm_packs_epi16(cmp((v)[0], s), cmp((v)[1], s))) |                 \
+   (unsigned)_mm_movemask_epi8(_mm_packs_epi16(cmp((v)[2], s), cmp((v)[3], s))) << 16)
+#endif
+
+/* Unmarks time `from` and marks `to` (> from) in one walk: the two Fenwick paths meet (at the
+ * node covering both words, at once when they share one) and above that their updates cancel. */
+static void move_mark(lru *u, int64_t from, int64_t to) {
+  u->bits[from >> 6] &= ~(1ULL << (from & 63));
+  u->bits[to >> 6] |= 1ULL << (to & 63);
+  for (int64_t i = (from >> 6) + 1, j = (to >> 6) + 1; i != j;) {
+    if (i < j) {
+      if (i > u->nw) break; /* both paths have left the tree */
+      u->fen[i]--, i += i & -i;
+    } else {
+      if (j > u->nw) break;
+      u->fen[j]++, j += j & -j;
+    }
+  }
 }
 
-/* Distance of this access, or -1 if the line is not in the stack (first touch). */
-/* Position of key in the front, or -1: its 32-bit tags compared four at a time. */
+/* The least recent line of the front moves to the older level (its time word kept by the
+ * front). `reused` > 0: the leave time of the line that has just come back to the front (its
+ * time word already IN_FRONT), unmarked here with the same walk. */
+static void leave_front(lru *u, int32_t *time_word, int64_t reused) {
+  bool renumber = u->now == u->tcap;
+  if (renumber) compact(u); /* it drops `reused`: compact keeps only the times in the chunks */
+  int64_t now = ++u->now;
+  *time_word = (int32_t)now;
+  if (reused && !renumber) move_mark(u, reused, now);
+  else mark(u, now);
+}
+
+/* Slot of key in the front, or -1: the 16-bit tags of the nf used slots, then the key. */
 static int front_find(const lru *u, uint64_t key) {
-  uint32_t tag = (uint32_t)key;
-  const uint32_t *tags = u->tag + u->head;
-  const uint64_t *keys = u->ring + u->head;
 #ifdef __SSE2__
-  __m128i k = _mm_set1_epi32((int)tag);
-  for (int c = 0; c < u->nf; c += 4) {
-    int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(tags + c)), k)));
-    while (m) {
-      int p = c + __builtin_ctz((unsigned)m);
-      if (p < u->nf && keys[p] == key) return p;
-      m &= m - 1;
-    }
+  const __m128i *v = (const __m128i *)u->tag, k = _mm_set1_epi16((short)(uint16_t)key);
+  for (unsigned m = FRONT_MASK(_mm_cmpeq_epi16, v, k) & (unsigned)((1ULL << u->nf) - 1); m; m &= m - 1) {
+    int p = __builtin_ctz(m);
+    if (u->key[p] == key) return p;
   }
 #else
   for (int p = 0; p < u->nf; p++)
-    if (tags[p] == tag && keys[p] == key) return p;
+    if (u->tag[p] == (uint16_t)key && u->key[p] == key) return p;
 #endif
   return -1;
 }
 
-/* The line at position p moves to the front: the p more recent ones move one place down. */
-static void front_raise(lru *u, int p, uint64_t key) {
-  int h = u->head;
-  int32_t *time_word = u->ring_time[h + p];
-  memmove(u->ring + h + 1, u->ring + h, sizeof *u->ring * (size_t)p);
-  memmove(u->tag + h + 1, u->tag + h, sizeof *u->tag * (size_t)p);
-  memmove(u->ring_time + h + 1, u->ring_time + h, sizeof *u->ring_time * (size_t)p);
-  u->ring_time[h] = time_word;
-  u->ring[h] = key;
-  u->tag[h] = (uint32_t)key;
+/* The distance of the line in a slot with stamp s: the slots accessed after it. */
+static int front_newer(const lru *u, int16_t s) {
+#ifdef __SSE2__
+  const __m128i *v = (const __m128i *)u->stamp, k = _mm_set1_epi16(s);
+  return __builtin_popcount(FRONT_MASK(_mm_cmpgt_epi16, v, k));
+#else
+  int n = 0;
+  for (int i = 0; i < FRONT_MAX; i++) n += u->stamp[i] > s;
+  return n;
+#endif
 }
 
-/* A new line takes position 0 (the caller has let the last one leave when the front is full). */
-static void front_push(lru *u, uint64_t key, int32_t *time_word) {
-  if (u->head == 0) { /* copy the front back up: FRONT_MAX free indices below it again */
-    memmove(u->ring + FRONT_MAX, u->ring, sizeof *u->ring * (size_t)u->nf);
-    memmove(u->tag + FRONT_MAX, u->tag, sizeof *u->tag * (size_t)u->nf);
-    memmove(u->ring_time + FRONT_MAX, u->ring_time, sizeof *u->ring_time * (size_t)u->nf);
-    u->head = FRONT_MAX;
+/* The slot of the least recent line of a full front (stamps distinct and > 0). */
+static int front_oldest(const lru *u) {
+#ifdef __SSE2__
+  const __m128i *v = (const __m128i *)u->stamp;
+  __m128i m = _mm_min_epi16(_mm_min_epi16(v[0], v[1]), _mm_min_epi16(v[2], v[3]));
+  m = _mm_min_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+  m = _mm_min_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+  m = _mm_min_epi16(m, _mm_shufflelo_epi16(m, _MM_SHUFFLE(2, 3, 0, 1)));
+  __m128i k = _mm_set1_epi16((int16_t)_mm_cvtsi128_si32(m));
+  return __builtin_ctz(FRONT_MASK(_mm_cmpeq_epi16, v, k));
+#else
+  int o = 0;
+  for (int i = 1; i < FRONT_MAX; i++)
+    if (u->stamp[i] < u->stamp[o]) o = i;
+  return o;
+#endif
+}
+
+/* The stamps renumbered 1..nf, order kept (once per 32K accesses). */
+static void front_renumber(lru *u) {
+  int16_t rank[FRONT_MAX];
+  for (int i = 0; i < u->nf; i++) {
+    rank[i] = 1;
+    for (int j = 0; j < u->nf; j++) rank[i] += u->stamp[j] < u->stamp[i];
   }
-  int h = --u->head;
-  u->ring[h] = key, u->tag[h] = (uint32_t)key, u->ring_time[h] = time_word;
+  memcpy(u->stamp, rank, sizeof *rank * (size_t)u->nf);
+  u->clock = u->nf;
 }
 
+/* Distance of this access, or -1 if the line is not in the stack (first touch). */
 static int64_t lru_access(lru *u, uint64_t line) {
   uint64_t key = line + 1;
+  if (u->clock == INT16_MAX) front_renumber(u);
+  int16_t stamp = (int16_t)++u->clock;
   int nf = u->nf;
-  int p = front_find(u, key);
-  if (p >= 0) {
-    front_raise(u, p, key);
+  int i = front_find(u, key);
+  if (i >= 0) {
+    int p = front_newer(u, u->stamp[i]);
+    u->stamp[i] = stamp;
     return p;
   }
-  int64_t dist = -1;
   int32_t *tw = time_of(u, key);
-  if (*tw) {
-    int64_t last = *tw; /* > 0: it is not in the front array */
-    dist = nf + (last < u->now ? live_between(u, last, u->now) : 0);
-    unmark(u, last);
-  } else {
-    u->n++;
-  }
+  int64_t last = *tw, dist = -1; /* last > 0: the time it left the front; 0: a new line */
+  if (last) dist = nf + (last < u->now ? live_between(u, last, u->now) : 0);
+  else u->n++;
   *tw = IN_FRONT;
-  if (nf == FRONT_MAX) leave_front(u, u->ring_time[u->head + nf - 1]);
-  else u->nf = nf + 1;
-  front_push(u, key, tw);
+  if (nf == FRONT_MAX) {
+    i = front_oldest(u);
+    leave_front(u, u->front_time[i], last);
+  } else {
+    if (last) unmark(u, last); /* never so far: lines leave only a full front */
+    i = u->nf++;
+  }
+  u->tag[i] = (uint16_t)key, u->key[i] = key, u->front_time[i] = tw, u->stamp[i] = stamp;
   return dist;
 }
 
@@ -416,7 +460,8 @@ static void lru_clear(lru *u) {
   memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
   memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
   u->nf = 0;
-  u->head = FRONT_MAX;
+  u->clock = 0;
+  memset(u->stamp, 0, sizeof u->stamp);
   u->n = 0;
   u->now = 0;
 }
