@@ -133,6 +133,18 @@ void pp_tlb_figures(const ptg_target *t, double *l1_entries, double *l2_entries,
  * walk over the loop's trip) do not describe; they leave such a walk to the reuse histograms, as
  * they did while its stride was unknown. */
 static inline bool pp_wraps_in_loop(const pa_node *n) { return n->periods && n->n_strides > 0 && n->periods[0] > 0; }
+/* Whether block j is one whose walks the loop-level memory bounds (+sets, +streams, +llcwalk)
+ * price for loop `loop`: the loop's own block (not an inner loop's), at least two iterations
+ * per entry and executed at all. */
+static inline bool pp_loop_walk_block(const pa_function *f, int loop, int j, const double *trip, const double *ecount) {
+  return f->blocks[j].loop == loop && trip[j] >= 2 && ecount[j] > 0;
+}
+/* The task-graph nodes of every block of loop L, inner loops' included: a bound's scratch size. */
+static inline int pp_loop_nodes(const pa_function *f, const pa_loop *L) {
+  int n = 0;
+  for (int k = 0; k < L->n_blocks; k++) n += f->blocks[L->blocks[k]].n_nodes;
+  return n;
+}
 /* Whether two accesses walk one stream of lines (memory.c): the same object and stride vector,
  * offsets on the same line or a whole number of innermost strides apart. */
 bool pp_same_stream(const pa_node *a, const pa_node *b);

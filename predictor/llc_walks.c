@@ -87,8 +87,8 @@ double pp_loop_llc_walks(pp_predictor *pp, const pa_function *f, int loop, const
   double need = 0;
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
+    if (!pp_loop_walk_block(f, loop, j, trip, ecount)) continue;
     const pa_block *b = &f->blocks[j];
-    if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
       /* walks a measured stride or more apart (below it the prefetchers follow them, and the

@@ -539,8 +539,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   if (!l1 || l1->n_set_walks == 0 || l1->associativity < 1 || loop < 0 || loop >= f->n_loops) return 0;
   int64_t sets = l1->size_bytes / (l1->line_bytes > 0 ? l1->line_bytes : PA_LINE_BYTES) / l1->associativity;
   const pa_loop *L = &f->loops[loop];
-  int cap = 0;
-  for (int k = 0; k < L->n_blocks; k++) cap += f->blocks[L->blocks[k]].n_nodes;
+  int cap = pp_loop_nodes(f, L);
   if (cap == 0) return 0;
   struct walk {
     const pa_node *n;
@@ -552,8 +551,8 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   int m = 0;
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
+    if (!pp_loop_walk_block(f, loop, j, trip, ecount)) continue;
     const pa_block *b = &f->blocks[j];
-    if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
       if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || pp_wraps_in_loop(n)) continue;

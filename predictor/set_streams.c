@@ -48,15 +48,14 @@ double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, con
   const ptg_cache *l1 = ptg_target_cache(t, 1);
   if (!l1 || l1->n_set_streams == 0 || l1->associativity < 1 || loop < 0 || loop >= f->n_loops) return 0;
   const pa_loop *L = &f->loops[loop];
-  int cap = 0;
-  for (int k = 0; k < L->n_blocks; k++) cap += f->blocks[L->blocks[k]].n_nodes;
+  int cap = pp_loop_nodes(f, L);
   if (cap <= l1->associativity) return 0; /* too few accesses to overflow a set */
   stream *s = malloc(sizeof *s * (size_t)cap);
   int m = 0;
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
+    if (!pp_loop_walk_block(f, loop, j, trip, ecount)) continue;
     const pa_block *b = &f->blocks[j];
-    if (b->loop != loop || !(trip[j] >= 2) || !(ecount[j] > 0)) continue;
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
       if (!is_stream(n)) continue;

@@ -86,6 +86,14 @@ static inline double synthetic_cycles_per_iteration(const pa_profile *p, const p
   return c;
 }
 
+/* Profile p's predicted seconds on t with options o (NAN when the prediction fails). */
+static inline double synthetic_seconds(const pa_profile *p, const ptg_target *t, const pp_options *o, pt_diag *d) {
+  pp_prediction *r = pp_predict_profile(p, t, o, d);
+  double s = r ? r->seconds : NAN;
+  pp_prediction_free(r);
+  return s;
+}
+
 /* The same for LLVM IR text (synthetic_profile_ir's function `entry`). */
 static inline double synthetic_ir_cycles_per_iteration(const char *ir, const char *entry, const ptg_target *t,
                                                        double iterations, pt_diag *d) {

@@ -41,10 +41,7 @@ static double predict(const pa_profile *p, const ptg_target *t, bool sets, pt_di
   pp_options o;
   pp_options_default(&o);
   o.threads = 1, o.l1_sets = sets;
-  pp_prediction *r = pp_predict_profile(p, t, &o, d);
-  double s = r ? r->seconds : NAN;
-  pp_prediction_free(r);
-  return s;
+  return synthetic_seconds(p, t, &o, d);
 }
 
 int main(void) {

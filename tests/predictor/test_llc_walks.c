@@ -42,10 +42,7 @@ static double predict(const pa_profile *p, const ptg_target *t, bool llc, pt_dia
   pp_options o;
   pp_options_default(&o);
   o.threads = 1, o.llc_walks = llc;
-  pp_prediction *r = pp_predict_profile(p, t, &o, d);
-  double s = r ? r->seconds : NAN;
-  pp_prediction_free(r);
-  return s;
+  return synthetic_seconds(p, t, &o, d);
 }
 
 /* The latency curve's ns at the point nearest `bytes` from below. */

@@ -49,10 +49,7 @@ static double predict(const pa_profile *p, const ptg_target *t, bool streams, pt
   pp_options o;
   pp_options_default(&o);
   o.threads = 1, o.set_streams = streams;
-  pp_prediction *r = pp_predict_profile(p, t, &o, d);
-  double s = r ? r->seconds : NAN;
-  pp_prediction_free(r);
-  return s;
+  return synthetic_seconds(p, t, &o, d);
 }
 
 static bool unchanged(const pa_profile *p, const ptg_target *t, pt_diag *d, const char *what) {
