@@ -3,6 +3,8 @@
 #ifndef PORTENT_ANALYZER_INTERNAL_H
 #define PORTENT_ANALYZER_INTERNAL_H
 
+#include <pthread.h>
+
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 
@@ -285,6 +287,48 @@ typedef struct {
 } pa_jit_code;
 int pa_jit_compile(LLVMModuleRef mod, const char *entry, pa_jit_code *out, char *error, size_t cap);
 void pa_jit_release(pa_jit_code *c); /* the code is unmapped, its symbols free again */
+
+/* run_args.c: the kernel's arguments: one 8-byte slot each (read by __pa_main), buffers at
+ * fixed addresses filled with seeded data. The parent makes them on a thread of its own while
+ * it compiles (the fill is 1-10 ms of a suite candidate's fixed cost; the addresses do not
+ * depend on when), and keeps them for the next run with the same arguments: a child's writes
+ * go to its own copies of the pages, so the parent's stay as filled. */
+static inline size_t pa_round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+/* A buffer argument between two PROT_NONE pages: an overrun faults, and the fault address
+ * names the argument. The end is 64-byte aligned, so overruns under 64 bytes go unseen. */
+typedef struct {
+  char *map;
+  size_t map_len;
+  char *lo, *hi; /* the user range */
+  int arg, sub;
+  int64_t count;
+} pa_guarded_buffer;
+#define PA_POOL_STACK_BYTES ((size_t)8 << 20)
+typedef struct {
+  const pa_run_spec *spec;
+  pa_guarded_buffer *bufs;
+  int n_bufs;
+  uint64_t *slots;
+  uintptr_t cursor; /* where the run's next fixed mapping goes (pa_map_at) */
+  struct pa_mapping {
+    void *p;
+    size_t len;
+  } *maps; /* besides the buffers': pointer arrays' and pool stacks' */
+  int n_maps;
+  /* a pool argument: the pool is made in the child, its stacks here */
+  int pool_arg, pool_threads;
+  char *pool_stacks;
+  int rc;
+  char error[256]; /* its own: the compile's errors are the caller's meanwhile */
+} pa_arg_setup;
+/* len bytes mapped read-write at *cursor (anywhere when that range is taken), the cursor moved
+ * 2 MiB past them; MAP_FAILED on failure. flags: added to MAP_PRIVATE | MAP_ANONYMOUS. */
+void *pa_map_at(uintptr_t *cursor, size_t len, int flags);
+/* The run's arguments (a process-wide cache: one run at a time, run.c's lock): the kept ones
+ * when spec has the same arguments and seed; otherwise new ones, made on `maker` (*making set;
+ * the caller joins it before forking, then reads rc and error). */
+pa_arg_setup *pa_run_arguments(const pa_run_spec *spec, pthread_t *maker, bool *making);
+void pa_drop_kept_arguments(void); /* unmaps and frees the kept arguments */
 
 /* run.c: results of the instrumented run, filled by a child process. */
 typedef struct {

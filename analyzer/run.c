@@ -36,19 +36,9 @@ typedef struct {
   size_t bytes;
 } shared_region;
 
-/* A buffer argument between two PROT_NONE pages: an overrun faults, and the fault address
- * names the argument. The end is 64-byte aligned, so overruns under 64 bytes go unseen. */
-typedef struct {
-  char *map;
-  size_t map_len;
-  char *lo, *hi; /* the user range */
-  int arg, sub;
-  int64_t count;
-} guarded;
-
 typedef struct {
   shared_hdr *hdr;
-  guarded *bufs;
+  pa_guarded_buffer *bufs;
   int n_bufs;
 } crash_info;
 
@@ -64,7 +54,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc) {
     const char *what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "SIGILL";
     int found = 0;
     for (int i = 0; i < c->n_bufs && !found; i++) {
-      guarded *g = &c->bufs[i];
+      pa_guarded_buffer *g = &c->bufs[i];
       if (addr >= g->map && addr < g->map + g->map_len) {
         found = 1;
         long off = (long)(addr - g->lo);
@@ -107,51 +97,6 @@ static void *run_kernel(void *arg) {
   return NULL;
 }
 
-static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17 */
-#endif
-/* Buffers and the kernel's stack are mapped at the same addresses in every run (from a base
- * far from where Linux puts the heap, libraries and thread stacks), so SHARDS, which samples
- * by a hash of the line address, picks the same lines each time and sampled profiles are
- * reproducible too. Where the range is taken, any address will do (and only that is lost). */
-#define FIXED_BASE ((uintptr_t)0x200000000000ULL)
-
-static void *map_at(uintptr_t *cursor, size_t len, int flags) {
-  void *want = (void *)*cursor;
-  void *p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | flags, -1, 0);
-  if (p != MAP_FAILED && p != want) { /* a kernel that ignores the flag treats it as a hint */
-    munmap(p, len);
-    p = MAP_FAILED;
-  }
-  if (p == MAP_FAILED) p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
-  *cursor += round_up(len, (size_t)1 << 21) + ((size_t)1 << 21); /* 2 MiB apart */
-  return p;
-}
-
-static const size_t elem_bytes[] = {1, 2, 4, 8, 4, 8}; /* pa_scalar_type order */
-
-static void *guarded_alloc(guarded *g, pa_scalar_type t, int64_t count, pt_rng *rng, uintptr_t *cursor) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)count * elem_bytes[t];
-  size_t body = round_up(bytes, page);
-  g->map_len = body + 2 * page;
-  g->map = map_at(cursor, g->map_len, 0);
-  if (g->map == MAP_FAILED) return NULL;
-  mprotect(g->map, page, PROT_NONE);
-  mprotect(g->map + page + body, page, PROT_NONE);
-  /* Huge pages where the body spans aligned 2 MiB: half the fill's CPU is first-touch faults
-   * (bert_ffn1's 12 MB: 8.2 -> 4.5 ms), and addresses, hence profiles, do not move. */
-  if (body >= ((size_t)2 << 20)) madvise(g->map + page, body, MADV_HUGEPAGE);
-  g->hi = g->map + page + body;
-  g->lo = g->hi - round_up(bytes, 64);
-  g->count = count;
-  const uint64_t s0 = rng->s;
-  pa_fill_random(g->lo, t, count, s0);
-  rng->s = s0 + (uint64_t)(count > 0 ? count : 0) * PT_RNG_STEP;
-  return g->lo;
-}
-
 /* The child's error text (cut to the shared header's size) for the parent to report. */
 static int child_fail(shared_hdr *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int child_fail(shared_hdr *h, const char *fmt, ...) {
@@ -160,168 +105,6 @@ static int child_fail(shared_hdr *h, const char *fmt, ...) {
   vsnprintf(h->error, sizeof h->error, fmt, ap);
   va_end(ap);
   return 2;
-}
-
-/* The kernel's arguments: one 8-byte slot each (read by __pa_main), buffers at fixed addresses
- * filled with seeded data. The parent makes them on a thread of its own while it compiles
- * (the fill is 1-10 ms of a suite candidate's fixed cost; the addresses do not depend on
- * when), and keeps them for the next run with the same arguments: a child's writes go to its
- * own copies of the pages, so the parent's stay as filled. */
-typedef struct {
-  const pa_run_spec *spec;
-  guarded *bufs;
-  int n_bufs;
-  uint64_t *slots;
-  uintptr_t cursor;
-  struct mapping {
-    void *p;
-    size_t len;
-  } *maps; /* besides the buffers': pointer arrays' and pool stacks' */
-  int n_maps;
-  /* a pool argument: the pool is made in the child, its stacks here */
-  int pool_arg, pool_threads;
-  char *pool_stacks;
-  int rc;
-  char error[256]; /* its own: the compile's errors are the caller's meanwhile */
-} arg_setup;
-
-static int setup_fail(arg_setup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int setup_fail(arg_setup *s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(s->error, sizeof s->error, fmt, ap);
-  va_end(ap);
-  return 2;
-}
-
-#define POOL_STACK_BYTES ((size_t)8 << 20)
-
-static void remember_mapping(arg_setup *s, void *p, size_t len) {
-  struct mapping *m = realloc(s->maps, sizeof *m * (size_t)(s->n_maps + 1));
-  if (!m) { /* left mapped: only address space is lost, and the next run's addresses */
-    return;
-  }
-  s->maps = m;
-  s->maps[s->n_maps++] = (struct mapping){p, len};
-}
-
-static int make_arguments(arg_setup *s) {
-  const pa_run_spec *spec = s->spec;
-  int nb = 0;
-  for (int i = 0; i < spec->n_args; i++) {
-    const pa_arg *a = &spec->args[i];
-    pt_rng rng = {spec->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)i + 1};
-    switch (a->kind) {
-    case PA_ARG_BUFFER:
-      s->bufs[nb] = (guarded){.arg = i, .sub = -1};
-      if (!guarded_alloc(&s->bufs[nb], a->type, a->count, &rng, &s->cursor)) return setup_fail(s, "cannot allocate the buffer of args[%d]", i);
-      s->slots[i] = (uint64_t)(uintptr_t)s->bufs[nb++].lo;
-      break;
-    case PA_ARG_BUFFER_ARRAY: {
-      /* line-aligned, so the kernel's loads of the pointers touch the same lines every run */
-      size_t bytes = round_up(sizeof(void *) * (size_t)a->n_counts, 64);
-      void **ptrs = map_at(&s->cursor, bytes, 0);
-      if (ptrs == MAP_FAILED) return setup_fail(s, "cannot allocate the pointer array of args[%d]", i);
-      remember_mapping(s, ptrs, bytes);
-      for (int j = 0; j < a->n_counts; j++) {
-        s->bufs[nb] = (guarded){.arg = i, .sub = j};
-        if (!guarded_alloc(&s->bufs[nb], a->type, a->counts[j], &rng, &s->cursor)) return setup_fail(s, "cannot allocate the buffer of args[%d]", i);
-        ptrs[j] = s->bufs[nb++].lo;
-      }
-      s->slots[i] = (uint64_t)(uintptr_t)ptrs;
-      break;
-    }
-    case PA_ARG_SCALAR:
-      switch (a->type) {
-      case PA_T_F32: {
-        float f = (float)a->value;
-        memcpy(&s->slots[i], &f, sizeof f);
-        break;
-      }
-      case PA_T_F64: memcpy(&s->slots[i], &a->value, sizeof a->value); break;
-      default: s->slots[i] = (uint64_t)(int64_t)a->value; break; /* little-endian: low bytes first */
-      }
-      break;
-    case PA_ARG_POOL: {
-      /* workers' stacks at fixed addresses too (spills and locals of parallel bodies): the
-       * sampled lines, hence the profile, are then the same in every run */
-      char *wstacks = a->threads > 1 ? map_at(&s->cursor, POOL_STACK_BYTES * (size_t)(a->threads - 1), MAP_NORESERVE) : NULL;
-      if (wstacks == MAP_FAILED) return setup_fail(s, "cannot map the pool's stacks");
-      if (wstacks) remember_mapping(s, wstacks, POOL_STACK_BYTES * (size_t)(a->threads - 1));
-      s->pool_arg = i, s->pool_threads = a->threads, s->pool_stacks = wstacks;
-      break;
-    }
-    case PA_ARG_NULL: break;
-    }
-  }
-  return 0;
-}
-
-static void *make_arguments_thread(void *arg) {
-  arg_setup *s = arg;
-  s->rc = make_arguments(s);
-  return NULL;
-}
-
-/* The arguments the parent keeps (a process-wide cache, under run_lock): the last run's, for a
- * spec with the same arguments and seed. bench analyze profiles each candidate several times,
- * and a tuner's candidates of one workload share their buffers, so most runs fill nothing. */
-static struct {
-  bool valid;
-  pa_run_spec key; /* the arguments compared: kinds, types, counts, values, threads; the seed */
-  arg_setup s;
-} kept;
-
-static bool same_arguments(const pa_run_spec *a, const pa_run_spec *b) {
-  if (a->n_args != b->n_args || a->seed != b->seed) return false;
-  for (int i = 0; i < a->n_args; i++) {
-    const pa_arg *x = &a->args[i], *y = &b->args[i];
-    if (x->kind != y->kind || x->type != y->type || x->count != y->count || x->n_counts != y->n_counts ||
-        x->threads != y->threads || memcmp(&x->value, &y->value, sizeof x->value) != 0)
-      return false;
-    for (int j = 0; j < x->n_counts; j++)
-      if (x->counts[j] != y->counts[j]) return false;
-  }
-  return true;
-}
-
-static void drop_kept_arguments(void) {
-  arg_setup *s = &kept.s;
-  for (int i = 0; i < s->n_bufs; i++)
-    if (s->bufs[i].map && s->bufs[i].map != MAP_FAILED) munmap(s->bufs[i].map, s->bufs[i].map_len);
-  for (int i = 0; i < s->n_maps; i++) munmap(s->maps[i].p, s->maps[i].len);
-  free(s->bufs), free(s->slots), free(s->maps);
-  for (int i = 0; i < kept.key.n_args; i++) free(kept.key.args[i].counts);
-  free(kept.key.args);
-  memset(&kept, 0, sizeof kept);
-}
-
-/* The run's arguments: the kept ones when they are the same; otherwise new ones are started
- * on `maker` (*making set; the caller joins it before forking). */
-static arg_setup *run_arguments(const pa_run_spec *spec, pthread_t *maker, bool *making) {
-  *making = false;
-  if (kept.valid && same_arguments(&kept.key, spec)) return &kept.s;
-  drop_kept_arguments();
-  arg_setup *s = &kept.s;
-  *s = (arg_setup){.spec = spec, .cursor = FIXED_BASE, .pool_arg = -1};
-  for (int i = 0; i < spec->n_args; i++)
-    s->n_bufs += spec->args[i].kind == PA_ARG_BUFFER ? 1 : spec->args[i].kind == PA_ARG_BUFFER_ARRAY ? spec->args[i].n_counts : 0;
-  s->bufs = calloc((size_t)s->n_bufs + 1, sizeof *s->bufs);
-  s->slots = calloc((size_t)spec->n_args + 1, sizeof *s->slots);
-  kept.key = (pa_run_spec){.n_args = spec->n_args, .seed = spec->seed, .args = calloc((size_t)spec->n_args + 1, sizeof(pa_arg))};
-  for (int i = 0; i < spec->n_args; i++) {
-    pa_arg *a = &kept.key.args[i];
-    *a = spec->args[i];
-    a->counts = NULL;
-    if (a->n_counts > 0) {
-      a->counts = malloc(sizeof(int64_t) * (size_t)a->n_counts);
-      memcpy(a->counts, spec->args[i].counts, sizeof(int64_t) * (size_t)a->n_counts);
-    }
-  }
-  kept.valid = true;
-  *making = pthread_create(maker, NULL, make_arguments_thread, s) == 0;
-  if (!*making) s->rc = make_arguments(s);
-  return s;
 }
 
 /* The instrumented copy of the caller's module (which stays as it was), with this run's
@@ -362,13 +145,13 @@ static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p
 
 /* The forked child: runs the compiled kernel (the parent's code, arguments and tracker, its
  * own copies since the fork) and leaves the results in the shared region. */
-static int child_run(uint64_t entry, const arg_setup *args, pa_runtime *rt, int64_t locals_bytes, bool reuse,
+static int child_run(uint64_t entry, const pa_arg_setup *args, pa_runtime *rt, int64_t locals_bytes, bool reuse,
                      shared_region *sh, int nf) {
   shared_hdr *h = sh->hdr;
   uint64_t *slots = args->slots;
   pt_pool *pool = NULL; /* made here: its workers do not exist in the parent, nor spin beside its compile */
   if (args->pool_arg >= 0) {
-    pool = pt_pool_new_on_stacks(args->pool_threads, args->pool_stacks, POOL_STACK_BYTES);
+    pool = pt_pool_new_on_stacks(args->pool_threads, args->pool_stacks, PA_POOL_STACK_BYTES);
     slots[args->pool_arg] = (uint64_t)(uintptr_t)pool;
   }
   uintptr_t cursor = args->cursor;
@@ -384,18 +167,18 @@ static int child_run(uint64_t entry, const arg_setup *args, pa_runtime *rt, int6
    * which would move line boundaries and make reuse profiles differ between runs). */
   kernel_call call = {(void (*)(uint64_t *))(uintptr_t)entry, slots, 0};
   size_t stack_bytes = (size_t)64 << 20;
-  void *stack = map_at(&cursor, stack_bytes, MAP_NORESERVE);
+  void *stack = pa_map_at(&cursor, stack_bytes, MAP_NORESERVE);
   pthread_attr_t attr;
   pthread_t runner;
   if (stack == MAP_FAILED) return child_fail(h, "cannot map the kernel's stack");
   if (locals_bytes > 0) { /* moved locals (locals.c): a region per stack, mapped after every other */
-    size_t per = round_up((size_t)locals_bytes, (size_t)sysconf(_SC_PAGESIZE));
+    size_t per = pa_round_up((size_t)locals_bytes, (size_t)sysconf(_SC_PAGESIZE));
     int workers = pool ? args->pool_threads - 1 : 0;
-    char *locals = map_at(&cursor, per * (size_t)(1 + workers), MAP_NORESERVE);
+    char *locals = pa_map_at(&cursor, per * (size_t)(1 + workers), MAP_NORESERVE);
     if (locals == MAP_FAILED) return child_fail(h, "cannot map the kernel's locals");
     pa_runtime_add_locals(rt, stack, stack_bytes, locals);
     for (int i = 0; i < workers; i++)
-      pa_runtime_add_locals(rt, args->pool_stacks + (size_t)i * POOL_STACK_BYTES, POOL_STACK_BYTES, locals + (size_t)(i + 1) * per);
+      pa_runtime_add_locals(rt, args->pool_stacks + (size_t)i * PA_POOL_STACK_BYTES, PA_POOL_STACK_BYTES, locals + (size_t)(i + 1) * per);
   }
   if (pthread_attr_init(&attr) || pthread_attr_setstack(&attr, stack, stack_bytes) || pthread_create(&runner, &attr, run_kernel, &call))
     return child_fail(h, "cannot start the thread that runs the kernel");
@@ -520,11 +303,11 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   size_t hist_words = (size_t)PA_MAX_THREADS * (size_t)nf * PA_TRACKER_WORDS;
   size_t repeat_words = (size_t)PA_MAX_THREADS * (size_t)nf * PA_REUSE_BINS;
   shared_region sh = {0};
-  sh.bytes = round_up(sizeof(shared_hdr), 64) + sizeof(uint64_t) * ((size_t)nblocks + (size_t)nf + hist_words + repeat_words + 1);
+  sh.bytes = pa_round_up(sizeof(shared_hdr), 64) + sizeof(uint64_t) * ((size_t)nblocks + (size_t)nf + hist_words + repeat_words + 1);
   void *mem = mmap(NULL, sh.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return pt_fail(d, PT_ERR_NOMEM, "cannot map %zu bytes for the run's results", sh.bytes);
   sh.hdr = mem;
-  sh.counts = (uint64_t *)((char *)mem + round_up(sizeof(shared_hdr), 64));
+  sh.counts = (uint64_t *)((char *)mem + pa_round_up(sizeof(shared_hdr), 64));
   sh.masks = sh.counts + nblocks;
   sh.hist = sh.masks + nf;
   sh.repeats = sh.hist + hist_words;
@@ -551,7 +334,7 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   /* the arguments filled on another thread while this one instruments and compiles */
   pthread_t maker;
   bool making;
-  arg_setup *args = run_arguments(spec, &maker, &making);
+  pa_arg_setup *args = pa_run_arguments(spec, &maker, &making);
   char error[768] = "";
   int64_t locals_bytes = 0;
   pa_jit_code code = {0};
@@ -561,7 +344,7 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   if (making) pthread_join(maker, NULL);
   args->spec = NULL; /* the caller's */
   if (!error[0] && args->rc) snprintf(error, sizeof error, "%s", args->error);
-  if (args->rc) drop_kept_arguments();
+  if (args->rc) pa_drop_kept_arguments();
   int err = 0, done_pipe[2] = {-1, -1};
   pid_t pid = -1;
   if (error[0])
