@@ -24,6 +24,7 @@ static void usage(FILE *f) {
           "       [--train-weights none|occurrences|time] [--thin-block B] [--thin-spread B] [--warm-epochs E]\n"
           "       [--other-heads] [--aux-heads] [--aux-missing] [--aux-cache DIR] [--avg-epochs K]\n"
           "       [--avg-rows K1,K2,..] [--label-power P] [--ndcg-k K] [--gain-scale C]\n"
+          "       [--pretrain F [--pretrain-epochs E]]\n"
           "       [--models analytic,xgb,xgb-imp,tlp,mtl,transfer] [--quick]\n\n"
           "Test tasks: the test networks' (portent networks) tasks found in the records, each weighted by its\n"
           "occurrences w. The other tasks train, 10%% of them held out for validation (TLP's 9:1), or with\n"
@@ -79,6 +80,10 @@ static void usage(FILE *f) {
           "  --ndcg-k K               LambdaRank weighs a pair by its change of NDCG@K (only swaps into, out of or\n"
           "                           within the predicted top K count; default 0: the whole list, TLP's)\n"
           "  --gain-scale C           LambdaRank's gain 2^(C x label) - 1 (default 1, TLP's; C > 1 steeper at the top)\n"
+          "  --pretrain F             the tlp row first trains E epochs (--pretrain-epochs, default 5) on F's records\n"
+          "                           alone (e.g. dataset collect --analytic: analytic labels of extra programs),\n"
+          "                           labels to the ranked head, then as without F; F's records of a workload that\n"
+          "                           is no training task here (validation, test, absent) are not used\n"
           "  --aux-weight W           MTL-TLP: the auxiliary platforms' loss scaled by W (default 1: TLP's sum)\n"
           "  --seeds N                TLP trained with seeds S..S+N-1 (1 to 8): a row each (their spread) and one\n"
           "                           for their ensemble (per-task standardized scores averaged), MTL-TLP too\n"
@@ -133,6 +138,7 @@ int cmd_bench_learn(int argc, char **argv) {
   const char *aux_list = aux_default;
   const char *models = "analytic,xgb,xgb-imp,tlp,mtl";
   const char *fraction_list = NULL;
+  int pre_epochs = -1; /* --pretrain-epochs (-1: not given) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool v = i + 1 < argc;
@@ -150,7 +156,10 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
     else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
-    else if ((strcmp(a, "--ndcg-k") == 0 || strcmp(a, "--gain-scale") == 0) && v) {
+    else if (strcmp(a, "--pretrain") == 0 && v) o.pretrain = argv[++i];
+    else if (strcmp(a, "--pretrain-epochs") == 0 && v) {
+      if (tlp_cli_parse_count("bench learn", a, argv[++i], &pre_epochs) < 0) return EXIT_USAGE;
+    } else if ((strcmp(a, "--ndcg-k") == 0 || strcmp(a, "--gain-scale") == 0) && v) {
       if (tlp_cli_parse_rank("bench learn", a, argv[++i], &o.rank) < 0) return EXIT_USAGE;
     } else if (strcmp(a, "--avg-rows") == 0 && v) {
       char *buf;
@@ -208,6 +217,11 @@ int cmd_bench_learn(int argc, char **argv) {
                     "to epochs\n", LB_MAX_AVG_ROWS);
     return EXIT_USAGE;
   }
+  if (pre_epochs >= 0 && !o.pretrain) {
+    fprintf(stderr, "portent bench learn: --pretrain-epochs needs --pretrain\n");
+    return EXIT_USAGE;
+  }
+  o.pretrain_epochs = !o.pretrain ? 0 : pre_epochs >= 0 ? pre_epochs : 5;
   if (fraction_list) {
     char *buf;
     const char *items[LB_MAX_FRACTIONS + 1];

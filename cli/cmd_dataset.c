@@ -1,9 +1,11 @@
 /* portent dataset: build training data for the learned cost models. `collect` draws random
  * schedules of each workload (the tuner's sketches with random annotation), measures them in a
  * child process and appends TVM records; `merge` concatenates logs, dropping duplicates. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -11,11 +13,13 @@
 #include "dataset_keys.h"
 #include "measure_args.h"
 #include "learn_bench.h"
+#include "targets.h"
+#include "tune_models.h"
 
 static void collect_usage(FILE *f) {
   fprintf(f, "usage: portent dataset collect (--workloads a,b,...|'x:1,2;y:3,4'|@FILE|suite | --network NAME[,NAME...]|test|training|all)\n"
              "       --per-workload N --log data.jsonl [--seed S] [--shard i/N] [--threads T] [--min-time SEC]\n"
-             "       [--timeout SEC] [--cpu-clock] [--target STR|T.json] [--max-gflop G]\n"
+             "       [--timeout SEC] [--cpu-clock] [--target STR|T.json] [--max-gflop G] [--analytic T.json]\n"
              "       portent dataset merge -o out.jsonl [--combine] in1.jsonl [in2.jsonl ...]\n"
              "       portent dataset split --data records.jsonl [--test-fraction F] [--seed S] -o split.json\n"
              "       portent dataset remeasure --from in.jsonl --log out.jsonl [...]   (see --help)\n"
@@ -32,6 +36,9 @@ static void collect_usage(FILE *f) {
              "  --cpu-clock times one-thread runs by the thread's CPU time, as tune does (default: the wall\n"
              "  clock, which the saved datasets used): on a loaded machine, time slices that other\n"
              "  processes take are not charged to the kernel. Ignored with --threads > 1.\n"
+             "  --analytic T.json labels each schedule with the analytic predictor on the target file instead\n"
+             "  of measuring it (tens of ms a program): records of platform '<T>-analytic' (target string\n"
+             "  'llvm -keys=cpu -mcpu=<T>-analytic'), cheap labels for pre-training (train tlp --pretrain).\n"
              "merge: writes every usable record of the inputs to -o (replacing it atomically), once per\n"
              "  (workload, target, steps); unreadable lines are reported with their line numbers. --combine\n"
              "  keeps every measurement of a program instead: the costs of its later records join the first\n"
@@ -79,21 +86,39 @@ static int split_workloads(const char *list, char ***out) {
   return n;
 }
 
+/* The analytic predictor's latency of one schedule as a record (1 / its score), or -1 when it
+ * cannot predict it. */
+static int analytic_record(pc_cost_model *analytic, const pc_program *p, pc_state *s, pc_record *r) {
+  double score = 0, t0 = pt_now();
+  pt_diag pd = {0};
+  if (analytic->predict(analytic->self, p, 1, &s, &score, &pd) < 0 || !(score > 0) || !isfinite(score)) return -1;
+  memset(r, 0, sizeof *r);
+  snprintf(r->workload_key, sizeof r->workload_key, "%s", p->key);
+  r->n_steps = s->n_steps;
+  memcpy(r->steps, s->steps, sizeof(pc_step) * (size_t)s->n_steps);
+  r->n_costs = 1, r->costs[0] = 1 / score;
+  r->all_cost = pt_now() - t0;
+  r->timestamp = (double)time(NULL);
+  snprintf(r->version, sizeof r->version, "%s", PC_RECORD_VERSION);
+  return 0;
+}
+
 /* Draws `per_workload` schedules of one workload and measures those past the first `skip` (already
- * in the log: the same seeded draws, so resuming measures exactly what one run would). */
+ * in the log: the same seeded draws, so resuming measures exactly what one run would), or with
+ * `analytic` labels them with its prediction. */
 static int collect_one(const char *spec, int per_workload, int skip, pt_rng *rng, const pc_measure_opts *mo,
-                       const char *target, const char *log, int *n_ok, int *n_fail) {
+                       pc_cost_model *analytic, const char *target, const char *log, int *n_ok, int *n_fail) {
   pt_diag d = {0};
   pc_program *p = pc_workload_build(spec, &d);
   if (!p) {
     fprintf(stderr, "portent dataset collect: %s: %s\n", spec, d.msg);
     return -1;
   }
-  pc_reference *ref = pc_reference_new(p, mo, &d);
+  pc_reference *ref = analytic ? NULL : pc_reference_new(p, mo, &d);
   pc_sketch_opts so;
   pc_sketch_opts_default(&so);
   so.num_cores = (int)sysconf(_SC_NPROCESSORS_ONLN); /* same sketches whatever --threads */
-  pc_sketches *sk = ref ? pc_sketches_generate(p, &so, &d) : NULL;
+  pc_sketches *sk = ref || analytic ? pc_sketches_generate(p, &so, &d) : NULL;
   if (!sk || pc_sketches_count(sk) == 0) {
     fprintf(stderr, "portent dataset collect: %s: %s\n", spec, d.msg[0] ? d.msg : "no sketches");
     pc_reference_free(ref);
@@ -112,12 +137,19 @@ static int collect_one(const char *spec, int per_workload, int skip, pt_rng *rng
       pc_state_free(s);
       continue;
     }
-    pc_measure_result res;
+    pc_measure_result res = {.error = PC_MEASURE_OK};
     pt_diag md = {0};
     double t0 = pt_now();
-    pc_measure(s, ref, mo, &res, &md);
     pc_record r;
-    pc_record_from_measure(&r, s, &res, pt_now() - t0);
+    if (analytic && analytic_record(analytic, p, s, &r) < 0) { /* not written: a resumed run draws it again */
+      pc_state_free(s);
+      (*n_fail)++;
+      continue;
+    }
+    if (!analytic) {
+      pc_measure(s, ref, mo, &res, &md);
+      pc_record_from_measure(&r, s, &res, pt_now() - t0);
+    }
     if (target) snprintf(r.target, sizeof r.target, "%s", target);
     pc_state_free(s);
     if (pc_record_append(log, &r, &md) < 0) {
@@ -192,7 +224,7 @@ static int count_existing(const pc_record *r, int line, void *ctx) {
 }
 
 static int cmd_collect(int argc, char **argv) {
-  const char *list = NULL, *log = NULL, *networks = NULL;
+  const char *list = NULL, *log = NULL, *networks = NULL, *analytic_path = NULL;
   int per = 0;
   double max_gflop = 0;
   uint64_t seed = 1;
@@ -213,11 +245,17 @@ static int cmd_collect(int argc, char **argv) {
     else if (strcmp(a, "--per-workload") == 0 && v) per = atoi(argv[++i]);
     else if (strcmp(a, "--log") == 0 && v) log = argv[++i];
     else if (strcmp(a, "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(a, "--analytic") == 0 && v) analytic_path = argv[++i];
     else {
       fprintf(stderr, "portent dataset collect: unexpected argument '%s'\n", a);
       collect_usage(stderr);
       return EXIT_USAGE;
     }
+  }
+  if (analytic_path && ma.target) {
+    fprintf(stderr, "portent dataset collect: --analytic names the records' target itself (<file>-analytic); "
+                    "drop --target\n");
+    return EXIT_USAGE;
   }
   if (!list == !networks || !log || per < 1 || ma.mo.threads < 1 || ma.mo.timeout_s <= 0) {
     fprintf(stderr, "portent dataset collect: one of --workloads or --network, --log and --per-workload >= 1 are required\n");
@@ -227,7 +265,22 @@ static int cmd_collect(int argc, char **argv) {
   int n = networks ? network_specs(networks, max_gflop, &specs) : split_workloads(list, &specs);
   if (n < 0) return EXIT_USAGE;
   resume_ctx rc_ctx = {NULL, n, calloc((size_t)n + 1, sizeof(int)), ""};
-  if (measure_args_target(&ma, "dataset collect", rc_ctx.target, sizeof rc_ctx.target) < 0) {
+  pc_cost_model analytic = {0};
+  ptg_target *tg = NULL;
+  if (analytic_path) { /* the target file's predictor labels; its records name the platform after the file */
+    pt_diag d = {0};
+    char platform[160];
+    tg = ptg_target_load(analytic_path, &d);
+    if (!tg || tune_model_new("analytic", tg, 0, seed, &analytic, &d) < 0) {
+      fprintf(stderr, "portent dataset collect: --analytic %s\n", d.msg);
+      ptg_target_free(tg);
+      for (int w = 0; w < n; w++) free(specs[w]);
+      free(specs), free(rc_ctx.count);
+      return EXIT_USAGE;
+    }
+    lb_analytic_platform(analytic_path, platform, sizeof platform);
+    snprintf(rc_ctx.target, sizeof rc_ctx.target, "llvm -keys=cpu -mcpu=%s", platform);
+  } else if (measure_args_target(&ma, "dataset collect", rc_ctx.target, sizeof rc_ctx.target) < 0) {
     for (int w = 0; w < n; w++) free(specs[w]);
     free(specs), free(rc_ctx.count);
     return EXIT_USAGE;
@@ -250,14 +303,20 @@ static int cmd_collect(int argc, char **argv) {
     pt_rng rng = {seed * 0x9E3779B97F4A7C15ull + stream};
     if (w % ma.n_shards == ma.shard) {
       if (rc_ctx.count[w] >= per) done++;
-      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &ma.mo, rc_ctx.target, log, &n_ok, &n_fail) < 0) failed++;
+      else if (collect_one(specs[w], per, rc_ctx.count[w], &rng, &ma.mo, analytic_path ? &analytic : NULL,
+                           rc_ctx.target, log, &n_ok, &n_fail) < 0)
+        failed++;
     }
     free(specs[w]);
   }
   free(specs);
   free(rc_ctx.count);
+  if (analytic_path) analytic.free(analytic.self), ptg_target_free(tg);
   if (done) printf("%d workloads already had %d records in %s\n", done, per, log);
-  printf("collected %d records (%d ran correctly, %d failed) into %s\n", n_ok + n_fail, n_ok, n_fail, log);
+  if (analytic_path)
+    printf("labelled %d records with the analytic predictor on %s into %s (%d schedules it could not predict)\n", n_ok,
+           analytic_path, log, n_fail);
+  else printf("collected %d records (%d ran correctly, %d failed) into %s\n", n_ok + n_fail, n_ok, n_fail, log);
   return failed ? EXIT_FAILED : EXIT_OK;
 }
 

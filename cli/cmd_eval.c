@@ -101,7 +101,7 @@ int cmd_eval(int argc, char **argv) {
     rc = EXIT_USAGE;
     goto done;
   }
-  if (tlp_cli_load(&ds, n_files, files, split_path ? &split : NULL, pp_tlp_model_vocab(m), false, "eval") < 0) {
+  if (tlp_cli_load(&ds, n_files, files, NULL, split_path ? &split : NULL, pp_tlp_model_vocab(m), false, "eval") < 0) {
     rc = EXIT_USAGE;
     goto done;
   }

@@ -13,7 +13,7 @@ static void usage(FILE *f) {
           "usage: portent train tlp|mtl-tlp --data records.jsonl [--data more.jsonl ...] -o model.safetensors\n"
           "       [--split split.json] [--epochs N] [--batch B] [--lr LR] [--loss lambdarank|mse] [--seed S]\n"
           "       [--width D] [--backbone attention|lstm] [--task-batches] [--clip C] [--avg-epochs K]\n"
-          "       [--label-power P] [--ndcg-k K] [--gain-scale C] [--quiet]\n"
+          "       [--label-power P] [--ndcg-k K] [--gain-scale C] [--pretrain F [--pretrain-epochs E]] [--quiet]\n"
           "       mtl-tlp: --target-platform P [--fractions 0.07,0.2,1] [--baseline]\n\n"
           "  tlp       one head; tasks are (workload key, target); labels min latency / latency per task\n"
           "  mtl-tlp   one head per platform (the target string's -mcpu, plus /Nc with -num-cores); a schedule's\n"
@@ -30,6 +30,9 @@ static void usage(FILE *f) {
           "  --ndcg-k K          LambdaRank weighs a pair by its change of NDCG@K: only swaps into, out of or\n"
           "                      within the predicted top K count (default 0: the whole list, TLP's)\n"
           "  --gain-scale C      LambdaRank's gain 2^(C x label) - 1, steeper at the top for C > 1 (default 1)\n"
+          "  --pretrain F        tlp: first E epochs (--pretrain-epochs, default 5) on F's records alone, e.g. analytic\n"
+          "                      labels of extra programs (dataset collect --analytic T.json), then the epochs on\n"
+          "                      --data as without F; F's records of --split's held-out workloads are not used\n"
           "  --fractions LIST    mtl-tlp: train once per share of the target platform's labels kept; -o gets\n"
           "                      the last model\n"
           "  --baseline          mtl-tlp: also train on the target platform's labels alone (TLP) per fraction\n");
@@ -54,9 +57,9 @@ int cmd_train(int argc, char **argv) {
   restart_without_forced_blas_core(NULL, argc, argv);
   bool mtl = strcmp(argv[1], "mtl-tlp") == 0, baseline = false;
   char **files = calloc((size_t)argc, sizeof(char *));
-  int n_files = 0, n_frac = 0;
+  int n_files = 0, n_frac = 0, pre_epochs = -1;
   double fractions[16];
-  const char *out = NULL, *split_path = NULL, *target = NULL;
+  const char *out = NULL, *split_path = NULL, *target = NULL, *pretrain = NULL;
   pp_tlp_config cfg;
   pp_tlp_config_default(&cfg);
   pp_tlp_train_opts o;
@@ -81,7 +84,13 @@ int cmd_train(int argc, char **argv) {
     else if (strcmp(a, "--clip") == 0 && v) o.clip_norm = atof(argv[++i]);
     else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
-    else if ((strcmp(a, "--ndcg-k") == 0 || strcmp(a, "--gain-scale") == 0) && v) {
+    else if (strcmp(a, "--pretrain") == 0 && v) pretrain = argv[++i];
+    else if (strcmp(a, "--pretrain-epochs") == 0 && v) {
+      if (tlp_cli_parse_count("train", a, argv[++i], &pre_epochs) < 0) {
+        free(files);
+        return EXIT_USAGE;
+      }
+    } else if ((strcmp(a, "--ndcg-k") == 0 || strcmp(a, "--gain-scale") == 0) && v) {
       if (tlp_cli_parse_rank("train", a, argv[++i], &o.rank) < 0) {
         free(files);
         return EXIT_USAGE;
@@ -128,10 +137,12 @@ int cmd_train(int argc, char **argv) {
   for (int i = 0; i < n_frac; i++) bad_frac |= !(fractions[i] > 0 && fractions[i] <= 1);
   if (!n_files || !out || o.epochs < 1 || o.batch < 1 || !(o.lr > 0) || !(o.clip_norm >= 0) || bad_frac || (mtl && !target) ||
       o.avg_epochs < 0 || o.avg_epochs > o.epochs || !(o.label_power > 0 && o.label_power < 1e3) ||
-      (!mtl && (target || n_frac || baseline))) {
+      (!mtl && (target || n_frac || baseline)) || (mtl && pretrain) || (pre_epochs >= 0 && !pretrain)) {
     fprintf(stderr, "portent train: %s\n",
             !n_files || !out ? "--data and -o are required"
             : mtl && !target ? "mtl-tlp needs --target-platform"
+            : mtl && pretrain ? "--pretrain is tlp's (single task), not mtl-tlp's"
+            : pre_epochs >= 0 && !pretrain ? "--pretrain-epochs needs --pretrain"
             : !mtl && (target || n_frac || baseline) ? "--target-platform, --fractions, --baseline are mtl-tlp's"
                                                       : "--epochs, --batch, --lr, --label-power must be positive, --clip "
                                                         ">= 0, --avg-epochs 0 to --epochs, fractions in (0, 1]");
@@ -139,6 +150,7 @@ int cmd_train(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (!n_frac) fractions[n_frac++] = 1;
+  o.pretrain_epochs = !pretrain ? 0 : pre_epochs >= 0 ? pre_epochs : 5;
   fprintf(stderr, "OpenBLAS core: %s\n", pp_tlp_blas_core());
 
   pp_tlp_split split = {0};
@@ -152,7 +164,7 @@ int cmd_train(int argc, char **argv) {
   pp_tlp_dataset_init(&ds, mtl);
   pp_tlp_vocab vocab = {0};
   int rc = EXIT_OK;
-  if (tlp_cli_load(&ds, n_files, files, split_path ? &split : NULL, &vocab, true, "train") < 0) {
+  if (tlp_cli_load(&ds, n_files, files, pretrain, split_path ? &split : NULL, &vocab, true, "train") < 0) {
     rc = EXIT_USAGE;
     goto done;
   }

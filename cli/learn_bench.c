@@ -28,6 +28,12 @@ typedef struct {
   int *target_count, n_targets;
 } read_ctx;
 
+void lb_analytic_platform(const char *target_path, char *out, size_t cap) {
+  const char *base = strrchr(target_path, '/');
+  base = base ? base + 1 : target_path;
+  snprintf(out, cap, "%.*s-analytic", (int)strcspn(base, "."), base);
+}
+
 static lb_task *find_task(lb_data *data, const char *key) {
   for (int i = 0; i < data->n_tasks; i++)
     if (strcmp(data->t[i].key, key) == 0) return &data->t[i];

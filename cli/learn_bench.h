@@ -33,6 +33,9 @@ typedef struct lb_opts {
   int avg_epochs;      /* TLP, MTL-TLP: the parameters averaged over the last K epochs (0: the last epoch's) */
   double label_power;  /* training labels (min latency / latency)^p (1: TLP's) */
   pp_tlp_rank rank;    /* LambdaRank's NDCG cut-off and gain scale ({0, 1}: TLP's) */
+  const char *pretrain; /* the plain tlp row first trains pretrain_epochs on this file's records (labels of
+                           extra programs of the training tasks) alone; NULL: none */
+  int pretrain_epochs;
   int n_avg_rows;      /* extra rows per seed from the same training run, its parameters averaged over the
                           last avg_rows[i] epochs (1: the last epoch's), to compare windows paired by seed */
   int avg_rows[LB_MAX_AVG_ROWS];
@@ -121,6 +124,10 @@ int lb_pick_targets(lb_data *data, int n_targets, char (*targets)[256], const in
 /* Joins each candidate with the same program (workload key and steps) measured on data->other:
  * its latency into other_latency (the fastest when measured several times). */
 int lb_join_other(lb_data *data, int n_files, const char **files, pt_diag *d);
+
+/* The platform name of a target file's analytic labels: "<file name without extension>-analytic"
+ * (MTL-TLP's auxiliary heads, dataset collect --analytic). */
+void lb_analytic_platform(const char *target_path, char *out, size_t cap);
 
 /* A new model row (scores NaN); returns its index or -1 when the table is full. */
 int lb_add_model(lb_data *data, const char *name);

@@ -213,9 +213,7 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
 
 /* Auxiliary target a's platform name in MTL-TLP: "<target file name>-analytic". */
 static void aux_platform(const lb_opts *o, int a, char *out, size_t cap) {
-  const char *base = strrchr(o->aux_paths[a], '/');
-  base = base ? base + 1 : o->aux_paths[a];
-  snprintf(out, cap, "%.*s-analytic", (int)strcspn(base, "."), base);
+  lb_analytic_platform(o->aux_paths[a], out, cap);
 }
 
 /* The analytic predictor's latency of the first aux_per_task schedules of each training task on
@@ -369,7 +367,37 @@ typedef struct {
   double fraction;
   bool score_other; /* ranks with the other real platform's head (fraction 0: a model that never saw
                        the ranked platform's labels) */
+  bool pretrain;    /* --pretrain applies (the plain tlp row) */
 } tlp_variant;
+
+/* --pretrain: its records after the measured ones, labels to the ranked platform's head; those of a
+ * workload that is no training task of the bench (validation, test, or absent from the records) are
+ * marked held out and never train. */
+static int load_pretrain(const lb_data *data, const lb_opts *o, pp_tlp_dataset *ds, const pp_tlp_split *sp,
+                         pp_tlp_vocab *vocab, pt_diag *d) {
+  char platform[128];
+  pp_tlp_platform(data->target, platform, sizeof platform);
+  int n0 = ds->n, n_added = 0;
+  if (pp_tlp_dataset_load_pretrain(ds, o->pretrain, sp, vocab, ds->multi_platform ? platform : NULL, &n_added, d) < 0)
+    return d->err ? d->err : PT_ERR_IO;
+  int n_used = 0, n_tasks = 0;
+  bool *seen = calloc((size_t)ds->n_groups + 1, sizeof(bool));
+  for (int i = n0; i < ds->n; i++) {
+    pp_tlp_sample *s = &ds->s[i];
+    char *key = strdup(ds->groups[s->group]), *at = strstr(key, " @ pretrain ");
+    if (at) *at = 0;
+    bool train = false;
+    for (int t = 0; t < data->n_tasks && !train; t++) train = data->t[t].role == LB_TRAIN && strcmp(data->t[t].key, key) == 0;
+    free(key);
+    if (!train) s->test = true;
+    n_used += train;
+    if (train && !seen[s->group]) n_tasks++, seen[s->group] = true;
+  }
+  free(seen);
+  fprintf(stderr, "bench learn: pre-training on %d programs of %d training tasks from %s (%d on workloads that are no "
+          "training task, not used), %d epochs\n", n_used, n_tasks, o->pretrain, n_added - n_used, o->pretrain_epochs);
+  return 0;
+}
 
 /* How the first seed's draw of the ranked platform's labels spreads over the training tasks. */
 static void print_kept(const pp_tlp_dataset *ds, const pp_tlp_train_opts *to, const char *name) {
@@ -443,6 +471,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
   int rc = 0;
   for (int f = 0; f < n_files && rc == 0; f++) rc = pp_tlp_dataset_load(&ds, files[f], &sp, &vocab, true, d);
   for (int a = 0; a < v->n_aux && rc == 0; a++) rc = pp_tlp_dataset_load(&ds, aux_paths[a], &sp, &vocab, true, d);
+  if (rc == 0 && o->pretrain && v->pretrain) rc = load_pretrain(data, o, &ds, &sp, &vocab, d);
   pp_tlp_model *m = NULL;
   float *weights = NULL;
   if (rc == 0) {
@@ -457,6 +486,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     to.epochs = o->epochs, to.batch = o->batch, to.lr = o->lr, to.clip_norm = o->clip;
     to.task_batches = o->task_batches, to.aux_weight = o->aux_weight;
     to.avg_epochs = o->avg_epochs, to.label_power = o->label_power, to.rank = o->rank;
+    to.pretrain_epochs = o->pretrain && v->pretrain ? o->pretrain_epochs : 0;
     char platform[128];
     pp_tlp_platform(data->target, platform, sizeof platform);
     int tp = v->mtl ? pp_tlp_platform_index(&ds, platform) : -1, head = tp < 0 ? 0 : tp;
@@ -718,7 +748,7 @@ int lb_run(lb_data *data, const lb_opts *o, const char **files, int n_files, pt_
   pp_tlp_model *tlp = NULL;
   bool two_real = data->n_targets >= 2 && data->other[0];
   if (o->run_tlp) { /* with two real platforms in the records, on the ranked platform's labels alone */
-    tlp_variant v = {"tlp", two_real, two_real, 0, 1, false};
+    tlp_variant v = {"tlp", two_real, two_real, 0, 1, false, true};
     if (run_tlp_variant(data, o, &v, n_files, files, NULL, &tlp, d) < 0) return d->err;
   }
   if (o->run_mtl) {

@@ -71,6 +71,7 @@ typedef struct pp_tlp_sample {
   int group;        /* workload key (+ target when single-platform) index */
   int n_rows;
   bool test;        /* held out by the split */
+  bool pretrain;    /* loaded by pp_tlp_dataset_load_pretrain: trains only in the pre-training epochs */
   float *x;         /* seq_len x emb raw features */
   float *latency;   /* per platform, seconds (0: no label) */
   float *label;     /* per platform: min latency of its task / latency */
@@ -103,6 +104,14 @@ void pp_tlp_dataset_init(pp_tlp_dataset *ds, bool multi_platform);
  * and skipped; the vocabulary grows on training rows only (test rows use it frozen). */
 int pp_tlp_dataset_load(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
                         pt_diag *d);
+/* Adds a log of pre-training records (e.g. analytic labels of extra programs, `dataset collect
+ * --analytic`) after the measured ones: each is a sample of its own task ("KEY @ pretrain TARGET",
+ * never joined with a measured program nor ranked against one), flagged pretrain, and trains only
+ * in pp_tlp_train_opts.pretrain_epochs; those of the split's held-out workloads are marked test and
+ * never train. In a multi-platform dataset their labels go to `platform`'s head (the head that will
+ * rank; NULL: the records' own platform). *n_added: the samples added (may be NULL). */
+int pp_tlp_dataset_load_pretrain(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v,
+                                 const char *platform, int *n_added, pt_diag *d);
 /* Computes labels min_latency/latency within each task (group x platform). */
 void pp_tlp_dataset_finish(pp_tlp_dataset *ds);
 void pp_tlp_dataset_free(pp_tlp_dataset *ds);
@@ -230,6 +239,9 @@ typedef struct pp_tlp_train_opts {
   double label_power;  /* p: each training label min_latency/latency raised to p (1: TLP's; p > 1 sharpens
                           the gain of the near-best schedules apart) */
   pp_tlp_rank rank;    /* LambdaRank's truncation and gain ({0, 1}: TLP's) */
+  int pretrain_epochs; /* > 0: first this many epochs on the pretrain samples alone (their own batch order,
+                          seeded apart), then Adam restarts and `epochs` train on the others as without
+                          them; normalization is the others' either way. 0: pretrain samples unused */
   /* Called after each epoch with the parameters as trained (before any averaging), e.g. to average
    * other windows of epochs from the same run; NULL: none. */
   void (*epoch_end)(void *ctx, int epoch, const float *params, int n_params);

@@ -149,6 +149,8 @@ typedef struct {
   const pp_tlp_split *sp;
   pp_tlp_vocab *v;
   bool grow;
+  bool pretrain;           /* pre-training records: samples of their own tasks, flagged */
+  const char *as_platform; /* pre-training labels go to this platform's head (NULL: the record's) */
 } load_ctx;
 
 /* Latencies grow per sample when a new platform appears after samples exist. */
@@ -181,15 +183,18 @@ static int on_record(const pc_record *r, int line, void *vctx) {
   }
   lat /= r->n_costs; /* TenSet labels a record with the mean of its costs */
   char platform[128];
-  if (ds->multi_platform) pp_tlp_platform(r->target, platform, sizeof platform);
+  if (ds->multi_platform && c->as_platform) snprintf(platform, sizeof platform, "%s", c->as_platform);
+  else if (ds->multi_platform) pp_tlp_platform(r->target, platform, sizeof platform);
   else snprintf(platform, sizeof platform, "all");
   int old_np = ds->n_platforms;
   int p = intern(&ix->platforms, &ds->platforms, &ds->n_platforms, platform);
   if (ds->n_platforms != old_np) widen_platforms(ds, old_np);
 
-  size_t glen = strlen(r->workload_key) + strlen(r->target) + 4;
+  size_t glen = strlen(r->workload_key) + strlen(r->target) + 16;
   char *group = malloc(glen);
-  if (ds->multi_platform) snprintf(group, glen, "%s", r->workload_key);
+  /* a pre-training record's task is its own: its labels are never ranked against measured ones */
+  if (c->pretrain) snprintf(group, glen, "%s @ pretrain %s", r->workload_key, r->target);
+  else if (ds->multi_platform) snprintf(group, glen, "%s", r->workload_key);
   else snprintf(group, glen, "%s @ %s", r->workload_key, r->target);
   char *steps = pc_steps_to_json(r->n_steps, r->steps);
   size_t klen = glen + strlen(steps ? steps : "") + 2;
@@ -210,6 +215,7 @@ static int on_record(const pc_record *r, int line, void *vctx) {
     s->n_rows = pp_tlp_features(r->n_steps, r->steps, c->v, c->grow && !s->test, ds->seq_len, ds->emb, s->x);
     s->latency = calloc((size_t)ds->n_platforms, sizeof(float));
     s->label = calloc((size_t)ds->n_platforms, sizeof(float));
+    s->pretrain = c->pretrain;
     table_put(&ix->samples, key, ds->n);
     si = ds->n++;
   }
@@ -227,9 +233,18 @@ static void on_bad(int line, const char *reason, void *vctx) {
 
 int pp_tlp_dataset_load(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
                         pt_diag *d) {
-  load_ctx c = {ds, sp, v, grow};
+  load_ctx c = {ds, sp, v, grow, false, NULL};
   int n_bad = 0;
   int rc = pc_record_read_file(path, on_record, on_bad, &c, &n_bad, d);
+  return rc < 0 ? rc : 0;
+}
+
+int pp_tlp_dataset_load_pretrain(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v,
+                                 const char *platform, int *n_added, pt_diag *d) {
+  load_ctx c = {ds, sp, v, true, true, platform};
+  int n_bad = 0, n0 = ds->n;
+  int rc = pc_record_read_file(path, on_record, on_bad, &c, &n_bad, d);
+  if (n_added) *n_added = ds->n - n0;
   return rc < 0 ? rc : 0;
 }
 

@@ -142,6 +142,86 @@ static void group_order(const pp_tlp_dataset *ds, const int *train, int n_train,
   free(perm), free(start), free(fill), free(by_group);
 }
 
+/* What one epoch needs besides its samples: the model, the options and the batch buffers (sized for
+ * the largest batch of either phase). */
+typedef struct {
+  pp_tlp_model *m;
+  const pp_tlp_dataset *ds;
+  const pp_tlp_train_opts *o;
+  const bool *keep;
+  int n_out, np, n_params;
+  float *batch_x, *scores, *dscores, *lab, *grad;
+  bool *has;
+  pp_tlp_adam adam;
+} trainer;
+
+/* One pass over the samples idx[0..n) (x: their normalized features, in that order), batches of at
+ * most bmax in the order rng draws; adds the loss to *total. target_waits: the target head's labels
+ * do not train yet (MTL-TLP's warm start). */
+static int train_epoch(trainer *tr, const int *idx, int n, const float *x, int bmax, int *order, int *cut,
+                       pt_rng *rng, bool target_waits, double *total, pt_diag *d) {
+  const pp_tlp_train_opts *o = tr->o;
+  const pp_tlp_dataset *ds = tr->ds;
+  size_t per = (size_t)ds->seq_len * ds->emb;
+  float *w = pp_tlp_model_params(tr->m), *g = pp_tlp_model_grads(tr->m);
+  if (o->task_batches) group_order(ds, idx, n, order, bmax, cut, rng);
+  else pt_rng_shuffle(rng, order, n);
+  for (int at = 0, nb = 0, b = 0; at < n; at += b, nb++) {
+    b = o->task_batches ? cut[nb + 1] - cut[nb] : n - at < bmax ? n - at : bmax;
+    for (int i = 0; i < b; i++) memcpy(tr->batch_x + per * i, x + per * order[at + i], sizeof(float) * per);
+    if (pp_tlp_model_forward(tr->m, b, tr->batch_x, tr->scores) < 0)
+      return pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for a batch of %d", b);
+    for (int out = 0; out < tr->n_out; out++) {
+      float *sc = tr->grad; /* reuse: scores of this head, then its gradient */
+      for (int i = 0; i < b; i++) {
+        int si = idx[order[at + i]];
+        sc[i] = tr->scores[i * tr->n_out + out];
+        tr->lab[i] = o->label_power == 1 ? ds->s[si].label[out] : powf(ds->s[si].label[out], (float)o->label_power);
+        tr->has[i] = tr->keep[(size_t)si * tr->np + out];
+      }
+      float *gs = malloc(sizeof(float) * (size_t)b);
+      if (o->task_batches) /* one list per task: the batch holds whole tasks, contiguous */
+        for (int i0 = 0, i1; i0 < b; i0 = i1) {
+          int grp = ds->s[idx[order[at + i0]]].group;
+          for (i1 = i0 + 1; i1 < b && ds->s[idx[order[at + i1]]].group == grp;) i1++;
+          *total += pp_tlp_loss_eval(o->loss, &o->rank, i1 - i0, sc + i0, tr->lab + i0, tr->has + i0, gs + i0);
+        }
+      else
+        *total += pp_tlp_loss_eval(o->loss, &o->rank, b, sc, tr->lab, tr->has, gs);
+      float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
+      if (target_waits && out == o->target_platform) hw = 0; /* its labels wait for the copy */
+      for (int i = 0; i < b; i++) {
+        float tw = o->group_weight ? o->group_weight[ds->s[idx[order[at + i]]].group] : 1.0f;
+        tr->dscores[i * tr->n_out + out] = hw * tw * gs[i];
+      }
+      free(gs);
+    }
+    memset(g, 0, sizeof(float) * (size_t)tr->n_params);
+    pp_tlp_model_backward(tr->m, tr->dscores);
+    if (o->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_, as TLP's reference */
+      double sq = 0;
+      for (int k = 0; k < tr->n_params; k++) sq += (double)g[k] * g[k];
+      double norm = sqrt(sq);
+      if (norm > o->clip_norm)
+        for (int k = 0; k < tr->n_params; k++) g[k] = (float)(g[k] * (o->clip_norm / (norm + 1e-6)));
+    }
+    pp_tlp_adam_step(&tr->adam, tr->n_params, w, g, o->lr);
+  }
+  return 0;
+}
+
+/* The largest batch an epoch over idx[0..n) makes: bmax, or with task batches its largest task. */
+static int largest_batch(const pp_tlp_dataset *ds, const pp_tlp_train_opts *o, const int *idx, int n, int bmax) {
+  int most = bmax;
+  if (o->task_batches) { /* a task larger than a batch is a batch of its own */
+    int *cnt = calloc((size_t)ds->n_groups + 1, sizeof(int));
+    for (int t = 0; t < n; t++)
+      if (++cnt[ds->s[idx[t]].group] > most) most = cnt[ds->s[idx[t]].group];
+    free(cnt);
+  }
+  return most;
+}
+
 pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp_config *cin,
                            const pp_tlp_train_opts *o, pt_diag *d) {
   pp_tlp_config c = *cin;
@@ -151,31 +231,37 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   if (o->epochs < 1 || o->batch < 1 || !(o->lr > 0) || !(o->aux_weight >= 0) || !(o->clip_norm >= 0) ||
       o->thin_block < 0 || o->thin_spread < 0 || o->warm_epochs < 0 || o->warm_epochs >= o->epochs ||
       o->avg_epochs < 0 || o->avg_epochs > o->epochs || !(o->label_power > 0 && o->label_power < 1e3) ||
-      o->rank.ndcg_k < 0 || !(o->rank.gain_scale > 0 && o->rank.gain_scale <= 64))
+      o->rank.ndcg_k < 0 || !(o->rank.gain_scale > 0 && o->rank.gain_scale <= 64) || o->pretrain_epochs < 0)
     return pt_fail(d, PT_ERR_INVALID, "TLP training: epochs, batch, learning rate and label power must be "
-                                      "positive, the auxiliary weight, clipping norm and thinning block not "
-                                      "negative, the warm-up epochs fewer than the epochs, the averaged epochs "
-                                      "0 to the epochs, the NDCG cut-off not negative, the gain scale in (0, 64]"), NULL;
+                                      "positive, the auxiliary weight, clipping norm, thinning block and "
+                                      "pre-training epochs not negative, the warm-up epochs fewer than the "
+                                      "epochs, the averaged epochs 0 to the epochs, the NDCG cut-off not "
+                                      "negative, the gain scale in (0, 64]"), NULL;
   bool warm = o->warm_epochs > 0 && o->target_platform >= 0 && o->target_platform < np && o->warm_from >= 0 &&
               o->warm_from < np && o->warm_from != o->target_platform;
   if (o->warm_epochs > 0 && !warm)
     return pt_fail(d, PT_ERR_INVALID, "TLP training: a warm start needs a target head and another head to copy"), NULL;
-  /* Which labels train: all of them, except a fraction of the target platform's (MTL-TLP). */
+  /* Which labels train: all of them, except a fraction of the target platform's (MTL-TLP); the
+   * pre-training samples apart, in their own epochs. */
   bool *keep = calloc((size_t)ds->n * np + 1, sizeof(bool));
-  int *train = malloc(sizeof(int) * (size_t)(ds->n + 1));
+  int *train = malloc(sizeof(int) * (size_t)(ds->n + 1)), *pre = malloc(sizeof(int) * (size_t)(ds->n + 1));
   pp_tlp_train_keep(ds, o, keep);
-  int n_train = 0;
+  int n_train = 0, n_pre = 0;
   for (int i = 0; i < ds->n; i++) {
     bool any = false;
     for (int p = 0; p < np; p++) any |= keep[(size_t)i * np + p];
-    if (any) train[n_train++] = i;
+    if (any && !ds->s[i].pretrain) train[n_train++] = i;
   }
-  pp_tlp_model *m = NULL;
-  pp_tlp_adam adam = {0};
+  for (int i = 0; i < ds->n && o->pretrain_epochs > 0; i++) /* every label of a pre-training sample trains */
+    if (ds->s[i].pretrain && !ds->s[i].test) pre[n_pre++] = i;
+  for (int i = 0; i < ds->n; i++) /* has_rankable_task looks at the measured labels alone */
+    if (ds->s[i].pretrain)
+      for (int p = 0; p < np; p++) keep[(size_t)i * np + p] = false;
+  trainer tr = {.ds = ds, .o = o, .keep = keep, .n_out = c.n_out, .np = np};
   pp_tlp_avg avg = {0};
-  float *x = NULL, *batch_x = NULL, *scores = NULL, *dscores = NULL;
-  float *lab = NULL, *grad = NULL;
-  bool *has = NULL;
+  float *x = NULL, *xpre = NULL;
+  int *order = NULL, *cut = NULL;
+  bool ok = false;
   if (n_train == 0) {
     pt_fail(d, PT_ERR_INPUT, "TLP training: no training sample (the data is empty, every record failed, or the "
                              "split holds out every workload)");
@@ -186,8 +272,11 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
                              "(%d training samples)", n_train);
     goto fail;
   }
-  m = pp_tlp_model_new(&c, o->seed, d);
-  if (!m) goto fail;
+  for (int t = 0; t < n_pre; t++) /* back, for the pre-training epochs */
+    for (int p = 0; p < np; p++) keep[(size_t)pre[t] * np + p] = ds->s[pre[t]].latency[p] > 0;
+  tr.m = pp_tlp_model_new(&c, o->seed, d);
+  if (!tr.m) goto fail;
+  pp_tlp_model *m = tr.m;
   for (int p = 0; p < np; p++) pp_tlp_model_set_platform(m, p, ds->platforms[p]);
   /* Normalization from the training rows (padding excluded). */
   float *mean = pp_tlp_model_norm_mean(m), *sd = pp_tlp_model_norm_std(m);
@@ -210,100 +299,72 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   for (int i = 0; i < vocab->n; i++) pp_tlp_vocab_id(pp_tlp_model_vocab(m), vocab->tokens[i], true);
 
   size_t per = (size_t)c.seq_len * c.emb;
-  int bmax = o->batch < n_train ? o->batch : n_train, balloc = bmax;
-  if (o->task_batches) { /* a task larger than a batch is a batch of its own */
-    int *cnt = calloc((size_t)ds->n_groups + 1, sizeof(int));
-    for (int t = 0; t < n_train; t++)
-      if (++cnt[ds->s[train[t]].group] > balloc) balloc = cnt[ds->s[train[t]].group];
-    free(cnt);
-  }
+  int bmax = o->batch < n_train ? o->batch : n_train, bpre = o->batch < n_pre ? o->batch : n_pre;
+  int balloc = largest_batch(ds, o, train, n_train, bmax), bp = largest_batch(ds, o, pre, n_pre, bpre);
+  if (bp > balloc) balloc = bp;
+  int n_most = n_train > n_pre ? n_train : n_pre;
   x = malloc(sizeof(float) * per * (size_t)n_train);
-  batch_x = malloc(sizeof(float) * per * (size_t)balloc);
-  scores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
-  dscores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
-  lab = malloc(sizeof(float) * (size_t)balloc), grad = malloc(sizeof(float) * (size_t)balloc);
-  has = malloc(sizeof(bool) * (size_t)balloc);
-  int n_params = pp_tlp_model_n_params(m);
-  if (!x || !batch_x || !scores || !dscores || !lab || !grad || !has || pp_tlp_adam_init(&adam, n_params) < 0 ||
-      (o->avg_epochs > 0 && pp_tlp_avg_init(&avg, n_params) < 0)) {
-    pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train);
+  xpre = malloc(sizeof(float) * per * (size_t)n_pre + 1);
+  tr.batch_x = malloc(sizeof(float) * per * (size_t)balloc);
+  tr.scores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
+  tr.dscores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
+  tr.lab = malloc(sizeof(float) * (size_t)balloc), tr.grad = malloc(sizeof(float) * (size_t)balloc);
+  tr.has = malloc(sizeof(bool) * (size_t)balloc);
+  order = malloc(sizeof(int) * (size_t)n_most), cut = malloc(sizeof(int) * (size_t)(n_most + 2));
+  tr.n_params = pp_tlp_model_n_params(m);
+  if (!x || !xpre || !tr.batch_x || !tr.scores || !tr.dscores || !tr.lab || !tr.grad || !tr.has || !order || !cut ||
+      pp_tlp_adam_init(&tr.adam, tr.n_params) < 0 || (o->avg_epochs > 0 && pp_tlp_avg_init(&avg, tr.n_params) < 0)) {
+    pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train + n_pre);
     goto fail;
   }
   for (int t = 0; t < n_train; t++) pp_tlp_model_normalize(m, ds->s[train[t]].x, ds->s[train[t]].n_rows, x + per * t);
-  int *order = malloc(sizeof(int) * (size_t)n_train), *cut = malloc(sizeof(int) * (size_t)(n_train + 2));
+  for (int t = 0; t < n_pre; t++) pp_tlp_model_normalize(m, ds->s[pre[t]].x, ds->s[pre[t]].n_rows, xpre + per * t);
+  float *w = pp_tlp_model_params(m);
+  if (n_pre > 0) { /* pre-training: its own batch order, so that the epochs after draw TLP's */
+    pt_rng prng = {o->seed ^ 0x9E3779B97F4A7C15ull};
+    for (int t = 0; t < n_pre; t++) order[t] = t;
+    for (int epoch = 0; epoch < o->pretrain_epochs; epoch++) {
+      double t0 = pt_now(), total = 0;
+      if (train_epoch(&tr, pre, n_pre, xpre, bpre, order, cut, &prng, false, &total, d) < 0) goto fail;
+      if (!isfinite(total)) {
+        pt_fail(d, PT_ERR_RUNTIME, "TLP pre-training diverged at epoch %d (loss not finite); try a lower --lr",
+                epoch + 1);
+        goto fail;
+      }
+      if (o->verbose) fprintf(stderr, "pre-training epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
+    }
+    pp_tlp_adam_free(&tr.adam); /* the measured labels start a fresh Adam, as fine-tuning a pre-trained net does */
+    if (pp_tlp_adam_init(&tr.adam, tr.n_params) < 0) {
+      pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory");
+      goto fail;
+    }
+  }
   for (int t = 0; t < n_train; t++) order[t] = t;
   pt_rng rng = {o->seed};
-  float *w = pp_tlp_model_params(m), *g = pp_tlp_model_grads(m);
   for (int epoch = 0; epoch < o->epochs; epoch++) {
     double t0 = pt_now(), total = 0;
     if (warm && epoch == o->warm_epochs) pp_tlp_model_copy_head(m, o->warm_from, o->target_platform);
-    if (o->task_batches) group_order(ds, train, n_train, order, bmax, cut, &rng);
-    else pt_rng_shuffle(&rng, order, n_train);
-    for (int at = 0, nb = 0, b = 0; at < n_train; at += b, nb++) {
-      b = o->task_batches ? cut[nb + 1] - cut[nb] : n_train - at < bmax ? n_train - at : bmax;
-      for (int i = 0; i < b; i++) memcpy(batch_x + per * i, x + per * order[at + i], sizeof(float) * per);
-      if (pp_tlp_model_forward(m, b, batch_x, scores) < 0) {
-        free(order), free(cut);
-        pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for a batch of %d", b);
-        goto fail;
-      }
-      for (int out = 0; out < c.n_out; out++) {
-        float *sc = grad; /* reuse: scores of this head, then its gradient */
-        for (int i = 0; i < b; i++) {
-          int si = train[order[at + i]];
-          sc[i] = scores[i * c.n_out + out];
-          lab[i] = o->label_power == 1 ? ds->s[si].label[out] : powf(ds->s[si].label[out], (float)o->label_power);
-          has[i] = keep[(size_t)si * np + out];
-        }
-        float *gs = malloc(sizeof(float) * (size_t)b);
-        if (o->task_batches) /* one list per task: the batch holds whole tasks, contiguous */
-          for (int i0 = 0, i1; i0 < b; i0 = i1) {
-            int grp = ds->s[train[order[at + i0]]].group;
-            for (i1 = i0 + 1; i1 < b && ds->s[train[order[at + i1]]].group == grp;) i1++;
-            total += pp_tlp_loss_eval(o->loss, &o->rank, i1 - i0, sc + i0, lab + i0, has + i0, gs + i0);
-          }
-        else
-          total += pp_tlp_loss_eval(o->loss, &o->rank, b, sc, lab, has, gs);
-        float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
-        if (warm && out == o->target_platform && epoch < o->warm_epochs) hw = 0; /* its labels wait for the copy */
-        for (int i = 0; i < b; i++) {
-          float tw = o->group_weight ? o->group_weight[ds->s[train[order[at + i]]].group] : 1.0f;
-          dscores[i * c.n_out + out] = hw * tw * gs[i];
-        }
-        free(gs);
-      }
-      memset(g, 0, sizeof(float) * (size_t)n_params);
-      pp_tlp_model_backward(m, dscores);
-      if (o->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_, as TLP's reference */
-        double sq = 0;
-        for (int k = 0; k < n_params; k++) sq += (double)g[k] * g[k];
-        double norm = sqrt(sq);
-        if (norm > o->clip_norm)
-          for (int k = 0; k < n_params; k++) g[k] = (float)(g[k] * (o->clip_norm / (norm + 1e-6)));
-      }
-      pp_tlp_adam_step(&adam, n_params, w, g, o->lr);
-    }
+    if (train_epoch(&tr, train, n_train, x, bmax, order, cut, &rng, warm && epoch < o->warm_epochs, &total, d) < 0)
+      goto fail;
     if (!isfinite(total)) {
-      free(order), free(cut);
       pt_fail(d, PT_ERR_RUNTIME, "TLP training diverged at epoch %d (loss not finite); try a lower --lr", epoch + 1);
       goto fail;
     }
     if (o->verbose) fprintf(stderr, "epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
     if (o->avg_epochs > 0 && epoch >= o->epochs - o->avg_epochs) pp_tlp_avg_add(&avg, w);
-    if (o->epoch_end) o->epoch_end(o->epoch_ctx, epoch, w, n_params);
+    if (o->epoch_end) o->epoch_end(o->epoch_ctx, epoch, w, tr.n_params);
   }
   pp_tlp_avg_mean(&avg, w);
-  free(order), free(cut);
-  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), pp_tlp_avg_free(&avg), free(batch_x), free(scores);
-  free(dscores);
-  free(lab), free(grad), free(has);
-  return m;
+  ok = true;
 fail:
-  free(keep), free(train), free(x), pp_tlp_adam_free(&adam), pp_tlp_avg_free(&avg), free(batch_x), free(scores);
-  free(dscores);
-  free(lab), free(grad), free(has);
-  pp_tlp_model_free(m);
-  return NULL;
+  free(order), free(cut);
+  free(keep), free(train), free(pre), free(x), free(xpre), pp_tlp_adam_free(&tr.adam), pp_tlp_avg_free(&avg);
+  free(tr.batch_x), free(tr.scores), free(tr.dscores), free(tr.lab), free(tr.grad), free(tr.has);
+  if (!ok) {
+    pp_tlp_model_free(tr.m);
+    return NULL;
+  }
+  return tr.m;
 }
 
 /* ---------------------------------------------------------------- evaluation */
@@ -325,7 +386,7 @@ int pp_tlp_evaluate(pp_tlp_model *m, const pp_tlp_dataset *ds, int platform, int
   int *idx = malloc(sizeof(int) * (size_t)(ds->n + 1));
   int n = 0;
   for (int i = 0; i < ds->n; i++)
-    if (ds->s[i].latency[platform] > 0 && (!test_only || ds->s[i].test)) idx[n++] = i;
+    if (ds->s[i].latency[platform] > 0 && !ds->s[i].pretrain && (!test_only || ds->s[i].test)) idx[n++] = i;
   const float **xs = malloc(sizeof(float *) * (size_t)(n + 1));
   int *rows = malloc(sizeof(int) * (size_t)(n + 1));
   float *sc = malloc(sizeof(float) * (size_t)(n + 1));
@@ -378,7 +439,7 @@ double pp_tlp_random_topk(const pp_tlp_dataset *ds, int platform, bool test_only
     if (!(w > 0)) continue;
     int n = 0;
     for (int i = 0; i < ds->n; i++)
-      if (ds->s[i].group == g && ds->s[i].latency[platform] > 0 && (!test_only || ds->s[i].test))
+      if (ds->s[i].group == g && ds->s[i].latency[platform] > 0 && !ds->s[i].pretrain && (!test_only || ds->s[i].test))
         lat[n++] = ds->s[i].latency[platform];
     if (!n) continue;
     qsort(lat, (size_t)n, sizeof(float), cmp_float);

@@ -130,6 +130,35 @@ check train-rank-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --ndcg-k -1 -o
 has train-rank-bad "$tmp/err" "train: --ndcg-k wants a whole number >= 0 (0: the whole list), not '-1'"
 check train-gain-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --gain-scale abc -o "$tmp/x.safetensors"
 has train-gain-bad "$tmp/err" "train: --gain-scale wants a number in (0, 64] (1: TLP's gain), not 'abc'"
+# Analytic labels of extra programs (no measuring), resumable like collect, then pre-training on
+# them; the held-out workload's are not used.
+check collect-analytic 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' --per-workload 5 \
+  --log "$tmp/a.jsonl" --seed 9 --analytic targets/zen4-epyc-2c.json
+has collect-analytic "$tmp/out" "labelled 10 records with the analytic predictor on targets/zen4-epyc-2c.json"
+[ "$(grep -c -- '-mcpu=zen4-epyc-2c-analytic"' "$tmp/a.jsonl")" -eq 10 ] ||
+  { echo "FAIL collect-analytic: not 10 records of platform zen4-epyc-2c-analytic"; cat "$tmp/a.jsonl"; fail=1; }
+check collect-analytic-resume 0 "$portent" dataset collect --workloads 'matmul:32,24,40;matmul:16,64,32' \
+  --per-workload 5 --log "$tmp/a.jsonl" --seed 9 --analytic targets/zen4-epyc-2c.json
+has collect-analytic-resume "$tmp/out" "2 workloads already had 5 records"
+check collect-analytic-target 2 "$portent" dataset collect --workloads 'matmul:32,24,40' --per-workload 1 \
+  --log "$tmp/x.jsonl" --analytic targets/zen4-epyc-2c.json --target targets/zen4-epyc-2c.json
+has collect-analytic-target "$tmp/err" "drop --target"
+check collect-analytic-missing 2 "$portent" dataset collect --workloads 'matmul:32,24,40' --per-workload 1 \
+  --log "$tmp/x.jsonl" --analytic "$tmp/nosuch.json"
+has collect-analytic-missing "$tmp/err" "nosuch.json"
+check train-pretrain 0 "$portent" train tlp --data "$tmp/d.jsonl" --split "$tmp/split.json" --pretrain "$tmp/a.jsonl" \
+  --pretrain-epochs 2 --epochs 2 --batch 8 --width 16 -o "$tmp/pre.safetensors"
+has train-pretrain "$tmp/err" "train: 10 pre-training schedules from .*a.jsonl (5 of them on held-out workloads, not used)"
+has train-pretrain "$tmp/err" "pre-training epoch   2"
+has train-pretrain "$tmp/err" "train: 12 schedules (6 held out) in 2 workloads"
+check train-pretrain-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --pretrain "$tmp/a.jsonl" --pretrain-epochs x \
+  -o "$tmp/x.safetensors"
+has train-pretrain-bad "$tmp/err" "train: --pretrain-epochs wants a whole number from 0 to 100000, not 'x'"
+check train-pretrain-alone 2 "$portent" train tlp --data "$tmp/d.jsonl" --pretrain-epochs 2 -o "$tmp/x.safetensors"
+has train-pretrain-alone "$tmp/err" "pretrain-epochs needs --pretrain"
+check train-pretrain-mtl 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" --target-platform x --pretrain "$tmp/a.jsonl" \
+  -o "$tmp/x.safetensors"
+has train-pretrain-mtl "$tmp/err" "not mtl-tlp's"
 check no-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" -o "$tmp/x.safetensors"
 check absent-target 2 "$portent" train mtl-tlp --data "$tmp/d.jsonl" --target-platform nosuch -o "$tmp/x.safetensors"
 has absent-target "$tmp/err" "not in the data"

@@ -213,6 +213,17 @@ check bench-learn-rank-bad 2 "$portent" bench learn --data $sample --quick --ndc
 has bench-learn-rank-bad "$tmp/err" "bench learn: --ndcg-k wants a whole number >= 0 (0: the whole list), not '2x'"
 check bench-learn-gain-bad 2 "$portent" bench learn --data $sample --quick --gain-scale -1
 has bench-learn-gain-bad "$tmp/err" "gain-scale wants a number in (0, 64]"
+# --pretrain: the sample's own programs under an analytic platform's name stand in for the extra
+# programs; only the training tasks' are used; 0 epochs of them give the plain row to the digit.
+sed 's/-mcpu=znver5/-mcpu=zen5-epyc-2c-analytic/' $sample >"$tmp/pre.jsonl"
+check bench-learn-pretrain0 0 "$portent" bench learn --data $sample --quick --models tlp --pretrain "$tmp/pre.jsonl" \
+  --pretrain-epochs 0
+[ -n "$plain" ] && [ "$(row "tlp")" = "$plain" ] || { echo "FAIL bench-learn-pretrain0: '$(row "tlp")' is not '$plain'"; fail=1; }
+check bench-learn-pretrain 0 "$portent" bench learn --data $sample --quick --models tlp --pretrain "$tmp/pre.jsonl"
+has bench-learn-pretrain "$tmp/err" "pre-training on [1-9][0-9]* programs of [1-9][0-9]* training tasks from .*pre.jsonl ([1-9][0-9]* on workloads that are no training task, not used), 5 epochs"
+[ "$(row "tlp")" != "$plain" ] || { echo "FAIL bench-learn-pretrain: the row is the plain one"; fail=1; }
+check bench-learn-pretrain-bad 2 "$portent" bench learn --data $sample --quick --pretrain-epochs 3
+has bench-learn-pretrain-bad "$tmp/err" "pretrain-epochs needs --pretrain"
 check bench-learn-tw 0 "$portent" bench learn --data $sample --quick --models tlp --train-weights time
 has bench-learn-tw "$tmp/out" "^tlp  "
 check bench-learn-tw-bad 2 "$portent" bench learn --data $sample --quick --train-weights flops
