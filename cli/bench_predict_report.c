@@ -11,13 +11,28 @@
 #include "predictor.h"
 
 typedef struct {
-  double mape, spearman, pairwise, top1, top5;
+  double mape, spearman, pairwise, top1, top5, distinct; /* distinct: Spearman over distinct programs */
 } metrics;
 
 static metrics compute(int n, const double *pred, const double *meas) {
   metrics m = {pp_mape(n, pred, meas), pp_spearman(n, pred, meas), pp_pairwise_accuracy(n, pred, meas),
                pp_topk(n, pred, meas, 1), pp_topk(n, pred, meas, 5)};
   return m;
+}
+
+/* Spearman over distinct programs: candidates whose profiles have one module id (FNV-1a 64 of
+ * the printed target-neutral IR, analyzer/profile.c) are one program and count once, at the
+ * median of their measured times and of their predictions. A figure about the set (copies of
+ * one program measured apart cap every model's ranking), beside the headline, not instead. */
+static double distinct_spearman(const bp_workload *w, int preset, int *programs) {
+  const char **id = malloc(sizeof *id * (size_t)w->n);
+  double *p = malloc(sizeof *p * (size_t)w->n), *m = malloc(sizeof *m * (size_t)w->n);
+  for (int j = 0; j < w->n; j++) id[j] = w->prof[j] ? w->prof[j]->module_id : NULL;
+  int g = pp_distinct_programs(w->n, id, w->pred[preset], w->meas, p, m);
+  double rho = pp_spearman(g, p, m);
+  if (programs) *programs = g;
+  free(id), free(p), free(m);
+  return rho;
 }
 
 static void write_svg(const char *path, int nw, const bp_workload *w, int preset) {
@@ -255,26 +270,30 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
     if (o->title) printf("%s\n", o->title);
     printf("target %s, %d thread(s), %d candidates (%d failed), model: %s\n", t->name, s->threads, total, o->failed,
            bp_preset_name(BP_HEADLINE));
-    printf("%-12s %4s %8s %9s %9s %7s %7s\n", "workload", "n", "MAPE", "Spearman", "pairwise", "top-1", "top-5");
+    printf("%-12s %4s %8s %8s %9s %9s %9s %7s %7s\n", "workload", "n", "programs", "MAPE", "Spearman", "distinct",
+           "pairwise", "top-1", "top-5");
   }
   for (int i = 0; i < s->nw; i++) {
     const bp_workload *w = &s->w[i];
     if (w->n < 2) continue;
     for (int k = 0; k < BP_PRESETS; k++) {
       metrics m = compute(w->n, w->pred[k], w->meas);
+      int programs = 0;
+      m.distinct = distinct_spearman(w, k, &programs);
       avg[k].spearman += isfinite(m.spearman) ? m.spearman : 0;
+      avg[k].distinct += isfinite(m.distinct) ? m.distinct : 0;
       avg[k].pairwise += isfinite(m.pairwise) ? m.pairwise : 0;
       avg[k].top1 += m.top1, avg[k].top5 += m.top5;
       counted[k]++;
       if (k == BP_HEADLINE && !o->json)
-        printf("%-12s %4d %7.1f%% %9.3f %9.3f %7.3f %7.3f\n", w->name, w->n, 100 * m.mape, m.spearman, m.pairwise,
-               m.top1, m.top5);
+        printf("%-12s %4d %8d %7.1f%% %9.3f %9.3f %9.3f %7.3f %7.3f\n", w->name, w->n, programs, 100 * m.mape,
+               m.spearman, m.distinct, m.pairwise, m.top1, m.top5);
     }
   }
   for (int k = 0; k < BP_PRESETS; k++) {
     avg[k].mape = pp_mape(total, allp[k], allm);
     if (counted[k]) {
-      avg[k].spearman /= counted[k], avg[k].pairwise /= counted[k];
+      avg[k].spearman /= counted[k], avg[k].pairwise /= counted[k], avg[k].distinct /= counted[k];
       avg[k].top1 /= counted[k], avg[k].top5 /= counted[k];
     }
   }
@@ -284,16 +303,18 @@ int bp_report(const ptg_target *t, bp_set *s, const bp_report_opts *o) {
            "\"from_scratch_per_second\": %.3f, \"counts_only_per_second\": %.3f, \"models\": {",
            t->name, s->threads, total, o->failed, rate, scratch_rate, counts_rate);
     for (int k = 0; k < BP_PRESETS; k++)
-      printf("%s\"%s\": {\"mape\": %.4f, \"spearman\": %.4f, \"pairwise\": %.4f, \"top1\": %.4f, \"top5\": %.4f}",
+      printf("%s\"%s\": {\"mape\": %.4f, \"spearman\": %.4f, \"pairwise\": %.4f, \"top1\": %.4f, \"top5\": %.4f, "
+             "\"spearman_distinct\": %.4f}",
              k ? ", " : "", bp_preset_name(k), avg[k].mape, avg[k].spearman, avg[k].pairwise, avg[k].top1,
-             avg[k].top5);
+             avg[k].top5, avg[k].distinct);
     printf("}}\n");
   } else {
-    printf("\nablation (MAPE over all candidates; Spearman, pairwise, top-k averaged over workloads):\n");
-    printf("%-12s %8s %9s %9s %7s %7s\n", "model", "MAPE", "Spearman", "pairwise", "top-1", "top-5");
+    printf("\nablation (MAPE over all candidates; Spearman, pairwise, top-k averaged over workloads; distinct: "
+           "Spearman over distinct programs):\n");
+    printf("%-12s %8s %9s %9s %7s %7s %9s\n", "model", "MAPE", "Spearman", "pairwise", "top-1", "top-5", "distinct");
     for (int k = 0; k < BP_PRESETS; k++)
-      printf("%-12s %7.1f%% %9.3f %9.3f %7.3f %7.3f\n", bp_preset_name(k), 100 * avg[k].mape, avg[k].spearman,
-             avg[k].pairwise, avg[k].top1, avg[k].top5);
+      printf("%-12s %7.1f%% %9.3f %9.3f %7.3f %7.3f %9.3f\n", bp_preset_name(k), 100 * avg[k].mape, avg[k].spearman,
+             avg[k].pairwise, avg[k].top1, avg[k].top5, avg[k].distinct);
     if (o->split && print_split(s, o->split) != EXIT_OK) rc = EXIT_USAGE;
     if (o->worst > 0) print_worst(t, s, o->worst);
     if (o->pairs && bp_print_pairs(s, o->pairs) != EXIT_OK) rc = EXIT_USAGE;
