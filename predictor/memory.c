@@ -556,15 +556,32 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     for (int i = 0; i < b->n_nodes; i++) {
       const pa_node *n = &b->nodes[i];
       if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || pp_wraps_in_loop(n)) continue;
-      bool far = !sweep_reused(n) && pp->o.far_sets && far_walk(f, loop, n, trip[j], trip, l1_lines);
-      if (!sweep_reused(n) && !far) continue;
+      if (!sweep_reused(n) && !pp->o.far_sets) continue;
       int at = 0;
       while (at < m && !pp_same_stream(w[at].n, n)) at++;
-      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], far, false, false};
+      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], false, false, false};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
       w[at].loaded |= n->op == PA_OP_LOAD, w[at].stored |= n->op == PA_OP_STORE;
     }
   }
+  /* +far: a walk that does not come back at the next iteration of its loop's parent misses L1 on
+   * every access when its group (one object at one stride: an unrolled loop's rows, told apart by
+   * their offsets) sweeps more lines than L1 holds before it comes back; the group's lines, not
+   * one walk's (mm1024 #93: 32 rows of B's block, 4 lines each per sweep of the k loop, 2048 by
+   * the time the fused loop brings them back, one walk's 64 fitting L1). Walks neither reused
+   * nor far leave the list. */
+  int kept = 0;
+  for (int a = 0; a < m; a++) {
+    if (!sweep_reused(w[a].n)) {
+      double lines = 0;
+      for (int v = 0; v < m; v++)
+        if (!sweep_reused(w[v].n) && same_group(w[v].n, w[a].n)) lines += w[v].trip;
+      w[a].far = far_walk(f, loop, w[a].n, lines, trip, l1_lines);
+      if (!w[a].far) continue;
+    }
+    w[kept++] = w[a];
+  }
+  m = kept;
   double worst = 0;
   const pa_node **group = malloc(sizeof *group * (size_t)(m > 0 ? m : 1));
   for (int a = 0; a < m; a++) {
