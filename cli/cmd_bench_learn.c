@@ -19,7 +19,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench learn --data records.jsonl [--data ...] [--target T.json] [--aux-targets A.json,B.json]\n"
           "       [--epochs N] [--batch B] [--width D] [--analytic-per-task N] [--aux-per-task N] [--seed S]\n"
-          "       [--lr R] [--clip C] [--task-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
+          "       [--lr R] [--clip C] [--task-batches|--mixed-batches] [--aux-weight W] [--seeds N] [--val-networks LIST]\n"
           "       [--platform P] [--fractions 0.07,0.2,1] [--per-task] [--rows TEXT]\n"
           "       [--train-weights none|occurrences|time] [--thin-block B] [--thin-spread B] [--warm-epochs E]\n"
           "       [--other-heads] [--aux-heads] [--aux-missing] [--aux-cache DIR] [--avg-epochs K]\n"
@@ -70,8 +70,9 @@ static void usage(FILE *f) {
           "  --lr 7e-4                Adam's learning rate (TLP's reference)\n"
           "  --clip C                 gradients scaled to global L2 norm C when above (TLP's reference: 0.5;\n"
           "                           default 0: none)\n"
-          "  --task-batches           batches of whole tasks, LambdaRank within each task (default: a random\n"
-          "                           mix, as TLP's reference, whose ranked lists span tasks)\n"
+          "  --task-batches           batches of whole tasks, LambdaRank within each task (the TLP rows' default\n"
+          "                           since session 17; MTL-TLP's rows with it only when given)\n"
+          "  --mixed-batches          TLP's reference: a random mix whose ranked lists span tasks (MTL-TLP's default)\n"
           "  --avg-epochs K           TLP, MTL-TLP: the parameters averaged over the last K epochs (weight averaging;\n"
           "                           default 0: the last epoch's, TLP's)\n"
           "  --avg-rows K1,K2,..      up to 4 extra rows per seed from the same training, averaged over the last Ki\n"
@@ -153,7 +154,8 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--width") == 0 && v) o.width = atoi(argv[++i]);
     else if (strcmp(a, "--lr") == 0 && v) o.lr = atof(argv[++i]);
     else if (strcmp(a, "--clip") == 0 && v) o.clip = atof(argv[++i]);
-    else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
+    else if (strcmp(a, "--task-batches") == 0) o.batches = LB_BATCHES_TASK;
+    else if (strcmp(a, "--mixed-batches") == 0) o.batches = LB_BATCHES_MIXED;
     else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
     else if (strcmp(a, "--pretrain") == 0 && v) o.pretrain = argv[++i];

@@ -12,7 +12,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent train tlp|mtl-tlp --data records.jsonl [--data more.jsonl ...] -o model.safetensors\n"
           "       [--split split.json] [--epochs N] [--batch B] [--lr LR] [--loss lambdarank|mse] [--seed S]\n"
-          "       [--width D] [--backbone attention|lstm] [--task-batches] [--clip C] [--avg-epochs K]\n"
+          "       [--width D] [--backbone attention|lstm] [--task-batches|--mixed-batches] [--clip C]\n"
+          "       [--avg-epochs K]\n"
           "       [--label-power P] [--ndcg-k K] [--gain-scale C] [--pretrain F [--pretrain-epochs E]] [--quiet]\n"
           "       mtl-tlp: --target-platform P [--fractions 0.07,0.2,1] [--baseline]\n\n"
           "  tlp       one head; tasks are (workload key, target); labels min latency / latency per task\n"
@@ -22,7 +23,8 @@ static void usage(FILE *f) {
           "  --epochs N          default 50, --batch B default 1024, --lr default 7e-4 (TLP's reference)\n"
           "  --width D           model width D (default 256): encoder D/4 D/2 D D, decoder D D/2 D/4\n"
           "  --backbone B        attention (default, 8 heads) or lstm (the variant TLP compared)\n"
-          "  --task-batches      batches of whole tasks, LambdaRank within each task (default: TLP's random mix)\n"
+          "  --task-batches      batches of whole tasks, LambdaRank within each task (tlp's default since session 17)\n"
+          "  --mixed-batches     TLP's reference: a random mix whose lists span tasks (mtl-tlp's default)\n"
           "  --clip C            gradients scaled to global L2 norm C when above (TLP's reference 0.5; default 0)\n"
           "  --avg-epochs K      the model saved is the mean of the parameters at the end of the last K\n"
           "                      epochs (weight averaging; default 0: the last epoch's, TLP's)\n"
@@ -57,7 +59,7 @@ int cmd_train(int argc, char **argv) {
   restart_without_forced_blas_core(NULL, argc, argv);
   bool mtl = strcmp(argv[1], "mtl-tlp") == 0, baseline = false;
   char **files = calloc((size_t)argc, sizeof(char *));
-  int n_files = 0, n_frac = 0, pre_epochs = -1;
+  int n_files = 0, n_frac = 0, pre_epochs = -1, batches = -1; /* 1 task, 0 mixed, -1 the default */
   double fractions[16];
   const char *out = NULL, *split_path = NULL, *target = NULL, *pretrain = NULL;
   pp_tlp_config cfg;
@@ -80,7 +82,8 @@ int cmd_train(int argc, char **argv) {
     else if (strcmp(a, "--lr") == 0 && v) o.lr = atof(argv[++i]);
     else if (strcmp(a, "--seed") == 0 && v) o.seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(a, "--quiet") == 0) o.verbose = false;
-    else if (strcmp(a, "--task-batches") == 0) o.task_batches = true;
+    else if (strcmp(a, "--task-batches") == 0) batches = 1;
+    else if (strcmp(a, "--mixed-batches") == 0) batches = 0;
     else if (strcmp(a, "--clip") == 0 && v) o.clip_norm = atof(argv[++i]);
     else if (strcmp(a, "--avg-epochs") == 0 && v) o.avg_epochs = atoi(argv[++i]);
     else if (strcmp(a, "--label-power") == 0 && v) o.label_power = atof(argv[++i]);
@@ -151,6 +154,8 @@ int cmd_train(int argc, char **argv) {
   }
   if (!n_frac) fractions[n_frac++] = 1;
   o.pretrain_epochs = !pretrain ? 0 : pre_epochs >= 0 ? pre_epochs : 5;
+  /* tlp: whole tasks by default (validation task-mean +0.04 over TLP's mix, session 17); mtl-tlp: TLP's mix */
+  o.task_batches = batches >= 0 ? batches == 1 : !mtl;
   fprintf(stderr, "OpenBLAS core: %s\n", pp_tlp_blas_core());
 
   pp_tlp_split split = {0};

@@ -18,6 +18,10 @@
 #define LB_AUX_PATH 512    /* an auxiliary label file's path */
 
 enum { LB_TRAIN, LB_VAL, LB_TEST };
+/* Training batches: whole tasks, LambdaRank within each (--task-batches), or TLP's random mix whose
+ * lists span tasks (--mixed-batches); by default whole tasks for the TLP rows (single task: validation
+ * task-mean +0.04 over TLP's mix, session 17) and the mix for MTL-TLP's (not measured with them). */
+enum { LB_BATCHES_DEFAULT, LB_BATCHES_TASK, LB_BATCHES_MIXED };
 /* --train-weights: how TLP's training weighs a task's loss */
 enum { LB_TW_NONE, LB_TW_OCCURRENCES, LB_TW_TIME };
 
@@ -29,7 +33,7 @@ typedef struct lb_opts {
   int epochs, batch, width;
   double lr, clip;     /* Adam's rate; gradient norm clipping (0: none) */
   double aux_weight;   /* MTL-TLP: the auxiliary heads' loss scaled by this */
-  bool task_batches;   /* TLP's batches of whole tasks, LambdaRank within each */
+  int batches;         /* LB_BATCHES_*: how TLP's and MTL-TLP's training batches are drawn */
   int avg_epochs;      /* TLP, MTL-TLP: the parameters averaged over the last K epochs (0: the last epoch's) */
   double label_power;  /* training labels (min latency / latency)^p (1: TLP's) */
   pp_tlp_rank rank;    /* LambdaRank's NDCG cut-off and gain scale ({0, 1}: TLP's) */

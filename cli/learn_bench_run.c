@@ -484,7 +484,9 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
     pp_tlp_train_opts to;
     pp_tlp_train_opts_default(&to);
     to.epochs = o->epochs, to.batch = o->batch, to.lr = o->lr, to.clip_norm = o->clip;
-    to.task_batches = o->task_batches, to.aux_weight = o->aux_weight;
+    bool single = !v->mtl || v->target_only; /* TLP: one platform's labels */
+    to.task_batches = o->batches == LB_BATCHES_TASK || (o->batches == LB_BATCHES_DEFAULT && single);
+    to.aux_weight = o->aux_weight;
     to.avg_epochs = o->avg_epochs, to.label_power = o->label_power, to.rank = o->rank;
     to.pretrain_epochs = o->pretrain && v->pretrain ? o->pretrain_epochs : 0;
     char platform[128];

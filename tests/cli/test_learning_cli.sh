@@ -124,6 +124,14 @@ check train-avg 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --batch 
 check train-avg-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --avg-epochs 4 -o "$tmp/x.safetensors"
 has train-avg-bad "$tmp/err" "avg-epochs 0 to --epochs"
 check train-power-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --label-power -1 -o "$tmp/x.safetensors"
+# tlp trains on whole tasks by default (session 17): the same model as --task-batches, another with
+# --mixed-batches (TLP's reference).
+check train-tb 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 2 --batch 8 --width 16 --task-batches \
+  -o "$tmp/tb.safetensors"
+check train-mixed 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 2 --batch 8 --width 16 --mixed-batches \
+  -o "$tmp/mixed.safetensors"
+cmp -s "$tmp/t.safetensors" "$tmp/tb.safetensors" || { echo "FAIL train-tb: the default is not --task-batches"; fail=1; }
+cmp -s "$tmp/t.safetensors" "$tmp/mixed.safetensors" && { echo "FAIL train-mixed: --mixed-batches is the default"; fail=1; }
 check train-rank 0 "$portent" train tlp --data "$tmp/d.jsonl" --epochs 3 --batch 8 --width 16 --ndcg-k 2 \
   --gain-scale 4 -o "$tmp/rank.safetensors"
 check train-rank-bad 2 "$portent" train tlp --data "$tmp/d.jsonl" --ndcg-k -1 -o "$tmp/x.safetensors"

@@ -213,6 +213,12 @@ check bench-learn-rank-bad 2 "$portent" bench learn --data $sample --quick --ndc
 has bench-learn-rank-bad "$tmp/err" "bench learn: --ndcg-k wants a whole number >= 0 (0: the whole list), not '2x'"
 check bench-learn-gain-bad 2 "$portent" bench learn --data $sample --quick --gain-scale -1
 has bench-learn-gain-bad "$tmp/err" "gain-scale wants a number in (0, 64]"
+# The TLP row trains on whole tasks by default since session 17 (--task-batches is that row);
+# --mixed-batches is TLP's reference mix, another model.
+check bench-learn-tb 0 "$portent" bench learn --data $sample --quick --models tlp --task-batches
+[ -n "$plain" ] && [ "$(row "tlp")" = "$plain" ] || { echo "FAIL bench-learn-tb: '$(row "tlp")' is not the default '$plain'"; fail=1; }
+check bench-learn-mixed 0 "$portent" bench learn --data $sample --quick --models tlp --mixed-batches
+[ -n "$(row "tlp")" ] && [ "$(row "tlp")" != "$plain" ] || { echo "FAIL bench-learn-mixed: '$(row "tlp")' is the default row"; fail=1; }
 # --pretrain: the sample's own programs under an analytic platform's name stand in for the extra
 # programs; only the training tasks' are used; 0 epochs of them give the plain row to the digit.
 sed 's/-mcpu=znver5/-mcpu=zen5-epyc-2c-analytic/' $sample >"$tmp/pre.jsonl"
