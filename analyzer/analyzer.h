@@ -303,6 +303,11 @@ typedef struct {
    * <= 64 lines), and only the line-crossing accesses go through SHARDS' test and the tracker.
    * docs/design.md ("Line filter") says what this approximates. */
   bool line_filter;
+  /* Sampled runs test each block's lines inline and call the runtime only when one may be
+   * sampled, except in cold blocks (at most 1/256 as many executions as their function's
+   * busiest, by static trip counts), which call it every time: the profile is the same and the
+   * compile shorter. true: inline tests in every block (as before session 17). */
+  bool inline_cold_blocks;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

@@ -350,7 +350,7 @@ static void crossing_classes(hooks *h, const item_list *items, int *lead, int64_
  * takes back the repeats that crossed. No hash outlives H, so the kernel's registers do not
  * spill for them, and the slow path is one call, not one per access. */
 static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem,
-                               const pa_filtered_access *fa, int n_fa) {
+                               const pa_filtered_access *fa, int n_fa, bool cold) {
   move_body_to_head(h, fn, bb);
   item_list items = {0};
   for (int k = 0; k < n_mem; k++) {
@@ -359,7 +359,12 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     const pa_filtered_access *x = filter_of(fa, n_fa, mem[k]);
     if (x && items.n == before + 1) items.v[before].filter = x;
   }
-  LLVMValueRef limit = LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
+  /* A cold block without line-filtered items (pa_hook_opts.inline_cold) tests nothing inline:
+   * every item's bit is bit 0, which is always passed, so __pa_block tests each one as it
+   * would after inline tests (it repeats them; those that failed would fail again). */
+  bool out_of_line = cold && items.n > 0;
+  for (int k = 0; k < items.n; k++) out_of_line &= !items.v[k].filter;
+  LLVMValueRef limit = out_of_line ? NULL : LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
   /* the words the slow path stores in the thread's buffer (addresses, lengths) before its call */
   slow_word *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
   int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);
@@ -401,6 +406,11 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
       words_out[slot++] = (slow_word){.value = ai[k]};
     }
     LLVMValueRef c = NULL;
+    if (out_of_line) { /* the flags its inline test would leave; bit 0 (d[3]) */
+      if (it->bytes_value) words_out[slot++] = (slow_word){.value = it->bytes_value}, d[0] = PA_DESC_DYNAMIC | PA_DESC_ALWAYS;
+      else if (g < 0) d[0] |= PA_DESC_ALWAYS; /* 0 bytes or over 4 lines: no inline test either */
+      continue;
+    }
     if (g >= 0 && bit_of_group[g] >= 0) { /* its group's test, built at the group's first item */
       d[3] = (uint64_t)bit_of_group[g];
       continue;
@@ -446,6 +456,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
   if (n_filtered) passed = crossings(h, fn, cross, n_cross, passed, limit, bin);
   free(cross);
+  if (out_of_line) passed = LLVMConstInt(h->i64, 1, 0);
   if (!passed) { /* nothing to hook after all */
     LLVMBuildBr(h->b, bb);
     free(items.v), free(desc), free(words_out);
@@ -463,8 +474,12 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   LLVMSetLinkage(g, LLVMPrivateLinkage);
   LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.slow");
-  LLVMValueRef any = LLVMBuildICmp(h->b, LLVMIntNE, passed, LLVMConstInt(h->i64, 0, 0), "");
-  mark_unlikely(h, LLVMBuildCondBr(h->b, any, slow, bb));
+  if (out_of_line)
+    LLVMBuildBr(h->b, slow);
+  else {
+    LLVMValueRef any = LLVMBuildICmp(h->b, LLVMIntNE, passed, LLVMConstInt(h->i64, 0, 0), "");
+    mark_unlikely(h, LLVMBuildCondBr(h->b, any, slow, bb));
+  }
   LLVMPositionBuilderAtEnd(h->b, slow);
   LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
   for (int w = 0; w < slot; w++) {
@@ -609,8 +624,25 @@ static void instrument_direct(hooks *h, LLVMValueRef *mem, int n_mem) {
   }
 }
 
-int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, const pa_profile *line_filter,
-                  int64_t *locals_bytes, pt_diag *d) {
+/* Cold blocks of f (pa_hook_opts.inline_cold): a block's executions per call estimated as
+ * the product of its loops' trip counts (64 where one is not static, as for a parallel body's
+ * chunk loop: only ratios within f matter), against f's busiest block's. */
+static void cold_blocks(const pa_function *f, bool *cold) {
+  double *freq = malloc(sizeof *freq * (size_t)(f->n_blocks + 1)), most = 0;
+  for (int b = 0; b < f->n_blocks; b++) {
+    freq[b] = 1;
+    for (int l = f->blocks[b].loop; l >= 0; l = f->loops[l].parent)
+      freq[b] *= f->loops[l].trip_count > 0 ? (double)f->loops[l].trip_count : 64;
+    if (freq[b] > most) most = freq[b];
+  }
+  for (int b = 0; b < f->n_blocks; b++) cold[b] = freq[b] * PA_COLD_RATIO <= most;
+  free(freq);
+}
+
+int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_bytes, pt_diag *d) {
+  pa_hook_mode mode = o->mode;
+  const bool *count_blocks = o->count_blocks;
+  const pa_profile *line_filter = o->line_filter ? o->profile : NULL;
   bool memory_hooks = mode != PA_HOOKS_NONE;
   LLVMValueRef *fns;
   int nf = pa_defined_functions(mod, &fns);
@@ -654,6 +686,11 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
     int n_filtered = line_filter && mode == PA_HOOKS_FILTERED && fi < line_filter->n_functions
                          ? pa_line_filter_plan(h.b, fn, &line_filter->functions[fi], &filtered)
                          : 0;
+    /* the profile's blocks are the function's, in order */
+    bool *cold = calloc((size_t)n_blocks + 1, sizeof *cold);
+    if (mode == PA_HOOKS_FILTERED && !o->inline_cold && o->profile && fi < o->profile->n_functions &&
+        o->profile->functions[fi].n_blocks == n_blocks)
+      cold_blocks(&o->profile->functions[fi], cold);
     LLVMPositionBuilderBefore(h.b, LLVMGetFirstInstruction(blocks[0]));
     LLVMValueRef enter_args[2] = {rt, LLVMConstInt(h.i32, (unsigned long long)fi, 0)};
     h.state = LLVMBuildCall2(h.b, enter_ty, enter, enter_args, 2, "pa.state");
@@ -691,12 +728,13 @@ int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks
       else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
       else if (n && (direct || mode != PA_HOOKS_FILTERED || 2 * count_items(mem, n) > PA_BUF_WORDS))
         instrument_direct(&h, mem, n);
-      else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered);
+      else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered, cold[bi]);
       free(mem);
     }
     states[fi] = h.state;
     base += n_blocks;
     free(blocks);
+    free(cold);
     free(filtered);
   }
   /* after the hooks: the region's word is read by no hooked load */

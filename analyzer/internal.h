@@ -172,11 +172,23 @@ typedef struct {
   int bin;
 } pa_filtered_access;
 int pa_line_filter_plan(LLVMBuilderRef b, LLVMValueRef fn, const pa_function *f, pa_filtered_access **out);
-/* line_filter (PA_HOOKS_FILTERED only; NULL: none): the static profile of the same module,
- * whose loops and strides choose the accesses the per-reference line filter applies to.
- * *locals_bytes: the locals region each thread needs (pa_move_locals; 0: none). */
-int pa_instrument(LLVMModuleRef mod, pa_hook_mode mode, const bool *count_blocks, const pa_profile *line_filter,
-                  int64_t *locals_bytes, pt_diag *d);
+typedef struct {
+  pa_hook_mode mode;
+  const bool *count_blocks; /* above; NULL: every block */
+  /* The static profile of the same module (NULL: none): its loops and strides choose the
+   * accesses the per-reference line filter applies to, and its loops' trip counts the cold
+   * blocks (PA_HOOKS_FILTERED only, both). */
+  const pa_profile *profile;
+  bool line_filter;
+  /* Cold blocks (executed at most 1/PA_COLD_RATIO as often as their function's busiest, by
+   * the static trip counts) call __pa_block on every execution, which tests their lines
+   * itself, instead of testing them inline first: less code to compile for the same profile
+   * (the runtime's tests are the inline ones). true: inline tests everywhere (sessions 7-16). */
+  bool inline_cold;
+} pa_hook_opts;
+#define PA_COLD_RATIO 256
+/* *locals_bytes: the locals region each thread needs (pa_move_locals; 0: none). */
+int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_bytes, pt_diag *d);
 /* locals.c: moves the static allocas of the instrumented functions fns (states: each one's
  * entry-hook result) to fixed offsets of the calling thread's locals region (the word at
  * PA_LOCALS_OFFSET of its state), each function's past those of the functions that may be
