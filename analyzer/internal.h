@@ -91,7 +91,6 @@ void pa_features_add(pa_features *sum, const pa_features *x);
 const char *pa_type_elem(LLVMTypeRef t, int *lanes, int *bits);
 
 /* instrument.c: counters, function-entry and memory hooks, the argument-unpacking wrapper. */
-#define PA_SYM_COUNTS "__pa_counts"
 #define PA_SYM_CTX "__pa_ctx"
 #define PA_SYM_ENTER "__pa_enter"
 #define PA_SYM_ACCESS "__pa_access"
@@ -125,6 +124,7 @@ typedef enum {
 #define PA_RECORDING_OFFSET 32
 #define PA_REPEATS_OFFSET 40 /* line filter: uint64_t *, [function][PA_REUSE_BINS] repeats */
 #define PA_LOCALS_OFFSET 48  /* void *: the thread's region for moved locals (locals.c), or NULL */
+#define PA_COUNTS_OFFSET 56  /* uint64_t *: the thread's block counters, one per block of the module */
 /* The sampled slow path (PA_HOOKS_FILTERED): a block stores its accesses' addresses (and a
  * memory intrinsic's length after its address) at the start of the thread's buffer and, when
  * an inline test passes, calls __pa_block(state, desc, passed, first): desc is a constant of
@@ -263,7 +263,9 @@ typedef struct pa_runtime pa_runtime;
 /* Its first word: the inline test's limit on line x PA_SHARDS_MUL (SHARDS' threshold shifted to
  * the product's top PA_SHARDS_BITS bits; UINT64_MAX during a burst, 0 for a thread never hooked). */
 typedef struct pa_thread_state pa_thread_state;
-pa_runtime *pa_runtime_new(int n_functions, double sample_rate, int64_t window, bool track_reuse);
+/* n_blocks: the module's blocks (functions in order), each thread's counters; NULL when out of
+ * memory. */
+pa_runtime *pa_runtime_new(int n_functions, int n_blocks, double sample_rate, int64_t window, bool track_reuse);
 void pa_runtime_free(pa_runtime *rt);
 pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid);
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid);
@@ -283,6 +285,11 @@ int pa_runtime_threads(const pa_runtime *rt);
  * (pa_move_locals); threads on other stacks get none. Before the run, at most PA_MAX_THREADS. */
 void pa_runtime_add_locals(pa_runtime *rt, const void *stack, size_t stack_bytes, void *locals);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
+/* A thread's buffers could not be allocated (it ran on the shared spare ones, its counts and
+ * accesses mixed with others'): the run's results are not to be used. */
+bool pa_runtime_out_of_memory(const pa_runtime *rt);
+/* The block counts of the run: every thread's counters added up, n_blocks words. */
+void pa_runtime_block_counts(const pa_runtime *rt, uint64_t *out);
 uint64_t pa_runtime_thread_mask(const pa_runtime *rt, int fid);
 /* Line filter: the accesses of a thread slot and function that repeated their reference's
  * line, per distance bin (PA_REUSE_BINS words). */

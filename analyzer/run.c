@@ -108,11 +108,11 @@ static int child_fail(shared_hdr *h, const char *fmt, ...) {
 }
 
 /* The instrumented copy of the caller's module (which stays as it was), with this run's
- * counters and tracker as constant addresses: a run's JIT symbols would outlive it (the C API
- * cannot define them under the module's resource tracker). */
+ * runtime (its threads' states, counters and trackers) as a constant address: a run's JIT
+ * symbols would outlive it (the C API cannot define them under the module's resource tracker). */
 static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p, const pa_run_spec *spec,
                                          const pa_options *opt, pa_hook_mode mode, const bool *count_blocks,
-                                         uint64_t *counts, pa_runtime *rt, int64_t *locals_bytes, char *error, size_t cap) {
+                                         pa_runtime *rt, int64_t *locals_bytes, char *error, size_t cap) {
   LLVMModuleRef mod = LLVMCloneModule(m->mod);
   pt_diag d = {0};
   pa_hook_opts ho = {mode, count_blocks, p, opt->line_filter, opt->inline_cold_blocks};
@@ -123,14 +123,9 @@ static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p
     return NULL;
   }
   LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetModuleContext(mod));
-  const struct {
-    const char *name;
-    void *addr;
-  } bound[] = {{PA_SYM_COUNTS, counts}, {PA_SYM_CTX, rt}};
-  for (size_t i = 0; i < PT_ARRAY_LEN(bound); i++) {
-    LLVMValueRef g = LLVMGetNamedGlobal(mod, bound[i].name);
-    if (!g) continue;
-    LLVMReplaceAllUsesWith(g, LLVMConstIntToPtr(LLVMConstInt(i64, (uint64_t)(uintptr_t)bound[i].addr, 0), LLVMTypeOf(g)));
+  LLVMValueRef g = LLVMGetNamedGlobal(mod, PA_SYM_CTX);
+  if (g) {
+    LLVMReplaceAllUsesWith(g, LLVMConstIntToPtr(LLVMConstInt(i64, (uint64_t)(uintptr_t)rt, 0), LLVMTypeOf(g)));
     LLVMDeleteGlobal(g);
   }
   char *invalid = NULL; /* instrumentation is ours: invalid IR here is an analyzer bug, said plainly */
@@ -191,6 +186,9 @@ static int child_run(uint64_t entry, const pa_arg_setup *args, pa_runtime *rt, i
   if (pa_runtime_overflowed(rt))
     return child_fail(h, "the kernel ran on more than %d threads; their counts and accesses cannot be kept apart",
                       PA_MAX_THREADS);
+  if (pa_runtime_out_of_memory(rt))
+    return child_fail(h, "out of memory for a thread's hook buffers (its counts and accesses could not be kept apart)");
+  pa_runtime_block_counts(rt, sh->counts);
   int nt = pa_runtime_threads(rt);
   h->threads = nt;
   for (int f = 0; f < nf; f++) sh->masks[f] = pa_runtime_thread_mask(rt, f);
@@ -319,7 +317,11 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
                       : opt->windowed ? PA_HOOKS_WINDOWED
                       : rate >= 1 && !opt->line_filter ? PA_HOOKS_BUFFERED
                                                        : PA_HOOKS_FILTERED;
-  pa_runtime *rt = pa_runtime_new(nf, rate, opt->exact_window, reuse);
+  pa_runtime *rt = pa_runtime_new(nf, nblocks, rate, opt->exact_window, reuse);
+  if (!rt) {
+    munmap(mem, sh.bytes);
+    return pt_fail(d, PT_ERR_NOMEM, "cannot allocate the run's hook state (%d functions, %d blocks)", nf, nblocks);
+  }
   if (mode == PA_HOOKS_WINDOWED) { /* the accesses to place the windows over (the counts are static then) */
     int64_t win_blocks = 0;
     for (int i = 0; i < nf; i++)
@@ -339,7 +341,7 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   char error[768] = "";
   int64_t locals_bytes = 0;
   pa_jit_code code = {0};
-  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, sh.counts, rt, &locals_bytes, error, sizeof error);
+  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, error, sizeof error);
   free(count_blocks);
   if (mod) pa_jit_compile(mod, PA_SYM_MAIN, &code, error, sizeof error);
   if (making) pthread_join(maker, NULL);

@@ -48,6 +48,7 @@ struct pa_thread_state {
   uint64_t recording;         /* windowed: gated blocks append their accesses */
   uint64_t *repeats;          /* line filter: [function][PA_REUSE_BINS] accesses that repeated a line */
   void *locals;               /* moved locals' region (pa_move_locals); NULL: they stay on the stack */
+  uint64_t *counts;           /* block counters, [n_blocks]: the thread's own, so no atomics */
   uint64_t sampled_threshold; /* threshold outside bursts */
   pa_tracker *tracker;        /* NULL: counts only, or a thread beyond PA_MAX_THREADS */
   win_state *win;             /* windowed runs only */
@@ -58,11 +59,12 @@ static_assert(offsetof(struct pa_thread_state, pos) == PA_BUF_OFFSET_POS &&
                   offsetof(struct pa_thread_state, gate) == PA_GATE_OFFSET &&
                   offsetof(struct pa_thread_state, recording) == PA_RECORDING_OFFSET &&
                   offsetof(struct pa_thread_state, repeats) == PA_REPEATS_OFFSET &&
-                  offsetof(struct pa_thread_state, locals) == PA_LOCALS_OFFSET,
+                  offsetof(struct pa_thread_state, locals) == PA_LOCALS_OFFSET &&
+                  offsetof(struct pa_thread_state, counts) == PA_COUNTS_OFFSET,
               "instrument.c addresses the buffer and the gate by these offsets");
 
 struct pa_runtime {
-  int n_functions;
+  int n_functions, n_blocks;
   double rate;
   int64_t window;
   bool track_reuse;
@@ -75,6 +77,7 @@ struct pa_runtime {
   pa_thread_state states[PA_MAX_THREADS + 1]; /* the last: threads beyond the limit (dropped) */
   _Atomic uint64_t *masks; /* per function: bit s set if thread slot s ran it */
   _Atomic int overflow;    /* accesses from threads beyond PA_MAX_THREADS were dropped */
+  _Atomic int out_of_memory; /* a thread's buffers could not be made: it shares the spare ones */
   int n_stacks;            /* the locals region of each thread stack the run maps */
   struct {
     uintptr_t lo, hi;
@@ -98,24 +101,36 @@ static void *locals_of_this_thread(const pa_runtime *rt) {
   return NULL;
 }
 
-/* A slot's buffer and repeats, made when a thread takes the slot (20 KB): made for all
- * PA_MAX_THREADS slots up front they were 1.3 MB of allocations, 0.25 ms of the child's CPU
- * before every compile, for the one thread most runs use. */
-static void state_buffers(const pa_runtime *rt, pa_thread_state *st) {
+/* A slot's buffer, repeats and block counters, made when a thread takes the slot (20 KB): made
+ * for all PA_MAX_THREADS slots up front they were 1.3 MB of allocations, 0.25 ms of the child's
+ * CPU before every compile, for the one thread most runs use. False (nothing kept) when out of
+ * memory. */
+static bool state_buffers(const pa_runtime *rt, pa_thread_state *st) {
   st->buf = aligned_alloc(64, sizeof(uint64_t) * (PA_BUF_WORDS + 2 * PA_BUF_MAX_ITEMS));
   st->repeats = calloc((size_t)rt->n_functions * PA_REUSE_BINS + 1, sizeof(uint64_t));
+  st->counts = calloc((size_t)rt->n_blocks + 1, sizeof(uint64_t));
+  if (st->buf && st->repeats && st->counts) return true;
+  free(st->buf), free(st->repeats), free(st->counts);
+  st->buf = NULL, st->repeats = NULL, st->counts = NULL;
+  return false;
 }
 
-pa_runtime *pa_runtime_new(int n_functions, double rate, int64_t window, bool track_reuse) {
+pa_runtime *pa_runtime_new(int n_functions, int n_blocks, double rate, int64_t window, bool track_reuse) {
   pa_runtime *rt = aligned_alloc(64, (sizeof *rt + 63) / 64 * 64);
+  if (!rt) return NULL;
   memset(rt, 0, sizeof *rt);
   rt->n_functions = n_functions;
+  rt->n_blocks = n_blocks;
   rt->rate = rate;
   rt->window = window;
   rt->track_reuse = track_reuse;
   pthread_mutex_init(&rt->lock, NULL);
   rt->masks = calloc((size_t)n_functions + 1, sizeof *rt->masks);
-  state_buffers(rt, &rt->states[PA_MAX_THREADS]); /* threads beyond the limit share it */
+  /* threads beyond the limit (or without buffers of their own) share these */
+  if (!rt->masks || !state_buffers(rt, &rt->states[PA_MAX_THREADS])) {
+    pa_runtime_free(rt);
+    return NULL;
+  }
   return rt;
 }
 
@@ -126,7 +141,7 @@ void pa_runtime_free(pa_runtime *rt) {
     win_state *w = rt->states[i].win;
     if (w) free(w->first), free(w->rest), free(w->base), free(w->acc), free(w);
   }
-  for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf), free(rt->states[i].repeats);
+  for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf), free(rt->states[i].repeats), free(rt->states[i].counts);
   pthread_mutex_destroy(&rt->lock);
   free((void *)rt->masks);
   free(rt);
@@ -146,7 +161,11 @@ static int thread_slot(pa_runtime *rt) {
     s = n;
     rt->tids[s] = self;
     pa_thread_state *st = &rt->states[s];
-    state_buffers(rt, st);
+    if (!state_buffers(rt, st)) { /* the run will be an error; meanwhile the spare state */
+      atomic_store(&rt->out_of_memory, 1);
+      pthread_mutex_unlock(&rt->lock);
+      return -1;
+    }
     st->locals = locals_of_this_thread(rt);
     if (rt->track_reuse && rt->windowed) { /* warm-ups: one more group, never taken */
       st->tracker = pa_tracker_new(rt->n_functions + 1, 1, 0);
@@ -375,6 +394,16 @@ void pa_runtime_counts(const pa_runtime *rt, int slot, int fid, uint64_t *out) {
 }
 
 bool pa_runtime_overflowed(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->overflow) != 0; }
+
+bool pa_runtime_out_of_memory(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->out_of_memory) != 0; }
+
+void pa_runtime_block_counts(const pa_runtime *rt, uint64_t *out) {
+  memset(out, 0, sizeof *out * (size_t)rt->n_blocks);
+  for (int s = 0; s <= PA_MAX_THREADS; s++) { /* the spare state too: it counted for any thread it stood in for */
+    const uint64_t *c = rt->states[s].counts;
+    for (int b = 0; c && b < rt->n_blocks; b++) out[b] += c[b];
+  }
+}
 
 int pa_runtime_threads(const pa_runtime *rt) { return atomic_load((_Atomic int *)&rt->n_threads); }
 
