@@ -150,7 +150,7 @@ typedef struct {
   const pp_tlp_train_opts *o;
   const bool *keep;
   int n_out, np, n_params;
-  float *batch_x, *scores, *dscores, *lab, *grad;
+  float *batch_x, *scores, *dscores, *lab, *grad, *gs;
   bool *has;
   pp_tlp_adam adam;
 } trainer;
@@ -179,7 +179,7 @@ static int train_epoch(trainer *tr, const int *idx, int n, const float *x, int b
         tr->lab[i] = o->label_power == 1 ? ds->s[si].label[out] : powf(ds->s[si].label[out], (float)o->label_power);
         tr->has[i] = tr->keep[(size_t)si * tr->np + out];
       }
-      float *gs = malloc(sizeof(float) * (size_t)b);
+      float *gs = tr->gs; /* this head's gradient of the scores */
       if (o->task_batches) /* one list per task: the batch holds whole tasks, contiguous */
         for (int i0 = 0, i1; i0 < b; i0 = i1) {
           int grp = ds->s[idx[order[at + i0]]].group;
@@ -194,7 +194,6 @@ static int train_epoch(trainer *tr, const int *idx, int n, const float *x, int b
         float tw = o->group_weight ? o->group_weight[ds->s[idx[order[at + i]]].group] : 1.0f;
         tr->dscores[i * tr->n_out + out] = hw * tw * gs[i];
       }
-      free(gs);
     }
     memset(g, 0, sizeof(float) * (size_t)tr->n_params);
     pp_tlp_model_backward(tr->m, tr->dscores);
@@ -210,11 +209,13 @@ static int train_epoch(trainer *tr, const int *idx, int n, const float *x, int b
   return 0;
 }
 
-/* The largest batch an epoch over idx[0..n) makes: bmax, or with task batches its largest task. */
+/* The largest batch an epoch over idx[0..n) makes: bmax, or with task batches its largest task; -1
+ * out of memory. */
 static int largest_batch(const pp_tlp_dataset *ds, const pp_tlp_train_opts *o, const int *idx, int n, int bmax) {
   int most = bmax;
   if (o->task_batches) { /* a task larger than a batch is a batch of its own */
     int *cnt = calloc((size_t)ds->n_groups + 1, sizeof(int));
+    if (!cnt) return -1;
     for (int t = 0; t < n; t++)
       if (++cnt[ds->s[idx[t]].group] > most) most = cnt[ds->s[idx[t]].group];
     free(cnt);
@@ -301,6 +302,10 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   size_t per = (size_t)c.seq_len * c.emb;
   int bmax = o->batch < n_train ? o->batch : n_train, bpre = o->batch < n_pre ? o->batch : n_pre;
   int balloc = largest_batch(ds, o, train, n_train, bmax), bp = largest_batch(ds, o, pre, n_pre, bpre);
+  if (balloc < 0 || bp < 0) {
+    pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train + n_pre);
+    goto fail;
+  }
   if (bp > balloc) balloc = bp;
   int n_most = n_train > n_pre ? n_train : n_pre;
   x = malloc(sizeof(float) * per * (size_t)n_train);
@@ -309,11 +314,13 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   tr.scores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
   tr.dscores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
   tr.lab = malloc(sizeof(float) * (size_t)balloc), tr.grad = malloc(sizeof(float) * (size_t)balloc);
+  tr.gs = malloc(sizeof(float) * (size_t)balloc);
   tr.has = malloc(sizeof(bool) * (size_t)balloc);
   order = malloc(sizeof(int) * (size_t)n_most), cut = malloc(sizeof(int) * (size_t)(n_most + 2));
   tr.n_params = pp_tlp_model_n_params(m);
-  if (!x || !xpre || !tr.batch_x || !tr.scores || !tr.dscores || !tr.lab || !tr.grad || !tr.has || !order || !cut ||
-      pp_tlp_adam_init(&tr.adam, tr.n_params) < 0 || (o->avg_epochs > 0 && pp_tlp_avg_init(&avg, tr.n_params) < 0)) {
+  if (!x || !xpre || !tr.batch_x || !tr.scores || !tr.dscores || !tr.lab || !tr.grad || !tr.gs || !tr.has || !order ||
+      !cut || pp_tlp_adam_init(&tr.adam, tr.n_params) < 0 ||
+      (o->avg_epochs > 0 && pp_tlp_avg_init(&avg, tr.n_params) < 0)) {
     pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train + n_pre);
     goto fail;
   }
@@ -359,7 +366,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
 fail:
   free(order), free(cut);
   free(keep), free(train), free(pre), free(x), free(xpre), pp_tlp_adam_free(&tr.adam), pp_tlp_avg_free(&avg);
-  free(tr.batch_x), free(tr.scores), free(tr.dscores), free(tr.lab), free(tr.grad), free(tr.has);
+  free(tr.batch_x), free(tr.scores), free(tr.dscores), free(tr.lab), free(tr.grad), free(tr.gs), free(tr.has);
   if (!ok) {
     pp_tlp_model_free(tr.m);
     return NULL;
