@@ -40,7 +40,9 @@ static void usage(FILE *f) {
           "                   than L1's ways in one set position by caches[0].set_streams; +llcwalk\n"
           "                   prices walks a measured stride apart whose lines\n"
           "                   come back only where the latency curve leaves the last level, by\n"
-          "                   memory.strided_walks' ns per access)\n"
+          "                   memory.strided_walks' ns per access); on x86 targets, not in the\n"
+          "                   default, +cmpbr fuses a compare with its branch and +fold a load with\n"
+          "                   its arithmetic user: one issue slot for each pair\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");

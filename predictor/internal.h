@@ -33,6 +33,7 @@ struct pp_predictor {
   int threads;
   double freq_ghz, issue_width, l1_latency, mlp;
   int native_bits;
+  bool fuse_branch, fold_loads; /* +cmpbr, +fold on an x86 target (pp_legalize_block) */
   double window;        /* reorder-buffer entries (pp_reorder_window) */
   double core_share;    /* +busy: the share of a core each of `threads` busy threads keeps */
   double forward_fail;  /* +forward: cycles an iteration loses to a failed forwarding; 0 = off */
@@ -54,6 +55,7 @@ struct pp_predictor {
   unsigned memo_generation;
   /* scheduler scratch, grown on demand and reused across blocks and profiles */
   int *s_pred_start, *s_pred, *s_fill; /* s_pred: distances back to each op's predecessors */
+  int *s_slots;                        /* issue slots of each op (parts, 0 when fused) */
   double *s_finish, *s_retire, *s_cum; /* per simulated op: finish, in-order retire, uops through it */
   int s_cap_nodes, s_cap_edges, s_cap_total;
   int *s_walks, *s_table; /* pp_stride_stalls scratch */

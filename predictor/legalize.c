@@ -218,6 +218,44 @@ void pp_charge_missing_lanes(pp_predictor *pp, const pa_node *n, double missing,
 
 static bool is_float(const char *elem) { return elem && (elem[0] == 'f' || elem[0] == 'b'); }
 
+/* Classes whose x86 instructions take a memory operand in place of a register source. */
+static bool takes_memory_operand(pa_opclass op) {
+  return op == PA_OP_ADD || op == PA_OP_SUB || op == PA_OP_MUL || op == PA_OP_FMA || op == PA_OP_DIV ||
+         op == PA_OP_MINMAX || op == PA_OP_LOGIC || op == PA_OP_CMPSEL;
+}
+
+/* +cmpbr and +fold on x86: an instruction with a memory operand is one macro-op, and CMP/TEST
+ * followed by a conditional jump fuse into one (AMD SOG 57647 for Zen 4, 56305 for Zen 2:
+ * "branch fusion"; Intel 64 and IA-32 Optimization Reference Manual: micro- and macro-fusion,
+ * Skylake), and dispatch counts macro-ops (the published files' issue widths; the characterizer's
+ * kernels count their loop's compare and branch as one, microbench/units.c). So a load whose only
+ * user is an arithmetic op of its width (one per op: one memory operand), and an integer compare
+ * whose only user is the block's branch, keep their unit and latency but take no issue slot.
+ * Which operand of a non-commutative op may come from memory is not in the task graph: any is. */
+static void fuse_macro_ops(const pp_predictor *pp, const pa_block *b, const int *consumers, const int *consumer,
+                           pp_op *ops) {
+  int n = b->n_nodes;
+  bool has_operand[n > 0 ? n : 1];
+  memset(has_operand, 0, sizeof has_operand);
+  for (int i = 0; i < n; i++) {
+    const pa_node *nd = &b->nodes[i];
+    if (consumers[i] != 1 || ops[i].parts == 0 || !nd->opcode) continue;
+    int u = consumer[i];
+    /* a float mul contracted into its only user, an add: the load feeds that FMA */
+    if (ops[u].parts == 0 && b->nodes[u].op == PA_OP_MUL && consumers[u] == 1) u = consumer[u];
+    const pa_node *user = &b->nodes[u];
+    if (pp->fold_loads && ops[i].is_load && pp_node_class(nd) == PTG_OP_LOAD) {
+      if (!takes_memory_operand(user->op) || has_operand[u] || ops[u].parts != ops[i].parts ||
+          user->lanes != nd->lanes)
+        continue;
+      ops[i].fused = has_operand[u] = true;
+    } else if (pp->fuse_branch && nd->op == PA_OP_CMPSEL && nd->lanes <= 1 && strcmp(nd->opcode, "icmp") == 0 &&
+               user->opcode && strcmp(user->opcode, "br") == 0) {
+      ops[i].fused = true;
+    }
+  }
+}
+
 void pp_legalize_block(pp_predictor *pp, const pa_block *b, double load_latency, pp_op *ops) {
   int n = b->n_nodes;
   int consumers[n > 0 ? n : 1], consumer[n > 0 ? n : 1], producers[n > 0 ? n : 1], producer[n > 0 ? n : 1];
@@ -283,4 +321,5 @@ void pp_legalize_block(pp_predictor *pp, const pa_block *b, double load_latency,
     if (ops[i].is_load) ops[i].latency = load_latency;
     done[i] = true;
   }
+  if (pp->fuse_branch || pp->fold_loads) fuse_macro_ops(pp, b, consumers, consumer, ops);
 }

@@ -87,6 +87,7 @@ static void scratch_reserve(pp_predictor *pp, int n, int n_edges, int total) {
     pp->s_cap_nodes = 2 * (n + 1);
     pp->s_pred_start = realloc(pp->s_pred_start, sizeof(int) * (size_t)pp->s_cap_nodes);
     pp->s_fill = realloc(pp->s_fill, sizeof(int) * (size_t)pp->s_cap_nodes);
+    pp->s_slots = realloc(pp->s_slots, sizeof(int) * (size_t)pp->s_cap_nodes);
   }
   if (n_edges + 1 > pp->s_cap_edges) {
     pp->s_cap_edges = 2 * (n_edges + 1);
@@ -115,7 +116,8 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
   scratch_reserve(pp, n, n_edges, total);
   /* each op's predecessors as distances back in the simulated sequence: d for a forward edge
    * of the copy, n + d for a loop-carried one (from the previous copy; none in the first) */
-  int *pred_start = pp->s_pred_start, *pred_back = pp->s_pred, *fill = pp->s_fill;
+  int *pred_start = pp->s_pred_start, *pred_back = pp->s_pred, *fill = pp->s_fill, *slots = pp->s_slots;
+  for (int j = 0; j < n; j++) slots[j] = ops[j].fused ? 0 : ops[j].parts; /* a fused op rides in its macro-op */
   memset(pred_start, 0, sizeof(int) * ((size_t)n + 1));
   memset(fill, 0, sizeof(int) * (size_t)n);
   for (int e = 0; e < n_edges; e++) {
@@ -147,7 +149,7 @@ static double run(pp_predictor *pp, int n, const pp_op *ops, int n_edges, const 
       double r = uops / w; /* in-order dispatch at the issue width */
       /* ...into a reorder buffer of `window` uops that retires in order: an op dispatches only
        * once the ops more than `window` uops older than it have retired */
-      double through = uops + o->parts;
+      double through = uops + slots[j];
       uops_through[g] = through;
       if (window > 0 && through > window) {
         double retired = through - window;
@@ -232,7 +234,7 @@ size_t pp_timeline_size(void) { return sizeof(timeline); }
 
 void pp_timelines_free(pp_predictor *pp) {
   for (int u = 0; u < PP_MAX_UNITS; u++) free(pp->timelines[u].cell);
-  free(pp->s_pred_start), free(pp->s_pred), free(pp->s_fill), free(pp->s_finish);
+  free(pp->s_pred_start), free(pp->s_pred), free(pp->s_fill), free(pp->s_slots), free(pp->s_finish);
   free(pp->s_retire), free(pp->s_cum);
   free(pp->s_walks), free(pp->s_table), free(pp->s_table_hash);
 }
@@ -240,7 +242,7 @@ void pp_timelines_free(pp_predictor *pp) {
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {
   double busy[PP_MAX_UNITS] = {0}, uops = 0;
   for (int j = 0; j < n; j++) {
-    uops += ops[j].parts;
+    if (!ops[j].fused) uops += ops[j].parts;
     if (ops[j].parts > 0 && ops[j].unit >= 0) busy[ops[j].unit] += ops[j].parts * ops[j].occupancy;
   }
   double best = uops / (pp->issue_width > 0 ? pp->issue_width : 4);

@@ -48,7 +48,7 @@ int pp_options_preset(pp_options *o, const char *name) {
   o->threads = threads, o->no_breakdown = nb;
   /* NAME-assoc: fully associative caches; NAME+overlap: loop instances overlap; NAME+strides:
    * the per-access strides (set conflicts, TLB) */
-  char base[96];
+  char base[160];
   snprintf(base, sizeof base, "%s", name);
   for (bool more = true; more;) {
     size_t len = strlen(base);
@@ -67,6 +67,8 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 6 && strcmp(base + len - 6, "+dirty") == 0) base[len - 6] = 0, o->dirty_sets = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+streams") == 0) base[len - 8] = 0, o->set_streams = more = true;
     else if (len > 8 && strcmp(base + len - 8, "+llcwalk") == 0) base[len - 8] = 0, o->llc_walks = more = true;
+    else if (len > 6 && strcmp(base + len - 6, "+cmpbr") == 0) base[len - 6] = 0, o->fuse_branch = more = true;
+    else if (len > 5 && strcmp(base + len - 5, "+fold") == 0) base[len - 5] = 0, o->fold_loads = more = true;
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -91,6 +93,8 @@ pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag
   pp->arena = pt_arena_new();
   pp->timelines = pt_alloc(pp->arena, pp_timeline_size() * PP_MAX_UNITS);
   pp->t = t, pp->o = *o;
+  bool x86 = t->isa && strcmp(t->isa, "x86_64") == 0;
+  pp->fuse_branch = o->fuse_branch && x86, pp->fold_loads = o->fold_loads && x86;
   pp->threads = o->threads > 0 ? o->threads : t->cores;
   pp->freq_ghz = t->frequency_ghz.value > 0 ? t->frequency_ghz.value : 3;
   pp->issue_width = t->issue_width.value > 0 ? t->issue_width.value : 4;

@@ -69,6 +69,12 @@ typedef struct pp_options {
                            latency curve says the last level no longer serves them, takes that
                            share of its accesses at the strided walk's time per access; a target
                            without the curve or the walks: unchanged */
+  bool fuse_branch;     /* x86 targets: an integer compare whose only user is the block's branch
+                           fuses with it (one macro-op: the characterizer's issue width counts the
+                           pair as one), taking no issue slot; other ISAs unchanged */
+  bool fold_loads;      /* x86 targets: a load whose only user is an arithmetic op of its width
+                           becomes that op's memory operand (one macro-op), taking no issue slot;
+                           other ISAs unchanged */
 } pp_options;
 
 /* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk" (threads = cores). */
@@ -78,7 +84,7 @@ void pp_options_default(pp_options *o);
  * consecutive loop instances (steady-state presets); + "+strides": the per-access strides;
  * + "+carried": the recurrences through several blocks; + "+inflight": per-level misses in flight
  * for the strided walks; + "+lanes": scatter and page-apart rows for gathers and scatters; + "+sets":
- * L1 misses in flight per set for walks in few L1 sets. Suffixes
+ * L1 misses in flight per set for walks in few L1 sets; + "+cmpbr", "+fold": x86 macro-op fusion. Suffixes
  * combine ("steady+bw+overlap-assoc"). Keeps o's threads and no_breakdown: o must be initialized. */
 int pp_options_preset(pp_options *o, const char *name);
 
@@ -159,6 +165,8 @@ typedef struct {
   double occupancy; /* cycles one pipe of its unit is busy per part */
   int unit;         /* resource index, -1 = none (free op) */
   int parts;        /* machine instructions (uops) it became; 0 = folded away */
+  bool fused;       /* dispatches inside its user's macro-op (+fold: a load as a memory operand,
+                       +cmpbr: a compare with its branch): its unit still works, no issue slot */
   bool is_load, is_store;
   int lines;        /* cache lines a memory op touches */
 } pp_op;
