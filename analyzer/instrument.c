@@ -631,6 +631,7 @@ static void instrument_direct(hooks *h, LLVMValueRef *mem, int n_mem) {
  * chunk loop: only ratios within f matter), against f's busiest block's. */
 static void cold_blocks(const pa_function *f, bool *cold) {
   double *freq = malloc(sizeof *freq * (size_t)(f->n_blocks + 1)), most = 0;
+  if (!freq) return; /* none cold: the inline tests, the same profile */
   for (int b = 0; b < f->n_blocks; b++) {
     freq[b] = 1;
     for (int l = f->blocks[b].loop; l >= 0; l = f->loops[l].parent)
@@ -686,7 +687,7 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
                          : 0;
     /* the profile's blocks are the function's, in order */
     bool *cold = calloc((size_t)n_blocks + 1, sizeof *cold);
-    if (mode == PA_HOOKS_FILTERED && !o->inline_cold && o->profile && fi < o->profile->n_functions &&
+    if (cold && mode == PA_HOOKS_FILTERED && !o->inline_cold && o->profile && fi < o->profile->n_functions &&
         o->profile->functions[fi].n_blocks == n_blocks)
       cold_blocks(&o->profile->functions[fi], cold);
     LLVMPositionBuilderBefore(h.b, LLVMGetFirstInstruction(blocks[0]));
@@ -729,7 +730,7 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
       else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
       else if (n && (direct || mode != PA_HOOKS_FILTERED || 2 * count_items(mem, n) > PA_BUF_WORDS))
         instrument_direct(&h, mem, n);
-      else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered, cold[bi]);
+      else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered, cold && cold[bi]);
       free(mem);
     }
     states[fi] = h.state;

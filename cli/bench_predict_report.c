@@ -25,11 +25,11 @@ static metrics compute(int n, const double *pred, const double *meas) {
  * median of their measured times and of their predictions. A figure about the set (copies of
  * one program measured apart cap every model's ranking), beside the headline, not instead. */
 static double distinct_spearman(const bp_workload *w, int preset, int *programs) {
-  const char **id = malloc(sizeof *id * (size_t)w->n);
-  double *p = malloc(sizeof *p * (size_t)w->n), *m = malloc(sizeof *m * (size_t)w->n);
-  for (int j = 0; j < w->n; j++) id[j] = w->prof[j] ? w->prof[j]->module_id : NULL;
-  int g = pp_distinct_programs(w->n, id, w->pred[preset], w->meas, p, m);
-  double rho = pp_spearman(g, p, m);
+  const char **id = malloc(sizeof *id * (size_t)w->n + 1);
+  double *p = malloc(sizeof *p * (size_t)w->n + 1), *m = malloc(sizeof *m * (size_t)w->n + 1);
+  for (int j = 0; id && j < w->n; j++) id[j] = w->prof[j] ? w->prof[j]->module_id : NULL;
+  int g = id && p && m ? pp_distinct_programs(w->n, id, w->pred[preset], w->meas, p, m) : -1;
+  double rho = g < 0 ? NAN : pp_spearman(g, p, m);
   if (programs) *programs = g;
   free(id), free(p), free(m);
   return rho;

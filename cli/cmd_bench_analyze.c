@@ -192,17 +192,6 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   if (!o->keep) unlink(obj), unlink(exe);
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  if (n <= 0) return 0;
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Medians over up to `repeats` (at most 16) profiles of the module with these options: the
  * instrumented run's seconds and the whole build's (instrumenting, JIT, run); stops at the
  * first build that fails, 0 when none succeeded. */
@@ -219,8 +208,8 @@ static void time_builds(pa_module *m, const pa_run_spec *spec, const pa_options 
     run[n++] = p->run_seconds;
     pa_profile_free(p);
   }
-  *run_s = median(run, n);
-  *total_s = median(total, n);
+  *run_s = pt_median(run, n);
+  *total_s = pt_median(total, n);
 }
 
 /* Native time of the state (child process, checked against the reference) and the median
@@ -252,7 +241,7 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_r
     total[n++] = pt_now() - t0;
     pa_profile_free(p);
   }
-  r->trace_s = median(total, n);
+  r->trace_s = pt_median(total, n);
   if (r->win_mrc >= 0)
     time_builds(m, spec, &(pa_options){.windowed = true}, o->repeats, &r->win_run_s, &r->win_total_s);
   if (r->filt_mrc >= 0) time_builds(m, spec, &filtered_opts, o->repeats, &r->filt_run_s, &r->filt_total_s);
@@ -427,7 +416,7 @@ static void print_text(const row *rows, int n) {
         k++;
       }
       printf("  %-9s %-3s median |error|", caches[c].name, l ? "LL" : "D1");
-      for (int m = 0; m < 4; m++) printf("%s%5.1f%%", m ? " /" : " ", 100 * median(e[m], k));
+      for (int m = 0; m < 4; m++) printf("%s%5.1f%%", m ? " /" : " ", 100 * pt_median(e[m], k));
       printf(", within 10%%:");
       for (int m = 0; m < 4; m++) printf("%s%d/%d", m ? " / " : " ", in[m], k);
       printf("\n");
@@ -443,7 +432,7 @@ static void print_text(const row *rows, int n) {
         in += e[k++] <= 0.10;
       }
       printf("  %-9s %-3s traced profile (no run): median |error| %6.1f%%, within 10%%: %d/%d\n", caches[c].name,
-             l ? "LL" : "D1", 100 * median(e, k), in, k);
+             l ? "LL" : "D1", 100 * pt_median(e, k), in, k);
     }
   printf("\nTraced reuse (no run, analyzer/trace.c) against the full run: largest miss-ratio difference over fully\n"
          "associative caches of 4 KiB..64 MiB\n");
@@ -478,8 +467,8 @@ static void print_text(const row *rows, int n) {
   }
   if (k)
     printf("median: sampled run %.1fx native, sampled total %.1fx (%d candidates); full instrumented run %.1fx (%d)\n",
-           median(xs, k), median(xt, k), k, median(xf, kf), kf);
-  if (kr) printf("median: traced profile (static counts + traced reuse, no run) %.1fx native (%d candidates)\n", median(xr, kr), kr);
+           pt_median(xs, k), pt_median(xt, k), k, pt_median(xf, kf), kf);
+  if (kr) printf("median: traced profile (static counts + traced reuse, no run) %.1fx native (%d candidates)\n", pt_median(xr, kr), kr);
   printf("\nWindowed run (static counts + exact reuse in time windows; run = the instrumented kernel, total\n"
          "adds fork, bitcode, JIT and static analysis)\n%-34s %10s %11s %8s %11s %8s\n", "case", "native ms",
          "windows run", "x", "windows tot", "x");
@@ -492,7 +481,7 @@ static void print_text(const row *rows, int n) {
            r->win_run_s / r->native_s, r->win_total_s * 1e3, r->win_total_s / r->native_s);
     if (kw < 256) xw[kw] = r->win_run_s / r->native_s, xwt[kw++] = r->win_total_s / r->native_s;
   }
-  if (kw) printf("median: windowed run %.1fx native, windowed total %.1fx (%d candidates)\n", median(xw, kw), median(xwt, kw), kw);
+  if (kw) printf("median: windowed run %.1fx native, windowed total %.1fx (%d candidates)\n", pt_median(xw, kw), pt_median(xwt, kw), kw);
   printf("\nLine-filtered sampled run (static counts + 1%% SHARDS + line filter, docs/design.md): miss-ratio distance\n"
          "from the full run with the filter alone (rate 1) and at 1%%, and its cost (run, and total with fork and JIT)\n"
          "%-34s %9s %9s %10s %11s %8s %11s %8s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x", "filt tot", "x");
@@ -516,7 +505,7 @@ static void print_text(const row *rows, int n) {
   }
   if (kfl)
     printf("median: line-filtered run %.1fx native, total %.1fx (%d candidates); largest mrc distance at 1%% %.4f\n",
-           median(xf1, kfl), median(xft, kfl), kfl, worst);
+           pt_median(xf1, kfl), pt_median(xft, kfl), kfl, worst);
 }
 
 static void print_json(const row *rows, int n) {

@@ -24,17 +24,6 @@ static void usage(FILE *f) {
           "count-only time (fork, JIT, run), and count mismatches (must be 0).\n");
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  if (n == 0) return 0;
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Blocks whose count, count per call, or function calls/threads differ. */
 static int mismatches(const pa_profile *s, const pa_profile *r) {
   int bad = s->n_functions != r->n_functions || s->threads != r->threads;
@@ -176,7 +165,7 @@ int cmd_bench_counts(int argc, char **argv) {
     }
     if (!json)
       printf("%-12s %9d %8d %9d %12.2f %14.1f %10d\n", names[w], t.lowered, t.counted, t.compared,
-             median(t.static_ms, t.n_static), median(t.run_ms, t.n_run), t.mismatched);
+             pt_median(t.static_ms, t.n_static), pt_median(t.run_ms, t.n_run), t.mismatched);
     memcpy(all.static_ms + all.n_static, t.static_ms, sizeof(double) * (size_t)t.n_static);
     memcpy(all.run_ms + all.n_run, t.run_ms, sizeof(double) * (size_t)t.n_run);
     all.n_static += t.n_static, all.n_run += t.n_run;
@@ -186,7 +175,7 @@ int cmd_bench_counts(int argc, char **argv) {
     free(t.run_ms);
     pc_program_free(prog);
   }
-  double ms_static = median(all.static_ms, all.n_static), ms_run = median(all.run_ms, all.n_run);
+  double ms_static = pt_median(all.static_ms, all.n_static), ms_run = pt_median(all.run_ms, all.n_run);
   if (json)
     printf("{\"schedules\": %d, \"lowered\": %d, \"counted_static\": %d, \"static_fraction\": %.4f, \"compared\": %d, "
            "\"timeouts\": %d, \"mismatched\": %d, \"static_ms_median\": %.3f, \"instrumented_ms_median\": %.3f, "

@@ -216,3 +216,14 @@ int64_t pt_gcd64(int64_t a, int64_t b) {
   }
   return a;
 }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double pt_median(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -67,6 +67,8 @@ int64_t pt_rng_range(pt_rng *r, int64_t n); /* [0, n) */
 void pt_rng_shuffle(pt_rng *r, int *v, int n); /* v[0, n) in place, Fisher-Yates from the end */
 /* Greatest common divisor (gcd(a, 0) = a): how many cache sets a fixed stride cycles through. */
 int64_t pt_gcd64(int64_t a, int64_t b);
+/* Median of v[0, n), which it sorts in place; 0 when n <= 0. */
+double pt_median(double *v, int n);
 /* The state only counts (s += PT_RNG_STEP per draw) and each output mixes its own count, so
  * the i-th draw after state s0 is pt_rng_mix(s0 + (i + 1) * PT_RNG_STEP): bulk fills compute
  * draws independently (and inline) and still give pt_rng_next's sequence. */

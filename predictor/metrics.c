@@ -82,22 +82,16 @@ double pp_topk(int n, const double *pred, const double *meas, int k) {
   return best / chosen;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static double median(int n, double *v) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static bool same_program(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 int pp_distinct_programs(int n, const char *const *id, const double *pred, const double *meas, double *pred_out,
                          double *meas_out) {
   int *group = malloc(sizeof *group * (n ? n : 1)), groups = 0;
   double *pv = malloc(sizeof *pv * (n ? n : 1)), *mv = malloc(sizeof *mv * (n ? n : 1));
+  if (!group || !pv || !mv) {
+    free(group), free(pv), free(mv);
+    return -1;
+  }
   for (int i = 0; i < n; i++) {
     group[i] = groups;
     for (int j = 0; j < i; j++)
@@ -109,7 +103,7 @@ int pp_distinct_programs(int n, const char *const *id, const double *pred, const
     int k = 0; /* a new program: the median over it and its later copies */
     for (int j = i; j < n; j++)
       if (j == i || same_program(id[i], id[j])) pv[k] = pred[j], mv[k] = meas[j], k++;
-    pred_out[groups] = median(k, pv), meas_out[groups] = median(k, mv);
+    pred_out[groups] = pt_median(pv, k), meas_out[groups] = pt_median(mv, k);
     groups++;
   }
   free(group), free(pv), free(mv);

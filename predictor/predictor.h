@@ -224,7 +224,7 @@ double pp_topk(int n, const double *pred, const double *meas, int k);
 /* Candidates that are one program counted once: the n candidates grouped by id (equal strings
  * are the same program; a NULL id is a program of its own), each group's median prediction and
  * median measured time written to pred_out and meas_out (n entries at most) in the order of
- * the groups' first candidates. Returns the number of groups. For a figure about the benchmark
+ * the groups' first candidates. Returns the number of groups, -1 out of memory. For a figure about the benchmark
  * set (how far copies of one program measured apart cap a ranking), not about a model. */
 int pp_distinct_programs(int n, const char *const *id, const double *pred, const double *meas, double *pred_out,
                          double *meas_out);
