@@ -50,6 +50,18 @@ int bp_set_use_min(bp_set *s);
  * candidate, with "portent": {platform, workload, candidate, threads}) and
  * (and min_s, repeats when measured); DIR/profiles.jsonl.gz (one {"workload","candidate","profile"} line per candidate). */
 int bp_save(const bp_set *s, const char *dir, const char *platform, const char *target_path, pt_diag *d);
+/* A record line (TVM layout) with "portent": {platform, workload, candidate, threads[, min_s,
+ * repeats]} added before its closing brace, then `more` (", \"key\": value ..." or NULL) inside
+ * it; the caller frees it (NULL when the line has no closing brace). */
+char *bp_record_line(const char *line, const char *platform, const char *workload, int candidate, int threads,
+                     double min_s, int repeats, const char *more);
+/* mkdir -p. */
+int bp_mkdir_p(const char *dir, pt_diag *d);
+/* --merge-rounds: the comma-separated saved sets DIRS are rounds of one set's schedules; writes to
+ * SAVE a set whose records hold each candidate's median over the rounds (each round's figure
+ * under "portent": {"rounds": [...]}; target.json and profiles.jsonl.gz as the first round's),
+ * and prints the round-to-round Spearman within each workload. Returns an exit code. */
+int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bool json);
 /* Rewrites only DIR/profiles.jsonl.gz (atomically): after --restatic, the measured side stays. */
 int bp_save_profiles(const bp_set *s, const char *dir, pt_diag *d);
 /* Reads a saved set; with profiles false only records (the measured side). */

@@ -98,7 +98,7 @@ void bp_set_dir(const char *name, char *buf, size_t cap) {
   else snprintf(buf, cap, "%s/../data/predict/%s", ptg_shipped_dir(), name); /* the source tree's */
 }
 
-static int mkdir_p(const char *dir, pt_diag *d) {
+int bp_mkdir_p(const char *dir, pt_diag *d) {
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", dir);
   for (char *p = buf + 1; *p; p++)
@@ -111,23 +111,23 @@ static int mkdir_p(const char *dir, pt_diag *d) {
   return 0;
 }
 
-/* The record line with "portent": {...} added before its closing brace. */
-static char *with_extras(const char *line, const char *platform, const char *workload, int candidate, int threads,
-                         double min_s, int repeats) {
+char *bp_record_line(const char *line, const char *platform, const char *workload, int candidate, int threads,
+                     double min_s, int repeats, const char *more) {
   size_t n = strlen(line);
   while (n > 0 && line[n - 1] != '}') n--;
   if (n == 0) return NULL;
-  size_t cap = n + strlen(platform) + strlen(workload) + 192;
+  if (!more) more = "";
+  size_t cap = n + strlen(platform) + strlen(workload) + strlen(more) + 192;
   char *out = malloc(cap), spread[96] = "";
   if (min_s > 0) snprintf(spread, sizeof spread, ", \"min_s\": %.9g, \"repeats\": %d", min_s, repeats);
-  snprintf(out, cap, "%.*s, \"portent\": {\"platform\": \"%s\", \"workload\": \"%s\", \"candidate\": %d, \"threads\": %d%s}}",
-           (int)(n - 1), line, platform, workload, candidate, threads, spread);
+  snprintf(out, cap, "%.*s, \"portent\": {\"platform\": \"%s\", \"workload\": \"%s\", \"candidate\": %d, \"threads\": %d%s%s}}",
+           (int)(n - 1), line, platform, workload, candidate, threads, spread, more);
   return out;
 }
 
 int bp_save(const bp_set *s, const char *dir, const char *platform, const char *target_path, pt_diag *d) {
   char path[1200];
-  int rc = mkdir_p(dir, d);
+  int rc = bp_mkdir_p(dir, d);
   if (rc) return rc;
   size_t len;
   char *target = pt_read_file(target_path, &len, d);
@@ -142,8 +142,8 @@ int bp_save(const bp_set *s, const char *dir, const char *platform, const char *
   for (int i = 0; i < s->nw; i++)
     for (int j = 0; j < s->w[i].n; j++) {
       if (!s->w[i].record[j]) continue;
-      char *line = with_extras(s->w[i].record[j], platform, s->w[i].name, s->w[i].candidate[j], s->threads,
-                               s->w[i].meas_min[j], s->w[i].repeats[j]);
+      char *line = bp_record_line(s->w[i].record[j], platform, s->w[i].name, s->w[i].candidate[j], s->threads,
+                                  s->w[i].meas_min[j], s->w[i].repeats[j], NULL);
       if (!line) continue;
       size_t l = strlen(line);
       while (used + l + 2 > cap) cap *= 2, rec = realloc(rec, cap);

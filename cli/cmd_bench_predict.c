@@ -24,7 +24,8 @@ static void usage(FILE *f) {
           "       [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--pairs W] [--split LIST] [--svg FILE]\n"
           "       [--json]\n"
-          "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K] [--pairs W]\n\n"
+          "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K] [--pairs W]\n"
+          "       portent bench predict --merge-rounds SET1,SET2,... --save DIR [--platform NAME] [--json]\n\n"
           "  --target T.json   target description of this machine (default: the shipped one named as\n"
           "                    characterize names this host, e.g. targets/zen4-epyc-2c.json; else zen5-epyc-2c)\n"
           "  --workloads LIST  suite workloads or operator specs, comma-separated (default: the suite)\n"
@@ -52,6 +53,11 @@ static void usage(FILE *f) {
           "  --cross A B       predict B's measured times from A's profiles and B's target file; A and B\n"
           "                    are saved sets (a name means data/predict/NAME in the source tree)\n"
           "  --from A          evaluate a saved set as it is (the same as --cross A A)\n"
+          "  --merge-rounds SETS  the saved sets SETS are rounds of one set's schedules measured one after\n"
+          "                    another (each `--replay S --measure-only --save ROUND`): --save DIR gets\n"
+          "                    each candidate's median over the rounds (each round's time kept in its\n"
+          "                    record), the first round's target and profiles; prints the round-to-round\n"
+          "                    Spearman within each workload (how far the measured order repeats)\n"
           "  --restatic [IRDIR]  with --cross/--from: give A's profiles today's static analysis (per-access\n"
           "                    strides, parallel bodies' chunk work) without running, keeping their\n"
           "                    measured counts and reuse: from\n"
@@ -146,7 +152,7 @@ static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int
 
 int cmd_bench_predict(int argc, char **argv) {
   const char *target_path = NULL, *workloads = NULL, *svg = "predict-scatter.svg", *cache = NULL;
-  const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL;
+  const char *save = NULL, *platform = NULL, *cross_a = NULL, *cross_b = NULL, *replay = NULL, *rounds = NULL;
   int candidates = 30, threads = 1, worst = 0, mca = 0;
   const char *tsv = NULL, *split = NULL, *pairs = NULL, *tuned_logs = NULL;
   int tuned_count = 3;
@@ -186,6 +192,7 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--platform") == 0 && has_val) platform = argv[++i];
     else if (strcmp(a, "--cross") == 0 && i + 2 < argc) cross_a = argv[++i], cross_b = argv[++i];
     else if (strcmp(a, "--from") == 0 && has_val) cross_a = cross_b = argv[++i];
+    else if (strcmp(a, "--merge-rounds") == 0 && has_val) rounds = argv[++i];
     else if (strcmp(a, "--worst") == 0 && has_val) worst = atoi(argv[++i]);
     else if (strcmp(a, "--tsv") == 0 && has_val) tsv = argv[++i];
     else if (strcmp(a, "--split") == 0 && has_val) split = argv[++i];
@@ -196,6 +203,13 @@ int cmd_bench_predict(int argc, char **argv) {
       usage(stderr);
       return EXIT_USAGE;
     }
+  }
+  if (rounds) { /* nothing measured or predicted: the rounds' records merged */
+    if (!save || cross_a || replay || tuned_logs || cache) {
+      fprintf(stderr, "portent bench predict: --merge-rounds needs --save DIR (and no --cross, --from, --replay, --tuned or --cache)\n");
+      return EXIT_USAGE;
+    }
+    return bp_merge_rounds(rounds, save, platform, json);
   }
   if (measure_only && (!replay || cache)) {
     fprintf(stderr, "portent bench predict: --measure-only needs --replay SET (and no --cache)\n");

@@ -146,6 +146,54 @@ if command -v python3 >/dev/null; then
   has merged "$tmp/out" "^$v *2 "
 fi
 
+# --merge-rounds: rounds of one set's schedules, measured one after another, become one set whose
+# records hold each candidate's median over the rounds and every round's time; target and
+# profiles are the first round's. Candidate 2 is missing from round 3 (a failed measurement): the
+# median of the two it has, null in its rounds. Round-to-round Spearman: r1-r2 -0.5 over three,
+# r1-r3 and r2-r3 -1 over two: mean -0.833, least -1.
+for k in 1 2 3; do mkdir -p "$tmp/round$k" && cp "$tmp/a/target.json" "$tmp/a/profiles.jsonl.gz" "$tmp/round$k/"; done
+round_times() { # round_times ROUND C0 C1 C2 (C2 "-": no record)
+  r=$1; shift
+  for c in 0 1 2; do
+    [ "$1" = - ] || grep "\"candidate\": $c," "$tmp/a/records.jsonl" | sed "s/\"r\": \[\[[^]]*\]/\"r\": [[$1]/"
+    shift
+  done >"$tmp/round$r/records.jsonl"
+}
+round_times 1 0.001 0.002 0.003 && round_times 2 0.002 0.004 0.001 && round_times 3 0.005 0.003 -
+check rounds 0 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp/round2,$tmp/round3" --save "$tmp/merged" --platform testbox
+has rounds "$tmp/out" "^$w *3 *-0.833 *-1.000 "
+has rounds "$tmp/err" "3 candidates, the median of 3 rounds (1 not measured in every round)"
+has rounds-c0 "$tmp/merged/records.jsonl" '"r": \[\[0.002\], 0,.*"candidate": 0, .*"rounds": \[0.001, 0.002, 0.005\]}}$'
+has rounds-c1 "$tmp/merged/records.jsonl" '"r": \[\[0.003\], 0,.*"candidate": 1, .*"rounds": \[0.002, 0.004, 0.003\]}}$'
+has rounds-c2 "$tmp/merged/records.jsonl" '"r": \[\[0.002\], 0,.*"candidate": 2, .*"rounds": \[0.003, 0.001, null\]}}$'
+has rounds-platform "$tmp/merged/records.jsonl" '"platform": "testbox"'
+cmp -s "$tmp/a/profiles.jsonl.gz" "$tmp/merged/profiles.jsonl.gz" && cmp -s "$tmp/a/target.json" "$tmp/merged/target.json" ||
+  { echo "FAIL rounds: target or profiles not the first round's"; fail=1; }
+check rounds-from 0 "$portent" bench predict --from "$tmp/merged" --svg "$tmp/s21.svg"
+has rounds-from "$tmp/out" "^$w *3 "
+# two real rounds of A's schedules (--replay --measure-only), merged and predicted
+check round-real1 0 "$portent" bench predict --replay "$tmp/a" --measure-only --min-time 0.001 --svg "$tmp/s22.svg" --save "$tmp/rr1"
+check round-real2 0 "$portent" bench predict --replay "$tmp/a" --measure-only --min-time 0.001 --svg "$tmp/s23.svg" --save "$tmp/rr2"
+check rounds-real 0 "$portent" bench predict --merge-rounds "$tmp/rr1,$tmp/rr2" --save "$tmp/rr" --json
+has rounds-real "$tmp/out" '"rounds": 2, "candidates": 3, "partial": 0'
+check rounds-real-from 0 "$portent" bench predict --from "$tmp/rr" --svg "$tmp/s24.svg"
+has rounds-real-from "$tmp/out" "^$w *3 "
+# not rounds of one set: other steps under a candidate's number, another target file, one round
+cp -r "$tmp/round2" "$tmp/round4" && grep '"candidate": 0,' "$tmp/round2/records.jsonl" | sed 's/"candidate": 0,/"candidate": 1,/' >"$tmp/c1"
+sed -i '/"candidate": 1,/d' "$tmp/round4/records.jsonl" && cat "$tmp/c1" >>"$tmp/round4/records.jsonl"
+check rounds-clash 2 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp/round4" --save "$tmp/m2"
+has rounds-clash "$tmp/err" "#1 has other steps in .*round4"
+cp -r "$tmp/round2" "$tmp/round5" && printf ' ' >>"$tmp/round5/target.json"
+check rounds-target 2 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp/round5" --save "$tmp/m3"
+has rounds-target "$tmp/err" "round5: another target.json"
+check rounds-one 2 "$portent" bench predict --merge-rounds "$tmp/round1" --save "$tmp/m4"
+has rounds-one "$tmp/err" "two rounds or more"
+check rounds-missing 2 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp/nothing" --save "$tmp/m5"
+has rounds-missing "$tmp/err" "round 2: .*nothing/records.jsonl"
+check rounds-nosave 2 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp/round2"
+has rounds-nosave "$tmp/err" "needs --save"
+[ ! -e "$tmp/m2" ] && [ ! -e "$tmp/m3" ] || { echo "FAIL rounds: a refused merge wrote a set"; fail=1; }
+
 # Broken sets: exit 2 with the file named.
 cp -r "$tmp/a" "$tmp/d" && printf 'not gzip' >"$tmp/d/profiles.jsonl.gz"
 check corrupt-profiles 2 "$portent" bench predict --from "$tmp/d"
