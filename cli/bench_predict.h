@@ -33,6 +33,7 @@ typedef struct {
   bp_workload w[64];
   int threads;
   bool borrowed;      /* profiles belong to another set */
+  bool cpu_clock;     /* one-thread runs timed by the thread's CPU time ("clock": "cpu" in the records) */
 } bp_set;
 
 bp_set *bp_set_new(void);

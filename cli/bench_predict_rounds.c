@@ -39,13 +39,13 @@ static const bp_workload *workload_in(const bp_set *r, const char *name) {
  * over rounds, measurement cost summed, the latest timestamp; "portent" with the rounds. */
 static char *merged_line(const char *first_record, pc_record *rec, double median, double cost, double stamp,
                          const char *platform, const char *workload, int candidate, int threads, double min_s,
-                         int repeats, const double *round_s, int nr, pt_diag *d) {
+                         int repeats, const double *round_s, int nr, bool cpu_clock, pt_diag *d) {
   if (pc_record_parse(first_record, rec, d) != 0) return NULL;
   rec->n_costs = 1, rec->costs[0] = median, rec->all_cost = cost, rec->timestamp = stamp;
   char *line = pc_record_format(rec);
   size_t cap = 64 + 24 * (size_t)nr, used = 0;
   char *rounds = malloc(cap);
-  used += (size_t)snprintf(rounds, cap, ", \"rounds\": [");
+  used += (size_t)snprintf(rounds, cap, "%s, \"rounds\": [", cpu_clock ? ", \"clock\": \"cpu\"" : "");
   for (int k = 0; k < nr; k++) /* JSON has no NaN: a round that lacks the candidate is null */
     used += round_s[k] > 0 ? (size_t)snprintf(rounds + used, cap - used, k ? ", %.9g" : "%.9g", round_s[k])
                            : (size_t)snprintf(rounds + used, cap - used, k ? ", null" : "null");
@@ -113,9 +113,10 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
     bool same = !target || (len == target_len && memcmp(t, target, len) == 0);
     if (!target) target = t, target_len = len;
     else free(t);
-    if (!same || r[nr]->threads != r[0]->threads) {
+    if (!same || r[nr]->threads != r[0]->threads || r[nr]->cpu_clock != r[0]->cpu_clock) {
       fprintf(stderr, "portent bench predict: --merge-rounds: %s: %s than %s's: not rounds of one set\n", dir[nr],
-              !same ? "another target.json" : "another thread count", dir[0]);
+              !same ? "another target.json" : r[nr]->threads != r[0]->threads ? "another thread count" : "another clock",
+              dir[0]);
       goto done;
     }
     nr++;
@@ -176,7 +177,8 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
       partial += nv < nr;
       w->meas[j] = pt_median(v, nv);
       char *line = merged_line(w->record[j], rec, w->meas[j], cost, stamp, plat, w->name, w->candidate[j], m->threads,
-                               isfinite(min_s) ? min_s : 0, repeats, round_s[at], nr, &d);
+                               isfinite(min_s) ? min_s : 0, repeats, round_s[at], nr, m->threads == 1 && r[0]->cpu_clock,
+                               &d);
       if (!line) {
         fprintf(stderr, "portent bench predict: --merge-rounds: %s #%d: %s\n", w->name, w->candidate[j], d.msg);
         goto done;

@@ -143,7 +143,7 @@ int bp_save(const bp_set *s, const char *dir, const char *platform, const char *
     for (int j = 0; j < s->w[i].n; j++) {
       if (!s->w[i].record[j]) continue;
       char *line = bp_record_line(s->w[i].record[j], platform, s->w[i].name, s->w[i].candidate[j], s->threads,
-                                  s->w[i].meas_min[j], s->w[i].repeats[j], NULL);
+                                  s->w[i].meas_min[j], s->w[i].repeats[j], s->cpu_clock ? ", \"clock\": \"cpu\"" : NULL);
       if (!line) continue;
       size_t l = strlen(line);
       while (used + l + 2 > cap) cap *= 2, rec = realloc(rec, cap);
@@ -240,6 +240,8 @@ bp_set *bp_load(const char *dir, bool profiles, pt_diag *d) {
       goto fail;
     }
     if (cJSON_IsNumber(th)) s->threads = th->valueint;
+    const cJSON *clock = cJSON_GetObjectItemCaseSensitive(x, "clock");
+    if (cJSON_IsString(clock) && strcmp(clock->valuestring, "cpu") == 0) s->cpu_clock = true;
     bp_workload *w = bp_set_workload(s, wl->valuestring);
     char *steps = pc_steps_to_json(r->n_steps, r->steps);
     if (w && r->error_code == PC_MEASURE_OK && r->n_costs > 0 && r->costs[0] > 0) {

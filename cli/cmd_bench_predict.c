@@ -18,7 +18,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
-          "       [--sample RATE] [--min-time SEC] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
+          "       [--sample RATE] [--min-time SEC] [--cpu-clock] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
           "       [--replay SET [--measure-only]] [--tuned LOG[,LOG...] [--tuned-count K]]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--pairs W] [--tsv FILE] [--mca [N]]\n"
           "       [--json]\n"
@@ -33,6 +33,9 @@ static void usage(FILE *f) {
           "  --seed S          seed of the random schedules (default 1)\n"
           "  --sample RATE     SHARDS rate of the reuse profiles (default 0.01)\n"
           "  --min-time SEC    minimum timed seconds per measurement (default 0.05)\n"
+          "  --cpu-clock       with --threads 1: time each run by the thread's CPU time, not the wall clock\n"
+          "                    (time slices other processes take are not counted; saved records say\n"
+          "                    \"clock\": \"cpu\")\n"
           "  --threads N       threads for measurement and prediction (default 1)\n"
           "  --svg FILE        scatter of predicted vs measured (default predict-scatter.svg)\n"
           "  --tuned LOGS      also the K fastest distinct valid schedules of each workload in these\n"
@@ -156,7 +159,7 @@ int cmd_bench_predict(int argc, char **argv) {
   int candidates = 30, threads = 1, worst = 0, mca = 0;
   const char *tsv = NULL, *split = NULL, *pairs = NULL, *tuned_logs = NULL;
   int tuned_count = 3;
-  bool remeasure = false, truth_min = false, restatic = false, measure_only = false;
+  bool remeasure = false, truth_min = false, restatic = false, measure_only = false, cpu_clock = false;
   const char *ir_dir = NULL;
   unsigned long long seed = 1;
   double sample = 0.01, min_time = 0.05;
@@ -175,6 +178,7 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--sample") == 0 && has_val) sample = atof(argv[++i]);
     else if (strcmp(a, "--min-time") == 0 && has_val) min_time = atof(argv[++i]);
     else if (strcmp(a, "--threads") == 0 && has_val) threads = atoi(argv[++i]);
+    else if (strcmp(a, "--cpu-clock") == 0) cpu_clock = true;
     else if (strcmp(a, "--svg") == 0 && has_val) svg = argv[++i];
     else if (strcmp(a, "--cache") == 0 && has_val) cache = argv[++i];
     else if (strcmp(a, "--remeasure") == 0) remeasure = true;
@@ -276,6 +280,7 @@ int cmd_bench_predict(int argc, char **argv) {
   pp_predictor *headline = pp_predictor_new(t, &ho, &d);
   bp_set *set = bp_set_new();
   set->threads = threads;
+  set->cpu_clock = cpu_clock && threads == 1; /* pc_measure_clock's rule */
   pc_record *rec = malloc(sizeof *rec);
   int failed = 0;
   double prof_seconds = 0, counts_seconds = 0;
@@ -290,7 +295,7 @@ int cmd_bench_predict(int argc, char **argv) {
     }
     pc_measure_opts mo;
     pc_measure_opts_default(&mo);
-    mo.threads = threads, mo.min_time_s = min_time, mo.seed = 1;
+    mo.threads = threads, mo.min_time_s = min_time, mo.seed = 1, mo.cpu_clock = cpu_clock;
     pc_reference *ref = pc_reference_new(prog, &mo, &d);
     if (!ref) {
       fprintf(stderr, "portent bench predict: %s: %s\n", names[w], d.msg);

@@ -176,6 +176,15 @@ check round-real1 0 "$portent" bench predict --replay "$tmp/a" --measure-only --
 check round-real2 0 "$portent" bench predict --replay "$tmp/a" --measure-only --min-time 0.001 --svg "$tmp/s23.svg" --save "$tmp/rr2"
 check rounds-real 0 "$portent" bench predict --merge-rounds "$tmp/rr1,$tmp/rr2" --save "$tmp/rr" --json
 has rounds-real "$tmp/out" '"rounds": 2, "candidates": 3, "partial": 0'
+if grep -q '"clock"' "$tmp/rr/records.jsonl"; then echo "FAIL rounds-real: wall-clock rounds say a clock"; fail=1; fi
+# --cpu-clock: the records say so, a merge keeps it and refuses rounds timed by the other clock
+check round-cpu1 0 "$portent" bench predict --replay "$tmp/a" --measure-only --cpu-clock --min-time 0.001 --svg "$tmp/s25.svg" --save "$tmp/rc1"
+check round-cpu2 0 "$portent" bench predict --replay "$tmp/a" --measure-only --cpu-clock --min-time 0.001 --svg "$tmp/s26.svg" --save "$tmp/rc2"
+has round-cpu "$tmp/rc1/records.jsonl" '"threads": 1, "min_s": [0-9.e-]*, "repeats": [0-9]*, "clock": "cpu"}}$'
+check rounds-cpu 0 "$portent" bench predict --merge-rounds "$tmp/rc1,$tmp/rc2" --save "$tmp/rc"
+has rounds-cpu "$tmp/rc/records.jsonl" '"clock": "cpu", "rounds": \[[0-9.e-]*, [0-9.e-]*\]}}$'
+check rounds-clocks 2 "$portent" bench predict --merge-rounds "$tmp/rc1,$tmp/rr1" --save "$tmp/m6"
+has rounds-clocks "$tmp/err" "rr1: another clock than .*rc1's"
 check rounds-real-from 0 "$portent" bench predict --from "$tmp/rr" --svg "$tmp/s24.svg"
 has rounds-real-from "$tmp/out" "^$w *3 "
 # not rounds of one set: other steps under a candidate's number, another target file, one round
@@ -192,7 +201,7 @@ check rounds-missing 2 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp
 has rounds-missing "$tmp/err" "round 2: .*nothing/records.jsonl"
 check rounds-nosave 2 "$portent" bench predict --merge-rounds "$tmp/round1,$tmp/round2"
 has rounds-nosave "$tmp/err" "needs --save"
-[ ! -e "$tmp/m2" ] && [ ! -e "$tmp/m3" ] || { echo "FAIL rounds: a refused merge wrote a set"; fail=1; }
+[ ! -e "$tmp/m2" ] && [ ! -e "$tmp/m3" ] && [ ! -e "$tmp/m6" ] || { echo "FAIL rounds: a refused merge wrote a set"; fail=1; }
 
 # Broken sets: exit 2 with the file named.
 cp -r "$tmp/a" "$tmp/d" && printf 'not gzip' >"$tmp/d/profiles.jsonl.gz"
