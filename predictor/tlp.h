@@ -204,6 +204,18 @@ typedef struct pp_tlp_rank {
  * TLP's). MSE is the mean squared error (rank unused). */
 double pp_tlp_loss_eval(pp_tlp_loss kind, const pp_tlp_rank *rank, int n, const float *scores, const float *labels,
                         const bool *has, float *grad);
+/* The loss of one training batch over its n_out platform heads (MTL-TLP: each sample's loss sums over
+ * the platforms that label it). scores, dscores: b x n_out, sample-major (the network's); labels, has:
+ * n_out x b, head-major (has false: that head has no label for the sample, ignored). group (NULL: one
+ * list per head spanning the batch, TLP's mix): each sample's task, a task's samples contiguous, so
+ * that each head ranks each task's samples it labels as a list of its own and no pair spans two tasks
+ * (whole-task batches). head_weight[out] and sample_weight[i] (NULL: 1 each) scale the gradient. Returns
+ * the sum over lists of head weight x the list's first sample's weight x the list's loss; dscores is
+ * its gradient where a list's samples weigh the same (always with group: a task's weight is one).
+ * work: 2 b floats of scratch. */
+double pp_tlp_batch_loss(pp_tlp_loss kind, const pp_tlp_rank *rank, int b, int n_out, const float *scores,
+                         const float *labels, const bool *has, const int *group, const float *head_weight,
+                         const float *sample_weight, float *dscores, float *work);
 
 /* ---------------------------------------------------------------- training and evaluation */
 

@@ -16,84 +16,6 @@ void pp_tlp_train_opts_default(pp_tlp_train_opts *o) {
                            .rank = {.ndcg_k = 0, .gain_scale = 1}};
 }
 
-/* ---------------------------------------------------------------- losses */
-
-typedef struct {
-  float v;
-  int i;
-} keyed;
-
-static int by_value_desc(const void *a, const void *b) {
-  float x = ((const keyed *)a)->v, y = ((const keyed *)b)->v;
-  return x > y ? -1 : x < y ? 1 : ((const keyed *)a)->i - ((const keyed *)b)->i;
-}
-
-/* TLP's LambdaRankLoss (after allRank): candidates sorted by predicted score, position i has
- * discount D_i = log2(2 + i) (0-based) and gain G = (2^label - 1) / maxDCG; each pair with
- * label_i > label_j costs -|1/D_i - 1/D_j| |G_i - G_j| log2 sigmoid(s_i - s_j). rank->ndcg_k = k
- * makes 1/D zero from position k on and maxDCG the ideal top k's, so the weight is the change of
- * NDCG@k when the pair swaps (pairs both below the top k weigh 0); rank->gain_scale = c makes the
- * gain 2^(c label) - 1. */
-static double lambdarank(const pp_tlp_rank *rank, int n, const float *s, const float *t, float *g) {
-  int k = rank->ndcg_k > 0 && rank->ndcg_k < n ? rank->ndcg_k : n;
-  double c = rank->gain_scale;
-  keyed *bp = malloc(sizeof *bp * (size_t)n), *bt = malloc(sizeof *bt * (size_t)n);
-  for (int i = 0; i < n; i++) bp[i] = (keyed){s[i], i}, bt[i] = (keyed){t[i], i};
-  qsort(bp, (size_t)n, sizeof *bp, by_value_desc);
-  qsort(bt, (size_t)n, sizeof *bt, by_value_desc);
-  double max_dcg = 0;
-  for (int i = 0; i < k; i++) max_dcg += (exp2(c * fmax(bt[i].v, 0)) - 1) / log2(2.0 + i);
-  if (max_dcg < 1e-10) max_dcg = 1e-10;
-  double *inv_d = malloc(sizeof(double) * (size_t)n), *gain = malloc(sizeof(double) * (size_t)n);
-  for (int i = 0; i < n; i++) {
-    inv_d[i] = i < k ? 1 / log2(2.0 + i) : 0;
-    gain[i] = (exp2(c * fmax(t[bp[i].i], 0)) - 1) / max_dcg;
-  }
-  double loss = 0;
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < (i < k ? n : k); j++) { /* both at or below position k: no weight */
-      int a = bp[i].i, b = bp[j].i;
-      if (!(t[a] > t[b])) continue;
-      double w = fabs(inv_d[i] - inv_d[j]) * fabs(gain[i] - gain[j]);
-      if (w == 0) continue;
-      double x = (double)s[a] - s[b];
-      double log_sig = x > 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); /* log sigmoid(x), stable */
-      loss -= w * log_sig / M_LN2;
-      double dx = -w * (1 - 1 / (1 + exp(-x))) / M_LN2; /* d loss / d x */
-      g[a] += (float)dx, g[b] -= (float)dx;
-    }
-  free(bp), free(bt), free(inv_d), free(gain);
-  return loss;
-}
-
-double pp_tlp_loss_eval(pp_tlp_loss kind, const pp_tlp_rank *rank, int n, const float *scores, const float *labels,
-                        const bool *has, float *grad) {
-  static const pp_tlp_rank tlp_rank = {.ndcg_k = 0, .gain_scale = 1};
-  int *idx = malloc(sizeof(int) * (size_t)(n + 1));
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    grad[i] = 0;
-    if (!has || has[i]) idx[k++] = i;
-  }
-  double loss = 0;
-  if (k > 0) {
-    float *s = malloc(sizeof(float) * (size_t)k * 3), *t = s + k, *g = s + 2 * k;
-    for (int i = 0; i < k; i++) s[i] = scores[idx[i]], t[i] = labels[idx[i]], g[i] = 0;
-    if (kind == PP_LOSS_MSE) {
-      for (int i = 0; i < k; i++) {
-        double e = (double)s[i] - t[i];
-        loss += e * e / k;
-        g[i] = (float)(2 * e / k);
-      }
-    } else
-      loss = lambdarank(rank ? rank : &tlp_rank, k, s, t, g);
-    for (int i = 0; i < k; i++) grad[idx[i]] = g[i];
-    free(s);
-  }
-  free(idx);
-  return loss;
-}
-
 /* ---------------------------------------------------------------- training */
 
 /* Whether some task has two labeled samples with distinct latencies, i.e. something to rank. */
@@ -150,7 +72,8 @@ typedef struct {
   const pp_tlp_train_opts *o;
   const bool *keep;
   int n_out, np, n_params;
-  float *batch_x, *scores, *dscores, *lab, *grad, *gs;
+  float *batch_x, *scores, *dscores, *lab, *work, *sample_w, *head_w; /* lab, has: n_out x batch */
+  int *group;
   bool *has;
   pp_tlp_adam adam;
 } trainer;
@@ -171,30 +94,23 @@ static int train_epoch(trainer *tr, const int *idx, int n, const float *x, int b
     for (int i = 0; i < b; i++) memcpy(tr->batch_x + per * i, x + per * order[at + i], sizeof(float) * per);
     if (pp_tlp_model_forward(tr->m, b, tr->batch_x, tr->scores) < 0)
       return pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for a batch of %d", b);
+    float *hw = tr->head_w; /* the other heads' losses scaled by aux_weight; the target's waits in a warm start */
     for (int out = 0; out < tr->n_out; out++) {
-      float *sc = tr->grad; /* reuse: scores of this head, then its gradient */
-      for (int i = 0; i < b; i++) {
-        int si = idx[order[at + i]];
-        sc[i] = tr->scores[i * tr->n_out + out];
-        tr->lab[i] = o->label_power == 1 ? ds->s[si].label[out] : powf(ds->s[si].label[out], (float)o->label_power);
-        tr->has[i] = tr->keep[(size_t)si * tr->np + out];
-      }
-      float *gs = tr->gs; /* this head's gradient of the scores */
-      if (o->task_batches) /* one list per task: the batch holds whole tasks, contiguous */
-        for (int i0 = 0, i1; i0 < b; i0 = i1) {
-          int grp = ds->s[idx[order[at + i0]]].group;
-          for (i1 = i0 + 1; i1 < b && ds->s[idx[order[at + i1]]].group == grp;) i1++;
-          *total += pp_tlp_loss_eval(o->loss, &o->rank, i1 - i0, sc + i0, tr->lab + i0, tr->has + i0, gs + i0);
-        }
-      else
-        *total += pp_tlp_loss_eval(o->loss, &o->rank, b, sc, tr->lab, tr->has, gs);
-      float hw = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
-      if (target_waits && out == o->target_platform) hw = 0; /* its labels wait for the copy */
-      for (int i = 0; i < b; i++) {
-        float tw = o->group_weight ? o->group_weight[ds->s[idx[order[at + i]]].group] : 1.0f;
-        tr->dscores[i * tr->n_out + out] = hw * tw * gs[i];
+      hw[out] = o->target_platform >= 0 && out != o->target_platform ? (float)o->aux_weight : 1.0f;
+      if (target_waits && out == o->target_platform) hw[out] = 0; /* its labels wait for the copy */
+    }
+    for (int i = 0; i < b; i++) {
+      int si = idx[order[at + i]];
+      tr->group[i] = ds->s[si].group;
+      tr->sample_w[i] = o->group_weight ? o->group_weight[ds->s[si].group] : 1.0f;
+      for (int out = 0; out < tr->n_out; out++) {
+        tr->lab[(size_t)out * b + i] =
+            o->label_power == 1 ? ds->s[si].label[out] : powf(ds->s[si].label[out], (float)o->label_power);
+        tr->has[(size_t)out * b + i] = tr->keep[(size_t)si * tr->np + out];
       }
     }
+    *total += pp_tlp_batch_loss(o->loss, &o->rank, b, tr->n_out, tr->scores, tr->lab, tr->has,
+                                o->task_batches ? tr->group : NULL, hw, tr->sample_w, tr->dscores, tr->work);
     memset(g, 0, sizeof(float) * (size_t)tr->n_params);
     pp_tlp_model_backward(tr->m, tr->dscores);
     if (o->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_, as TLP's reference */
@@ -313,12 +229,14 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
   tr.batch_x = malloc(sizeof(float) * per * (size_t)balloc);
   tr.scores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
   tr.dscores = malloc(sizeof(float) * (size_t)balloc * c.n_out);
-  tr.lab = malloc(sizeof(float) * (size_t)balloc), tr.grad = malloc(sizeof(float) * (size_t)balloc);
-  tr.gs = malloc(sizeof(float) * (size_t)balloc);
-  tr.has = malloc(sizeof(bool) * (size_t)balloc);
+  tr.lab = malloc(sizeof(float) * (size_t)balloc * c.n_out), tr.work = malloc(sizeof(float) * (size_t)balloc * 2);
+  tr.sample_w = malloc(sizeof(float) * (size_t)balloc), tr.head_w = malloc(sizeof(float) * (size_t)c.n_out);
+  tr.group = malloc(sizeof(int) * (size_t)balloc);
+  tr.has = malloc(sizeof(bool) * (size_t)balloc * c.n_out);
   order = malloc(sizeof(int) * (size_t)n_most), cut = malloc(sizeof(int) * (size_t)(n_most + 2));
   tr.n_params = pp_tlp_model_n_params(m);
-  if (!x || !xpre || !tr.batch_x || !tr.scores || !tr.dscores || !tr.lab || !tr.grad || !tr.gs || !tr.has || !order ||
+  if (!x || !xpre || !tr.batch_x || !tr.scores || !tr.dscores || !tr.lab || !tr.work || !tr.sample_w || !tr.head_w ||
+      !tr.group || !tr.has || !order ||
       !cut || pp_tlp_adam_init(&tr.adam, tr.n_params) < 0 ||
       (o->avg_epochs > 0 && pp_tlp_avg_init(&avg, tr.n_params) < 0)) {
     pt_fail(d, PT_ERR_NOMEM, "TLP training: out of memory for %d samples", n_train + n_pre);
@@ -366,7 +284,8 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
 fail:
   free(order), free(cut);
   free(keep), free(train), free(pre), free(x), free(xpre), pp_tlp_adam_free(&tr.adam), pp_tlp_avg_free(&avg);
-  free(tr.batch_x), free(tr.scores), free(tr.dscores), free(tr.lab), free(tr.grad), free(tr.gs), free(tr.has);
+  free(tr.batch_x), free(tr.scores), free(tr.dscores), free(tr.lab), free(tr.work);
+  free(tr.sample_w), free(tr.head_w), free(tr.group), free(tr.has);
   if (!ok) {
     pp_tlp_model_free(tr.m);
     return NULL;

@@ -238,6 +238,122 @@ static void test_losses(void) {
           pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, &ranks[v], N, wrong, t, NULL, g));
 }
 
+/* MTL-TLP's batch: 9 samples of 3 tasks (contiguous), 3 heads; head 0 is a thinned target (task 0
+ * keeps two labels, task 1 one, task 2 none), head 2 lacks two samples. */
+enum { BB = 9, BO = 3 };
+static const int batch_group[BB] = {0, 0, 0, 0, 1, 1, 1, 2, 2};
+static const float batch_head_w[BO] = {1, 0.5f, 0.25f}, batch_task_w[3] = {1, 2, 0.5f};
+
+static void batch_fill(float *labels, bool *has, float *sample_w) {
+  pt_rng rng = {8};
+  for (int k = 0; k < BO * BB; k++) labels[k] = (float)(0.1 + 0.9 * pt_rng_uniform(&rng)), has[k] = true;
+  for (int i = 0; i < BB; i++) has[i] = i == 0 || i == 2 || i == 5, sample_w[i] = batch_task_w[batch_group[i]];
+  has[2 * BB + 3] = has[2 * BB + 8] = false;
+}
+
+static double batch_loss_of(pp_tlp_loss kind, const pp_tlp_rank *rank, const float *scores, const float *labels,
+                            const bool *has, const int *group, const float *sample_w, float *ds) {
+  float work[2 * BB], unused[BB * BO];
+  return pp_tlp_batch_loss(kind, rank, BB, BO, scores, labels, has, group, batch_head_w, sample_w, ds ? ds : unused,
+                           work);
+}
+
+static void test_batch_loss(void) {
+  float labels[BO * BB], sample_w[BB], s[BB * BO], ds[BB * BO];
+  bool has[BO * BB];
+  batch_fill(labels, has, sample_w);
+  pt_rng rng = {9};
+  fill(&rng, BB * BO, s, 2);
+  const pp_tlp_rank tlp = {0, 1}, top2 = {2, 1};
+  /* d loss / d scores: whole-task lists (task weights), and TLP's mix (no sample weight: a mixed list's
+   * samples may weigh differently, and then dscores is not the returned loss's gradient). */
+  for (int v = 0; v < 6; v++) {
+    pp_tlp_loss kind = v % 3 == 2 ? PP_LOSS_MSE : PP_LOSS_LAMBDARANK;
+    const pp_tlp_rank *rank = v % 3 == 1 ? &top2 : &tlp;
+    const int *group = v < 3 ? batch_group : NULL;
+    const float *sw = v < 3 ? sample_w : NULL;
+    batch_loss_of(kind, rank, s, labels, has, group, sw, ds);
+    for (int k = 0; k < BB * BO; k++) {
+      float keep = s[k], h = 1e-3f;
+      s[k] = keep + h;
+      double up = batch_loss_of(kind, rank, s, labels, has, group, sw, NULL);
+      s[k] = keep - h;
+      double down = batch_loss_of(kind, rank, s, labels, has, group, sw, NULL);
+      s[k] = keep;
+      double num = (up - down) / (2 * h);
+      CHECK_MSG(close_enough(ds[k], num, 2e-2), "batch loss variant %d d/ds[%d]: %g vs %g", v, k, ds[k], num);
+    }
+    /* No gradient where a head has no label, nor from LambdaRank on the target head's task that it
+     * labels once (one label ranks nothing; MSE still pulls it toward its label). */
+    for (int i = 0; i < BB; i++)
+      for (int out = 0; out < BO; out++)
+        if (!has[out * BB + i] || (group && kind == PP_LOSS_LAMBDARANK && out == 0 && batch_group[i] == 1))
+          CHECK_MSG(ds[i * BO + out] == 0, "variant %d: sample %d head %d has a gradient", v, i, out);
+  }
+  /* Whole-task lists: each task and head ranked alone, weighted (no pair spans two tasks). The mix
+   * ranks across tasks, another loss. */
+  double whole = batch_loss_of(PP_LOSS_LAMBDARANK, &tlp, s, labels, has, batch_group, sample_w, ds), by_task = 0;
+  for (int t0 = 0, t1; t0 < BB; t0 = t1) {
+    for (t1 = t0 + 1; t1 < BB && batch_group[t1] == batch_group[t0];) t1++;
+    for (int out = 0; out < BO; out++) {
+      float sc[BB], g[BB];
+      for (int i = t0; i < t1; i++) sc[i - t0] = s[i * BO + out];
+      by_task += (double)batch_head_w[out] * sample_w[t0] *
+                 pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, NULL, t1 - t0, sc, labels + out * BB + t0, has + out * BB + t0, g);
+    }
+  }
+  CHECK_MSG(fabs(whole - by_task) <= 1e-6 * fmax(1, fabs(whole)), "whole-task loss %.9g, tasks apart %.9g", whole,
+            by_task);
+  double mixed = batch_loss_of(PP_LOSS_LAMBDARANK, &tlp, s, labels, has, NULL, sample_w, NULL);
+  CHECK(fabs(mixed - whole) > 1e-3);
+}
+
+/* The whole chain MTL-TLP trains: network forward, the whole-task batch loss over three heads, the
+ * network's backward from its dscores, against finite differences of every parameter. */
+static double chain_loss(pp_tlp_model *m, const float *x, const float *labels, const bool *has, const float *sample_w,
+                         float *ds) {
+  float scores[BB * BO];
+  pp_tlp_model_forward(m, BB, x, scores);
+  return batch_loss_of(PP_LOSS_LAMBDARANK, NULL, scores, labels, has, batch_group, sample_w, ds);
+}
+
+static void test_batch_through_model(void) {
+  pp_tlp_config c = {.seq_len = 4, .emb = 5, .n_enc = 1, .enc = {8}, .heads = 2, .res_blocks = 2, .n_dec = 1,
+                     .dec = {6}, .n_out = BO};
+  pt_diag d = {0};
+  pp_tlp_model *m = pp_tlp_model_new(&c, 5, &d);
+  CHECK(m);
+  if (!m) return;
+  float labels[BO * BB], sample_w[BB], x[BB * 4 * 5], ds[BB * BO];
+  bool has[BO * BB];
+  batch_fill(labels, has, sample_w);
+  pt_rng rng = {10};
+  fill(&rng, BB * 4 * 5, x, 1);
+  int n = pp_tlp_model_n_params(m);
+  float *w = pp_tlp_model_params(m), *g = pp_tlp_model_grads(m), *analytic = malloc(sizeof(float) * n);
+  for (int i = 0; i < n; i++) g[i] = 0;
+  chain_loss(m, x, labels, has, sample_w, ds);
+  pp_tlp_model_backward(m, ds);
+  for (int i = 0; i < n; i++) analytic[i] = g[i];
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    float keep = w[i], h = 5e-4f;
+    w[i] = keep + h;
+    double up = chain_loss(m, x, labels, has, sample_w, ds);
+    w[i] = keep - h;
+    double down = chain_loss(m, x, labels, has, sample_w, ds);
+    w[i] = keep;
+    double num = (up - down) / (2 * h);
+    if (!close_enough(analytic[i], num, 2e-2)) {
+      if (bad < 10) fprintf(stderr, "batch chain param %d: %g vs %g\n", i, analytic[i], num);
+      bad++;
+    }
+  }
+  CHECK_MSG(bad == 0, "whole-task MTL batch: %d of %d parameter gradients differ from finite differences", bad, n);
+  free(analytic);
+  pp_tlp_model_free(m);
+}
+
 int main(void) {
   test_linear();
   test_attention();
@@ -245,5 +361,7 @@ int main(void) {
   test_model(false);
   test_model(true);
   test_losses();
+  test_batch_loss();
+  test_batch_through_model();
   TEST_DONE();
 }
