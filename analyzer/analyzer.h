@@ -308,6 +308,10 @@ typedef struct {
    * busiest, by static trip counts), which call it every time: the profile is the same and the
    * compile shorter. true: inline tests in every block (as before session 17). */
   bool inline_cold_blocks;
+  /* Block counters of innermost loops' blocks that run once per iteration are added at the
+   * loop's exits from its iterations (the same counts). true: loaded, added and stored on every
+   * iteration (as before session 18). */
+  bool counters_in_memory;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

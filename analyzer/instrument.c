@@ -685,6 +685,11 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
     int n_filtered = line_filter && mode == PA_HOOKS_FILTERED && fi < line_filter->n_functions
                          ? pa_line_filter_plan(h.b, fn, &line_filter->functions[fi], &filtered)
                          : 0;
+    /* innermost loops' block counters added at their exits, planned before any block moves */
+    bool counted = !count_blocks || count_blocks[fi];
+    pa_loop_counters *carried = counted && !o->counters_in_memory && o->profile && fi < o->profile->n_functions
+                                    ? pa_loop_counters_plan(h.b, fn, &o->profile->functions[fi])
+                                    : NULL;
     /* the profile's blocks are the function's, in order */
     bool *cold = calloc((size_t)n_blocks + 1, sizeof *cold);
     if (cold && mode == PA_HOOKS_FILTERED && !o->inline_cold && o->profile && fi < o->profile->n_functions &&
@@ -719,10 +724,13 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
         if (bi == 0) first = LLVMGetNextInstruction(h.counts); /* after the entry hook and its load */
         LLVMPositionBuilderBefore(h.b, first);
         /* the thread's own counter, a plain add: a locked one per block cost mm512's and bert_qkv's
-         * runs 4-6% of their thread CPU (docs/validation.md, "Session 17") */
-        LLVMValueRef idx = LLVMConstInt(h.i64, (unsigned long long)(base + bi), 0);
-        LLVMValueRef slot = LLVMBuildInBoundsGEP2(h.b, h.i64, h.counts, &idx, 1, "");
-        LLVMBuildStore(h.b, LLVMBuildAdd(h.b, LLVMBuildLoad2(h.b, h.i64, slot, ""), LLVMConstInt(h.i64, 1, 0), ""), slot);
+         * runs 4-6% of their thread CPU (docs/validation.md, "Session 17"); in an innermost
+         * loop's register, added at its exit, where loop_counters.c carries it */
+        if (!pa_loop_counters_count(carried, bi)) {
+          LLVMValueRef idx = LLVMConstInt(h.i64, (unsigned long long)(base + bi), 0);
+          LLVMValueRef slot = LLVMBuildInBoundsGEP2(h.b, h.i64, h.counts, &idx, 1, "");
+          LLVMBuildStore(h.b, LLVMBuildAdd(h.b, LLVMBuildLoad2(h.b, h.i64, slot, ""), LLVMConstInt(h.i64, 1, 0), ""), slot);
+        }
       }
       bool buffered = (mode == PA_HOOKS_BUFFERED || mode == PA_HOOKS_WINDOWED) && !direct && fi < (1 << 16) && n &&
                       count_items(mem, n) <= PA_BUF_MAX_ITEMS;
@@ -733,6 +741,8 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
       else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered, cold && cold[bi]);
       free(mem);
     }
+    pa_loop_counters_finish(carried, h.b, h.counts, base);
+    pa_loop_counters_free(carried);
     states[fi] = h.state;
     base += n_blocks;
     free(blocks);

@@ -172,6 +172,17 @@ typedef struct {
   int bin;
 } pa_filtered_access;
 int pa_line_filter_plan(LLVMBuilderRef b, LLVMValueRef fn, const pa_function *f, pa_filtered_access **out);
+/* loop_counters.c: the innermost loops of fn (profile function f) whose blocks that run once
+ * per iteration are counted by the loop's iterations, added to the thread's counters at its
+ * exits (the conditions are in the file). Plan after pa_line_filter_plan and before any block
+ * moves; NULL: none (or out of memory: the counters stay in the loops, the same profile). */
+typedef struct pa_loop_counters pa_loop_counters;
+pa_loop_counters *pa_loop_counters_plan(LLVMBuilderRef b, LLVMValueRef fn, const pa_function *f);
+/* Block bi's counter is added at its loop's exits (nothing to count in the block). */
+bool pa_loop_counters_count(const pa_loop_counters *r, int bi);
+/* After the function's hooks: closes the loops' own counters and adds at each exit. */
+void pa_loop_counters_finish(pa_loop_counters *r, LLVMBuilderRef b, LLVMValueRef counts, int block_base);
+void pa_loop_counters_free(pa_loop_counters *r);
 typedef struct {
   pa_hook_mode mode;
   const bool *count_blocks; /* above; NULL: every block */
@@ -185,6 +196,9 @@ typedef struct {
    * itself, instead of testing them inline first: less code to compile for the same profile
    * (the runtime's tests are the inline ones). true: inline tests everywhere (sessions 7-16). */
   bool inline_cold;
+  /* Innermost loops' block counters loaded, added and stored on every iteration (sessions 7-17)
+   * instead of added at the loop's exits from its iterations. */
+  bool counters_in_memory;
 } pa_hook_opts;
 #define PA_COLD_RATIO 256
 /* *locals_bytes: the locals region each thread needs (pa_move_locals; 0: none). */

@@ -115,7 +115,7 @@ static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p
                                          pa_runtime *rt, int64_t *locals_bytes, char *error, size_t cap) {
   LLVMModuleRef mod = LLVMCloneModule(m->mod);
   pt_diag d = {0};
-  pa_hook_opts ho = {mode, count_blocks, p, opt->line_filter, opt->inline_cold_blocks};
+  pa_hook_opts ho = {mode, count_blocks, p, opt->line_filter, opt->inline_cold_blocks, opt->counters_in_memory};
   if (pa_instrument(mod, &ho, locals_bytes, &d) ||
       pa_add_main_wrapper(mod, spec, &d)) {
     snprintf(error, cap, "%.700s", d.msg);

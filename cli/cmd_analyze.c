@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--run-static-counts] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
+          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--run-static-counts] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
           "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
           "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
           "                    seeded inputs (schedule options as for `portent compile --help`)\n"
@@ -31,6 +31,9 @@ static void usage(FILE *f) {
           "  --inline-cold-blocks  with --sample < 1 or --line-filter: test lines inline in every block,\n"
           "                    as before session 17 (by default blocks run at most 1/256 as often as\n"
           "                    their function's busiest call the runtime instead: the same profile)\n"
+          "  --counters-in-memory  block counters of innermost loops loaded, added and stored every\n"
+          "                    iteration, as before session 18 (by default added at the loop's exits\n"
+          "                    from its iterations: the same profile)\n"
           "  --run-static-counts  in the run, functions whose blocks all have static counts get one\n"
           "                    counter (calls) instead of one per block (what bench analyze and the\n"
           "                    analytic cost model run)\n"
@@ -123,6 +126,7 @@ int cmd_analyze(int argc, char **argv) {
     else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
     else if (strcmp(arg, "--line-filter") == 0) opt.line_filter = true;
     else if (strcmp(arg, "--inline-cold-blocks") == 0) opt.inline_cold_blocks = true;
+    else if (strcmp(arg, "--counters-in-memory") == 0) opt.counters_in_memory = true;
     else if (strcmp(arg, "--run-static-counts") == 0) opt.static_counts = true;
     else if (strcmp(arg, "--static-counts") == 0) static_counts = true;
     else if (strcmp(arg, "--reuse") == 0 && has_val) {
