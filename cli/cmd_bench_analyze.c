@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,6 +57,8 @@ typedef struct {
   double pred_trace[N_CACHES][2]; /* traced profile (no run) */
   /* cost (suite workloads only; 0 when not measured) */
   double native_s, compile_s, sampled_run_s, sampled_total_s, full_run_s, full_total_s;
+  double native_lo_s, native_hi_s; /* the smallest and largest of the rounds' native medians */
+  double native_cpu_s, filt_cpu_s;  /* by CPU time: the kernel's thread; the line-filtered profile's process and child */
   /* the traced profile (pa_profile_traced: no run): cost, and its miss-ratio curve's largest
    * distance from the full run's over 4 KiB..64 MiB (-1: not traced, trace_note says why) */
   double trace_s, trace_mrc;
@@ -192,59 +195,104 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
   if (!o->keep) unlink(obj), unlink(exe);
 }
 
-/* Medians over up to `repeats` (at most 16) profiles of the module with these options: the
- * instrumented run's seconds and the whole build's (instrumenting, JIT, run); stops at the
- * first build that fails, 0 when none succeeded. */
-static void time_builds(pa_module *m, const pa_run_spec *spec, const pa_options *po, int repeats, double *run_s,
-                        double *total_s) {
-  double run[16], total[16];
-  int n = 0;
-  pt_diag d = {0};
-  for (int i = 0; i < repeats && i < 16; i++) {
-    double t0 = pt_now();
-    pa_profile *p = pa_profile_build(m, spec, po, &d);
-    if (!p) break;
-    total[n] = pt_now() - t0;
-    run[n++] = p->run_seconds;
-    pa_profile_free(p);
-  }
-  *run_s = pt_median(run, n);
-  *total_s = pt_median(total, n);
+/* The seconds of one profile of the module with these options, appended to its round's
+ * figures: the instrumented run's and the whole build's (instrumenting, JIT, run). A kind whose
+ * build failed once is not built again (*failed). */
+typedef struct {
+  double run[16], total[16], cpu[16]; /* cpu: this process's and its reaped run's CPU seconds */
+  int n;
+  bool failed;
+} build_times;
+
+static double process_cpu_now(void) {
+  struct rusage self, children;
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec) +
+         1e-6 * (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec + children.ru_stime.tv_usec);
 }
 
-/* Native time of the state (child process, checked against the reference) and the median
- * cost of a sampled profile of its module over o->repeats runs. */
-static void measure_cost(const options *o, row *r, const pc_state *s, const pc_reference *ref, pa_module *m,
-                         const pa_run_spec *spec) {
+static void time_build(pa_module *m, const pa_run_spec *spec, const pa_options *po, build_times *t) {
+  if (t->failed || t->n == 16) return;
+  pt_diag d = {0};
+  double t0 = pt_now(), c0 = process_cpu_now();
+  pa_profile *p = pa_profile_build(m, spec, po, &d);
+  if (!p) {
+    t->failed = true;
+    return;
+  }
+  t->total[t->n] = pt_now() - t0;
+  t->cpu[t->n] = process_cpu_now() - c0;
+  t->run[t->n++] = p->run_seconds;
+  pa_profile_free(p);
+}
+
+/* Native time and the profiles' costs in o->repeats rounds, each the native kernel timed (child
+ * process, checked against the reference; the median of its runs over min_time / rounds) and
+ * then one profile of each kind, so that a slow spell of the machine falls on both sides of a
+ * ratio instead of on one: each figure is the median of its rounds (the native one the median
+ * of the rounds' medians), and the ratios are taken from those medians. */
+static void measure_cost(const options *o, row *r, const pc_state *s, const pc_program *prog, const pc_reference *ref,
+                         pa_module *m, const pa_run_spec *spec) {
+  int rounds = o->repeats < 16 ? o->repeats : 16;
   pc_measure_opts mo;
   pc_measure_opts_default(&mo);
   mo.threads = 1;
-  mo.min_time_s = o->quick ? 0.05 : 0.2;
+  mo.min_time_s = (o->quick ? 0.05 : 0.2) / rounds;
   mo.timeout_s = 60;
-  pc_measure_result mr;
   pt_diag d = {0};
-  if (pc_measure(s, ref, &mo, &mr, &d) == 0 && mr.error == PC_MEASURE_OK) {
-    r->native_s = mr.median_s;
-    r->compile_s = mr.compile_s;
-  } else {
-    snprintf(r->note, sizeof r->note, "measure: %.180s", d.msg[0] ? d.msg : mr.message);
+  pc_kernel *k = pc_lower(s, &(pc_lower_opts){0}, &d); /* compiled once, timed every round */
+  if (!k) {
+    snprintf(r->note, sizeof r->note, "lower: %.180s", d.msg);
     return;
   }
-  time_builds(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, o->repeats, &r->sampled_run_s,
-              &r->sampled_total_s);
-  double total[16];
-  int n = 0;
-  for (int i = 0; i < o->repeats && i < 16 && r->trace_mrc >= 0; i++) {
-    double t0 = pt_now();
-    pa_profile *p = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
-    if (!p) break;
-    total[n++] = pt_now() - t0;
-    pa_profile_free(p);
+  build_times sampled = {0}, windowed = {.failed = r->win_mrc < 0}, filtered = {.failed = r->filt_mrc < 0};
+  double native[16], native_cpu[16], traced[16];
+  pc_measure_opts mc = mo;
+  mc.cpu_clock = true;
+  int n_traced = 0;
+  bool trace = r->trace_mrc >= 0;
+  for (int i = 0; i < rounds; i++) {
+    pc_measure_result mr;
+    if (pc_measure_kernel(k, prog, ref, &mo, &mr, &d) != 0 || mr.error != PC_MEASURE_OK) {
+      snprintf(r->note, sizeof r->note, "measure: %.180s", d.msg[0] ? d.msg : mr.message);
+      pc_kernel_free(k);
+      r->native_s = 0;
+      return;
+    }
+    native[i] = mr.median_s;
+    r->compile_s = mr.compile_s;
+    /* the same runs by the thread's CPU time, for the profiles' CPU (preempted slices left out on both sides) */
+    if (pc_measure_kernel(k, prog, ref, &mc, &mr, &d) != 0 || mr.error != PC_MEASURE_OK) {
+      snprintf(r->note, sizeof r->note, "measure: %.180s", d.msg[0] ? d.msg : mr.message);
+      pc_kernel_free(k);
+      r->native_s = 0;
+      return;
+    }
+    native_cpu[i] = mr.median_s;
+    time_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &sampled);
+    if (trace) {
+      double t0 = pt_now();
+      pa_profile *p = pa_profile_traced(m, &(pa_static_opts){spec->entry, 1}, NULL, &d);
+      if (p) traced[n_traced++] = pt_now() - t0;
+      else trace = false;
+      pa_profile_free(p);
+    }
+    time_build(m, spec, &(pa_options){.windowed = true}, &windowed);
+    time_build(m, spec, &filtered_opts, &filtered);
   }
-  r->trace_s = pt_median(total, n);
-  if (r->win_mrc >= 0)
-    time_builds(m, spec, &(pa_options){.windowed = true}, o->repeats, &r->win_run_s, &r->win_total_s);
-  if (r->filt_mrc >= 0) time_builds(m, spec, &filtered_opts, o->repeats, &r->filt_run_s, &r->filt_total_s);
+  pc_kernel_free(k);
+  r->native_s = pt_median(native, rounds);
+  r->native_lo_s = r->native_hi_s = native[0];
+  for (int i = 1; i < rounds; i++) {
+    if (native[i] < r->native_lo_s) r->native_lo_s = native[i];
+    if (native[i] > r->native_hi_s) r->native_hi_s = native[i];
+  }
+  r->trace_s = pt_median(traced, n_traced);
+  r->sampled_run_s = pt_median(sampled.run, sampled.n), r->sampled_total_s = pt_median(sampled.total, sampled.n);
+  r->win_run_s = pt_median(windowed.run, windowed.n), r->win_total_s = pt_median(windowed.total, windowed.n);
+  r->filt_run_s = pt_median(filtered.run, filtered.n), r->filt_total_s = pt_median(filtered.total, filtered.n);
+  r->native_cpu_s = pt_median(native_cpu, rounds), r->filt_cpu_s = pt_median(filtered.cpu, filtered.n);
 }
 
 /* Instructions the candidate executes (static counts x instructions per block, one thread);
@@ -332,7 +380,7 @@ static int workload_case(const options *o, const char *wname, int which, row *r)
     spec->timeout_s = 120;
     pa_module *m = pa_module_from_llvm(pc_kernel_module(k));
     analyze_case(o, r, m, spec, ir, true, nb, floats);
-    if (!o->misses_only) measure_cost(o, r, s, ref, m, spec);
+    if (!o->misses_only) measure_cost(o, r, s, prog, ref, m, spec);
     pa_module_free(m);
     pa_run_spec_free(spec);
     free(floats);
@@ -449,7 +497,8 @@ static void print_text(const row *rows, int n) {
     else if (r->win_note[0]) printf("%-34s not windowed: %s\n", r->name, r->win_note);
   }
   printf("\nCost per candidate, one thread (x = / native kernel time; sampled = static counts + 1%% "
-         "SHARDS, median of repeats; JIT and fork included in 'total')\n");
+         "SHARDS; JIT and fork included in 'total'; each figure the median of --repeats rounds, a round the\n"
+         "native kernel timed and then one profile of each kind, the native figure the median of the rounds' medians)\n");
   printf("%-34s %10s %10s %11s %8s %11s %8s %11s %8s %10s %7s\n", "case", "native ms", "compile ms", "sampled run", "x",
          "sampled tot", "x", "full run", "x", "traced ms", "x");
   double xs[256], xt[256], xf[256], xr[256];
@@ -484,8 +533,10 @@ static void print_text(const row *rows, int n) {
   if (kw) printf("median: windowed run %.1fx native, windowed total %.1fx (%d candidates)\n", pt_median(xw, kw), pt_median(xwt, kw), kw);
   printf("\nLine-filtered sampled run (static counts + 1%% SHARDS + line filter, docs/design.md): miss-ratio distance\n"
          "from the full run with the filter alone (rate 1) and at 1%%, and its cost (run, and total with fork and JIT)\n"
-         "%-34s %9s %9s %10s %11s %8s %11s %8s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x", "filt tot", "x");
-  double xf1[256], xft[256], worst = 0;
+         "(wall clock; CPU: the profile's process and child CPU time against the kernel thread's, both medians of rounds)\n"
+         "%-34s %9s %9s %10s %11s %8s %11s %8s %10s %11s %9s %7s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x",
+         "filt tot", "x", "native hi/lo", "native CPU", "filt CPU", "x");
+  double xf1[256], xft[256], xfc[256], worst = 0;
   int kfl = 0;
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
@@ -498,14 +549,17 @@ static void print_text(const row *rows, int n) {
       printf("%-34s %9.4f %9.4f\n", r->name, r->filt_exact_mrc, r->filt_mrc);
       continue;
     }
-    printf("%-34s %9.4f %9.4f %10.3f %11.3f %8.1f %11.1f %8.1f\n", r->name, r->filt_exact_mrc, r->filt_mrc,
-           r->native_s * 1e3, r->filt_run_s * 1e3, r->filt_run_s / r->native_s, r->filt_total_s * 1e3,
-           r->filt_total_s / r->native_s);
-    if (kfl < 256) xf1[kfl] = r->filt_run_s / r->native_s, xft[kfl++] = r->filt_total_s / r->native_s;
+    double cpu_x = r->native_cpu_s > 0 ? r->filt_cpu_s / r->native_cpu_s : 0;
+    printf("%-34s %9.4f %9.4f %10.3f %11.3f %8.1f %11.1f %8.1f %10.2f %11.3f %9.1f %7.1f\n", r->name, r->filt_exact_mrc,
+           r->filt_mrc, r->native_s * 1e3, r->filt_run_s * 1e3, r->filt_run_s / r->native_s, r->filt_total_s * 1e3,
+           r->filt_total_s / r->native_s, r->native_lo_s > 0 ? r->native_hi_s / r->native_lo_s : 0, r->native_cpu_s * 1e3,
+           r->filt_cpu_s * 1e3, cpu_x);
+    if (kfl < 256) xf1[kfl] = r->filt_run_s / r->native_s, xft[kfl] = r->filt_total_s / r->native_s, xfc[kfl++] = cpu_x;
   }
   if (kfl)
-    printf("median: line-filtered run %.1fx native, total %.1fx (%d candidates); largest mrc distance at 1%% %.4f\n",
-           pt_median(xf1, kfl), pt_median(xft, kfl), kfl, worst);
+    printf("median: line-filtered run %.1fx native, total %.1fx, total by CPU time %.1fx (%d candidates); largest mrc "
+           "distance at 1%% %.4f\n",
+           pt_median(xf1, kfl), pt_median(xft, kfl), pt_median(xfc, kfl), kfl, worst);
 }
 
 static void print_json(const row *rows, int n) {
@@ -533,9 +587,10 @@ static void print_json(const row *rows, int n) {
     printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
            "\"full_run_s\": %.6g, \"full_total_s\": %.6g, \"trace_s\": %.6g, \"trace_mrc\": %.6g, \"windows_run_s\": %.6g, "
            "\"windows_total_s\": %.6g, \"windows_mrc\": %.6g, \"filtered_run_s\": %.6g, \"filtered_total_s\": %.6g, "
+           "\"native_min_round_s\": %.6g, \"native_max_round_s\": %.6g, \"native_cpu_s\": %.6g, \"filtered_cpu_s\": %.6g, "
            "\"filtered_mrc\": %.6g, \"filtered_exact_mrc\": %.6g}",
            r->native_s, r->compile_s, r->sampled_run_s, r->sampled_total_s, r->full_run_s, r->full_total_s, r->trace_s,
-           r->trace_mrc, r->win_run_s, r->win_total_s, r->win_mrc, r->filt_run_s, r->filt_total_s, r->filt_mrc,
+           r->trace_mrc, r->win_run_s, r->win_total_s, r->win_mrc, r->filt_run_s, r->filt_total_s, r->native_lo_s, r->native_hi_s, r->native_cpu_s, r->filt_cpu_s, r->filt_mrc,
            r->filt_exact_mrc);
   }
   printf("\n]}\n");
@@ -556,7 +611,8 @@ static void usage(FILE *f) {
           "  --quick            jacobi2d and transpose, and dwconv_mb's default schedule only\n"
           "  --workloads LIST   suite workloads to use (default: all; 'none' for the C kernels only)\n"
           "  --max-accesses N   simulate only cases of at most N line accesses (default 40000000)\n"
-          "  --repeats N        sampled profiles per candidate for the median (default 3)\n"
+          "  --repeats N        rounds per candidate (1..16, default 3): in each the native kernel is timed\n"
+          "                     and then each kind of profile made once; figures are the rounds' medians\n"
           "  --keep             keep the temporary folder (IR, object, driver, callgrind output)\n"
           "  --cost-only        part (b) only: no C kernels, no cache simulation\n"
           "  --misses-only      part (a) only (exact and 1%% profiles against callgrind): no costs, no traced,\n"
