@@ -18,7 +18,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent bench predict [--target T.json] [--workloads a,b,...] [--candidates N] [--seed S]\n"
-          "       [--sample RATE] [--min-time SEC] [--cpu-clock] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
+          "       [--sample RATE] [--min-time SEC] [--timeout SEC] [--cpu-clock] [--threads N] [--svg FILE] [--cache DIR] [--remeasure]\n"
           "       [--replay SET [--measure-only]] [--tuned LOG[,LOG...] [--tuned-count K]]\n"
           "       [--save DIR [--platform NAME]] [--truth median|min] [--worst K] [--pairs W] [--tsv FILE] [--mca [N]]\n"
           "       [--json]\n"
@@ -33,6 +33,8 @@ static void usage(FILE *f) {
           "  --seed S          seed of the random schedules (default 1)\n"
           "  --sample RATE     SHARDS rate of the reuse profiles (default 0.01)\n"
           "  --min-time SEC    minimum timed seconds per measurement (default 0.05)\n"
+          "  --timeout SEC     a candidate's run (warm-up and repeats) killed after SEC seconds of the wall\n"
+          "                    clock and counted as failed (default 10)\n"
           "  --cpu-clock       with --threads 1: time each run by the thread's CPU time, not the wall clock\n"
           "                    (time slices other processes take are not counted; saved records say\n"
           "                    \"clock\": \"cpu\")\n"
@@ -162,7 +164,7 @@ int cmd_bench_predict(int argc, char **argv) {
   bool remeasure = false, truth_min = false, restatic = false, measure_only = false, cpu_clock = false;
   const char *ir_dir = NULL;
   unsigned long long seed = 1;
-  double sample = 0.01, min_time = 0.05;
+  double sample = 0.01, min_time = 0.05, timeout = 10;
   bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -179,6 +181,7 @@ int cmd_bench_predict(int argc, char **argv) {
     else if (strcmp(a, "--min-time") == 0 && has_val) min_time = atof(argv[++i]);
     else if (strcmp(a, "--threads") == 0 && has_val) threads = atoi(argv[++i]);
     else if (strcmp(a, "--cpu-clock") == 0) cpu_clock = true;
+    else if (strcmp(a, "--timeout") == 0 && has_val) timeout = atof(argv[++i]);
     else if (strcmp(a, "--svg") == 0 && has_val) svg = argv[++i];
     else if (strcmp(a, "--cache") == 0 && has_val) cache = argv[++i];
     else if (strcmp(a, "--remeasure") == 0) remeasure = true;
@@ -233,8 +236,8 @@ int cmd_bench_predict(int argc, char **argv) {
     }
     free(none);
   }
-  if (candidates < 0 || tuned_count < 1 || threads < 1 || !(sample > 0 && sample <= 1) || !(min_time > 0) || worst < 0 || mca < 0) {
-    fprintf(stderr, "portent bench predict: --candidates >= 0, --tuned-count >= 1, --threads >= 1, --sample in (0,1], --min-time > 0, "
+  if (candidates < 0 || tuned_count < 1 || threads < 1 || !(sample > 0 && sample <= 1) || !(min_time > 0) || !(timeout > 0) || worst < 0 || mca < 0) {
+    fprintf(stderr, "portent bench predict: --candidates >= 0, --tuned-count >= 1, --threads >= 1, --sample in (0,1], --min-time > 0, --timeout > 0, "
                     "--worst >= 0, --mca >= 0\n");
     return EXIT_USAGE;
   }
@@ -296,6 +299,7 @@ int cmd_bench_predict(int argc, char **argv) {
     pc_measure_opts mo;
     pc_measure_opts_default(&mo);
     mo.threads = threads, mo.min_time_s = min_time, mo.seed = 1, mo.cpu_clock = cpu_clock;
+    mo.timeout_s = timeout;
     pc_reference *ref = pc_reference_new(prog, &mo, &d);
     if (!ref) {
       fprintf(stderr, "portent bench predict: %s: %s\n", names[w], d.msg);

@@ -217,6 +217,8 @@ check missing 2 "$portent" bench predict --from "$tmp/nothing"
 has missing "$tmp/err" "nothing/records.jsonl"
 check usage 2 "$portent" bench predict --worst -1
 check bench-threads0 2 "$portent" bench predict --threads 0
+check bench-timeout0 2 "$portent" bench predict --timeout 0
+has bench-timeout0 "$tmp/err" "--timeout > 0"
 
 # portent predict on bad inputs: a thread count of 0 or above the target's cores, a corrupted
 # or unknown-version profile or target: exit 2, naming what was wrong.
