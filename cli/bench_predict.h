@@ -60,7 +60,8 @@ char *bp_record_line(const char *line, const char *platform, const char *workloa
 int bp_mkdir_p(const char *dir, pt_diag *d);
 /* --merge-rounds: the comma-separated saved sets DIRS are rounds of one set's schedules; writes to
  * SAVE a set whose records hold each candidate's median over the rounds (each round's figure
- * under "portent": {"rounds": [...]}; target.json and profiles.jsonl.gz as the first round's),
+ * under "portent": {"rounds": [...]}), the rounds' target.json and each candidate's profile from
+ * the first round that has it (every round keeps the replayed set's own, --measure-only),
  * and prints the round-to-round Spearman within each workload. Returns an exit code. */
 int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bool json);
 /* Rewrites only DIR/profiles.jsonl.gz (atomically): after --restatic, the measured side stays. */

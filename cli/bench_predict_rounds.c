@@ -35,6 +35,22 @@ static const bp_workload *workload_in(const bp_set *r, const char *name) {
   return NULL;
 }
 
+/* A workload's candidates in candidate order (as a run saves them), whichever round had which. */
+static void sort_by_candidate(bp_workload *w) {
+  for (int a = 1; a < w->n; a++)
+    for (int b = a; b > 0 && w->candidate[b - 1] > w->candidate[b]; b--) {
+#define SWAP(x) do { __typeof__(x[0]) t_ = x[b]; x[b] = x[b - 1], x[b - 1] = t_; } while (0)
+      SWAP(w->candidate);
+      SWAP(w->meas);
+      SWAP(w->meas_min);
+      SWAP(w->repeats);
+      SWAP(w->prof);
+      SWAP(w->steps);
+      SWAP(w->record);
+#undef SWAP
+    }
+}
+
 /* The record line of the merged candidate: the first round's task and steps, cost = the median
  * over rounds, measurement cost summed, the latest timestamp; "portent" with the rounds. */
 static char *merged_line(const char *first_record, pc_record *rec, double median, double cost, double stamp,
@@ -85,8 +101,8 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
   bp_set *r[MAX_ROUNDS] = {0};
   char dir[MAX_ROUNDS][1024];
   int nr = 0, rc = EXIT_USAGE;
-  char *list = strdup(dirs), *target = NULL, *profiles = NULL, *out = NULL;
-  size_t target_len = 0, profiles_len = 0, cap = 1 << 16, used = 0;
+  char *list = strdup(dirs), *target = NULL, *out = NULL;
+  size_t target_len = 0, cap = 1 << 16, used = 0;
   pc_record *rec = malloc(sizeof *rec);
   bp_set *m = bp_set_new();
   double **round_s = NULL;
@@ -97,7 +113,7 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
       goto done;
     }
     bp_set_dir(tok, dir[nr], sizeof dir[nr]);
-    if (!(r[nr] = bp_load(dir[nr], false, &d))) {
+    if (!(r[nr] = bp_load(dir[nr], true, &d))) {
       fprintf(stderr, "portent bench predict: --merge-rounds: round %d: %s\n", nr + 1, d.msg);
       goto done;
     }
@@ -125,17 +141,11 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
     fprintf(stderr, "portent bench predict: --merge-rounds needs two rounds or more (comma-separated sets)\n");
     goto done;
   }
-  char ppath[1100];
-  snprintf(ppath, sizeof ppath, "%s/profiles.jsonl.gz", dir[0]);
-  if (!(profiles = pt_read_file(ppath, &profiles_len, &d))) {
-    fprintf(stderr, "portent bench predict: --merge-rounds: %s\n", d.msg);
-    goto done;
-  }
   /* the union of the rounds' candidates, in the order they first appear */
   m->threads = r[0]->threads;
   for (int k = 0; k < nr; k++)
     for (int i = 0; i < r[k]->nw; i++) {
-      const bp_workload *w = &r[k]->w[i];
+      bp_workload *w = &r[k]->w[i];
       bp_workload *mw = bp_set_workload(m, w->name);
       for (int j = 0; mw && j < w->n; j++) {
         bool clash = false;
@@ -147,9 +157,12 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
           }
           continue;
         }
-        bp_set_add(m, mw, w->candidate[j], 0, NULL, w->steps[j], w->record[j]);
+        /* its profile from the first round that has it (every round's is the replayed set's) */
+        bp_set_add(m, mw, w->candidate[j], 0, w->prof[j], w->steps[j], w->record[j]);
+        w->prof[j] = NULL;
       }
     }
+  for (int i = 0; i < m->nw; i++) sort_by_candidate(&m->w[i]);
   for (int i = 0; i < m->nw; i++) n_all += m->w[i].n;
   round_s = calloc((size_t)n_all + 1, sizeof *round_s);
   out = malloc(cap);
@@ -189,16 +202,14 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
       free(line);
     }
   }
-  /* the set: target and profiles as the first round has them, records with the medians */
+  /* the set: the rounds' target, records with the medians, the profiles */
   char path[1200];
   rc = EXIT_FAILED;
   if (bp_mkdir_p(save, &d) != 0) goto io_fail;
   snprintf(path, sizeof path, "%s/target.json", save);
   if (pt_write_file_atomic(path, target, target_len, &d) != 0) goto io_fail;
-  snprintf(path, sizeof path, "%s/profiles.jsonl.gz", save);
-  if (pt_write_file_atomic(path, profiles, profiles_len, &d) != 0) goto io_fail;
   snprintf(path, sizeof path, "%s/records.jsonl", save);
-  if (pt_write_file_atomic(path, out, used, &d) != 0) goto io_fail;
+  if (pt_write_file_atomic(path, out, used, &d) != 0 || bp_save_profiles(m, save, &d) != 0) goto io_fail;
   /* how far the truth repeats: the ceiling of any model's Spearman */
   if (json) printf("{\"rounds\": %d, \"candidates\": %d, \"partial\": %d, \"workloads\": {", nr, n_all, partial);
   else {
@@ -246,6 +257,6 @@ done:
   free(round_s);
   for (int k = 0; k < nr; k++) bp_set_free(r[k]);
   bp_set_free(m);
-  free(list), free(target), free(profiles), free(out), free(rec);
+  free(list), free(target), free(out), free(rec);
   return rc;
 }
