@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,7 +57,6 @@ typedef struct {
   /* cost (suite workloads only; 0 when not measured) */
   double native_s, compile_s, sampled_run_s, sampled_total_s, full_run_s, full_total_s;
   double native_lo_s, native_hi_s; /* the smallest and largest of the rounds' native medians */
-  double native_cpu_s, filt_cpu_s;  /* by CPU time: the kernel's thread; the line-filtered profile's process and child */
   /* the traced profile (pa_profile_traced: no run): cost, and its miss-ratio curve's largest
    * distance from the full run's over 4 KiB..64 MiB (-1: not traced, trace_note says why) */
   double trace_s, trace_mrc;
@@ -199,30 +197,21 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
  * figures: the instrumented run's and the whole build's (instrumenting, JIT, run). A kind whose
  * build failed once is not built again (*failed). */
 typedef struct {
-  double run[16], total[16], cpu[16]; /* cpu: this process's and its reaped run's CPU seconds */
+  double run[16], total[16];
   int n;
   bool failed;
 } build_times;
 
-static double process_cpu_now(void) {
-  struct rusage self, children;
-  getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_CHILDREN, &children);
-  return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec) +
-         1e-6 * (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec + children.ru_stime.tv_usec);
-}
-
 static void time_build(pa_module *m, const pa_run_spec *spec, const pa_options *po, build_times *t) {
   if (t->failed || t->n == 16) return;
   pt_diag d = {0};
-  double t0 = pt_now(), c0 = process_cpu_now();
+  double t0 = pt_now();
   pa_profile *p = pa_profile_build(m, spec, po, &d);
   if (!p) {
     t->failed = true;
     return;
   }
   t->total[t->n] = pt_now() - t0;
-  t->cpu[t->n] = process_cpu_now() - c0;
   t->run[t->n++] = p->run_seconds;
   pa_profile_free(p);
 }
@@ -247,9 +236,7 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_p
     return;
   }
   build_times sampled = {0}, windowed = {.failed = r->win_mrc < 0}, filtered = {.failed = r->filt_mrc < 0};
-  double native[16], native_cpu[16], traced[16];
-  pc_measure_opts mc = mo;
-  mc.cpu_clock = true;
+  double native[16], traced[16];
   int n_traced = 0;
   bool trace = r->trace_mrc >= 0;
   for (int i = 0; i < rounds; i++) {
@@ -262,14 +249,6 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_p
     }
     native[i] = mr.median_s;
     r->compile_s = mr.compile_s;
-    /* the same runs by the thread's CPU time, for the profiles' CPU (preempted slices left out on both sides) */
-    if (pc_measure_kernel(k, prog, ref, &mc, &mr, &d) != 0 || mr.error != PC_MEASURE_OK) {
-      snprintf(r->note, sizeof r->note, "measure: %.180s", d.msg[0] ? d.msg : mr.message);
-      pc_kernel_free(k);
-      r->native_s = 0;
-      return;
-    }
-    native_cpu[i] = mr.median_s;
     time_build(m, spec, &(pa_options){.sample_rate = 0.01, .static_counts = true}, &sampled);
     if (trace) {
       double t0 = pt_now();
@@ -292,7 +271,6 @@ static void measure_cost(const options *o, row *r, const pc_state *s, const pc_p
   r->sampled_run_s = pt_median(sampled.run, sampled.n), r->sampled_total_s = pt_median(sampled.total, sampled.n);
   r->win_run_s = pt_median(windowed.run, windowed.n), r->win_total_s = pt_median(windowed.total, windowed.n);
   r->filt_run_s = pt_median(filtered.run, filtered.n), r->filt_total_s = pt_median(filtered.total, filtered.n);
-  r->native_cpu_s = pt_median(native_cpu, rounds), r->filt_cpu_s = pt_median(filtered.cpu, filtered.n);
 }
 
 /* Instructions the candidate executes (static counts x instructions per block, one thread);
@@ -533,10 +511,9 @@ static void print_text(const row *rows, int n) {
   if (kw) printf("median: windowed run %.1fx native, windowed total %.1fx (%d candidates)\n", pt_median(xw, kw), pt_median(xwt, kw), kw);
   printf("\nLine-filtered sampled run (static counts + 1%% SHARDS + line filter, docs/design.md): miss-ratio distance\n"
          "from the full run with the filter alone (rate 1) and at 1%%, and its cost (run, and total with fork and JIT)\n"
-         "(wall clock; CPU: the profile's process and child CPU time against the kernel thread's, both medians of rounds)\n"
-         "%-34s %9s %9s %10s %11s %8s %11s %8s %10s %11s %9s %7s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x",
-         "filt tot", "x", "native hi/lo", "native CPU", "filt CPU", "x");
-  double xf1[256], xft[256], xfc[256], worst = 0;
+         "%-34s %9s %9s %10s %11s %8s %11s %8s %10s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x", "filt tot",
+         "x", "native hi/lo");
+  double xf1[256], xft[256], worst = 0;
   int kfl = 0;
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
@@ -549,17 +526,14 @@ static void print_text(const row *rows, int n) {
       printf("%-34s %9.4f %9.4f\n", r->name, r->filt_exact_mrc, r->filt_mrc);
       continue;
     }
-    double cpu_x = r->native_cpu_s > 0 ? r->filt_cpu_s / r->native_cpu_s : 0;
-    printf("%-34s %9.4f %9.4f %10.3f %11.3f %8.1f %11.1f %8.1f %10.2f %11.3f %9.1f %7.1f\n", r->name, r->filt_exact_mrc,
-           r->filt_mrc, r->native_s * 1e3, r->filt_run_s * 1e3, r->filt_run_s / r->native_s, r->filt_total_s * 1e3,
-           r->filt_total_s / r->native_s, r->native_lo_s > 0 ? r->native_hi_s / r->native_lo_s : 0, r->native_cpu_s * 1e3,
-           r->filt_cpu_s * 1e3, cpu_x);
-    if (kfl < 256) xf1[kfl] = r->filt_run_s / r->native_s, xft[kfl] = r->filt_total_s / r->native_s, xfc[kfl++] = cpu_x;
+    printf("%-34s %9.4f %9.4f %10.3f %11.3f %8.1f %11.1f %8.1f %10.2f\n", r->name, r->filt_exact_mrc, r->filt_mrc,
+           r->native_s * 1e3, r->filt_run_s * 1e3, r->filt_run_s / r->native_s, r->filt_total_s * 1e3,
+           r->filt_total_s / r->native_s, r->native_lo_s > 0 ? r->native_hi_s / r->native_lo_s : 0);
+    if (kfl < 256) xf1[kfl] = r->filt_run_s / r->native_s, xft[kfl++] = r->filt_total_s / r->native_s;
   }
   if (kfl)
-    printf("median: line-filtered run %.1fx native, total %.1fx, total by CPU time %.1fx (%d candidates); largest mrc "
-           "distance at 1%% %.4f\n",
-           pt_median(xf1, kfl), pt_median(xft, kfl), pt_median(xfc, kfl), kfl, worst);
+    printf("median: line-filtered run %.1fx native, total %.1fx (%d candidates); largest mrc distance at 1%% %.4f\n",
+           pt_median(xf1, kfl), pt_median(xft, kfl), kfl, worst);
 }
 
 static void print_json(const row *rows, int n) {
@@ -587,10 +561,9 @@ static void print_json(const row *rows, int n) {
     printf("], \"native_s\": %.6g, \"compile_s\": %.6g, \"sampled_run_s\": %.6g, \"sampled_total_s\": %.6g, "
            "\"full_run_s\": %.6g, \"full_total_s\": %.6g, \"trace_s\": %.6g, \"trace_mrc\": %.6g, \"windows_run_s\": %.6g, "
            "\"windows_total_s\": %.6g, \"windows_mrc\": %.6g, \"filtered_run_s\": %.6g, \"filtered_total_s\": %.6g, "
-           "\"native_min_round_s\": %.6g, \"native_max_round_s\": %.6g, \"native_cpu_s\": %.6g, \"filtered_cpu_s\": %.6g, "
-           "\"filtered_mrc\": %.6g, \"filtered_exact_mrc\": %.6g}",
+           "\"native_min_round_s\": %.6g, \"native_max_round_s\": %.6g, \"filtered_mrc\": %.6g, \"filtered_exact_mrc\": %.6g}",
            r->native_s, r->compile_s, r->sampled_run_s, r->sampled_total_s, r->full_run_s, r->full_total_s, r->trace_s,
-           r->trace_mrc, r->win_run_s, r->win_total_s, r->win_mrc, r->filt_run_s, r->filt_total_s, r->native_lo_s, r->native_hi_s, r->native_cpu_s, r->filt_cpu_s, r->filt_mrc,
+           r->trace_mrc, r->win_run_s, r->win_total_s, r->win_mrc, r->filt_run_s, r->filt_total_s, r->native_lo_s, r->native_hi_s, r->filt_mrc,
            r->filt_exact_mrc);
   }
   printf("\n]}\n");

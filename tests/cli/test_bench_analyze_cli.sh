@@ -27,7 +27,7 @@ grep -q '"name": "C transpose".*"caches": "48K/2M", "level": "D1", "measured": [
 # the cost of the workload candidate: a native time and a sampled profile time
 grep -q '"dwconv_mb default".*"native_s": [0-9.e-]*[1-9][0-9.e-]*, "compile_s": [^,]*, "sampled_run_s": [0-9.e-]*[1-9]' "$tmp/quick.json" ||
   { echo "FAIL cost: no native and sampled times for dwconv_mb"; fail=1; }
-# the native time's rounds (session 18): the smallest and largest round, and the kernel's CPU time
-grep -q '"dwconv_mb default".*"native_min_round_s": [0-9.e-]*[1-9][0-9.e-]*, "native_max_round_s": [0-9.e-]*[1-9][0-9.e-]*, "native_cpu_s": [0-9.e-]*[1-9]' "$tmp/quick.json" ||
-  { echo "FAIL cost: no native rounds or CPU time for dwconv_mb"; fail=1; }
+# the native time's rounds (session 18): the smallest and largest round's median
+grep -q '"dwconv_mb default".*"native_min_round_s": [0-9.e-]*[1-9][0-9.e-]*, "native_max_round_s": [0-9.e-]*[1-9]' "$tmp/quick.json" ||
+  { echo "FAIL cost: no native rounds for dwconv_mb"; fail=1; }
 exit $fail
