@@ -10,7 +10,7 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 26
+#define BP_PRESETS 27
 #define BP_HEADLINE 22 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk: the default model */
 const char *bp_preset_name(int k);
 

@@ -42,7 +42,9 @@ static void usage(FILE *f) {
           "                   come back only where the latency curve leaves the last level, by\n"
           "                   memory.strided_walks' ns per access); on x86 targets, not in the\n"
           "                   default, +cmpbr fuses a compare with its branch and +fold a load with\n"
-          "                   its arithmetic user: one issue slot for each pair\n"
+          "                   its arithmetic user: one issue slot for each pair; +setsum (not in the\n"
+          "                   default) adds a loop's +sets misses in one L1 set position to its\n"
+          "                   other cycles instead of bounding them\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");

@@ -533,7 +533,8 @@ double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int
  * (union_positions), so their misses add up over that many sets. trip[j] and
  * ecount[j] are block j's iterations per entry into its loop and its executions per thread. 0
  * when the target has no set walks. */
-double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount) {
+double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount, bool *one_set) {
+  *one_set = false;
   const ptg_target *t = pp->t;
   const ptg_cache *l1 = ptg_target_cache(t, 1);
   if (!l1 || l1->n_set_walks == 0 || l1->associativity < 1 || loop < 0 || loop >= f->n_loops) return 0;
@@ -612,7 +613,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     double rmw_ns = pp->o.dirty_sets && rmw_misses > 0 ? ptg_target_set_rmw_ns(t, positions) : NAN;
     if (rmw_ns > 0 && inflight > 0)
       need = fmax(need, rmw_misses * rmw_ns * pp->freq_ghz + (misses - rmw_misses) * pp_level_latency(t, 2) / inflight);
-    if (need > worst) worst = need;
+    if (need > worst) worst = need, *one_set = positions <= 1 && !(rmw_ns > 0);
   }
   free(group);
   free(w);

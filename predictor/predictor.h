@@ -75,6 +75,10 @@ typedef struct pp_options {
   bool fold_loads;      /* x86 targets: a load whose only user is an arithmetic op of its width
                            becomes that op's memory operand (one macro-op), taking no issue slot;
                            other ISAs unchanged */
+  bool sets_sum;        /* sets: a loop whose costliest set-conflicting group falls in one L1 set
+                           position (not a +dirty read-modify-write walk) takes those misses on
+                           top of its blocks' other cycles instead of the larger of the two, so
+                           loops the bound prices alike keep their differences (bert_ffn1) */
 } pp_options;
 
 /* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk" (threads = cores). */
