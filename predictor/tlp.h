@@ -201,7 +201,7 @@ typedef struct pp_tlp_rank {
 /* Loss over n scores with labels (entries with has[i] false are ignored; has may be NULL),
  * its gradient written to grad (zero for ignored entries). LambdaRank is TLP's: NDCG-weighted
  * pairwise logistic loss summed over pairs with label_i > label_j, weighted as rank says (NULL:
- * TLP's). MSE is the mean squared error (rank unused). */
+ * TLP's). MSE is the mean squared error (rank unused). NaN (and a zero gradient) when out of memory. */
 double pp_tlp_loss_eval(pp_tlp_loss kind, const pp_tlp_rank *rank, int n, const float *scores, const float *labels,
                         const bool *has, float *grad);
 /* The loss of one training batch over its n_out platform heads (MTL-TLP: each sample's loss sums over

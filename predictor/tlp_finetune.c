@@ -77,7 +77,7 @@ int pp_tlp_finetune(pp_tlp_model *m, int out, int n, const float *x, const float
       for (int i = 0; i < b; i++) s[i] = sc[i * c->n_out + out], t[i] = label[order[at + i]];
       double loss = pp_tlp_loss_eval(PP_LOSS_LAMBDARANK, NULL, b, s, t, NULL, gs);
       if (!isfinite(loss)) {
-        rc = pt_fail(d, PT_ERR_RUNTIME, "TLP fine-tuning diverged (loss not finite)");
+        rc = pt_fail(d, PT_ERR_RUNTIME, "TLP fine-tuning diverged (loss not finite: out of memory, or a learning rate too high)");
         break;
       }
       for (int i = 0; i < b; i++) ds[i * c->n_out + out] = gs[i]; /* the other heads stay zero */

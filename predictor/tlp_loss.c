@@ -26,13 +26,17 @@ static double lambdarank(const pp_tlp_rank *rank, int n, const float *s, const f
   int k = rank->ndcg_k > 0 && rank->ndcg_k < n ? rank->ndcg_k : n;
   double c = rank->gain_scale;
   keyed *bp = malloc(sizeof *bp * (size_t)n), *bt = malloc(sizeof *bt * (size_t)n);
+  double *inv_d = malloc(sizeof(double) * (size_t)n), *gain = malloc(sizeof(double) * (size_t)n);
+  if (!bp || !bt || !inv_d || !gain) { /* out of memory: a loss that is not finite stops training */
+    free(bp), free(bt), free(inv_d), free(gain);
+    return NAN;
+  }
   for (int i = 0; i < n; i++) bp[i] = (keyed){s[i], i}, bt[i] = (keyed){t[i], i};
   qsort(bp, (size_t)n, sizeof *bp, by_value_desc);
   qsort(bt, (size_t)n, sizeof *bt, by_value_desc);
   double max_dcg = 0;
   for (int i = 0; i < k; i++) max_dcg += (exp2(c * fmax(bt[i].v, 0)) - 1) / log2(2.0 + i);
   if (max_dcg < 1e-10) max_dcg = 1e-10;
-  double *inv_d = malloc(sizeof(double) * (size_t)n), *gain = malloc(sizeof(double) * (size_t)n);
   for (int i = 0; i < n; i++) {
     inv_d[i] = i < k ? 1 / log2(2.0 + i) : 0;
     gain[i] = (exp2(c * fmax(t[bp[i].i], 0)) - 1) / max_dcg;
@@ -58,14 +62,18 @@ double pp_tlp_loss_eval(pp_tlp_loss kind, const pp_tlp_rank *rank, int n, const 
                         const bool *has, float *grad) {
   static const pp_tlp_rank tlp_rank = {.ndcg_k = 0, .gain_scale = 1};
   int *idx = malloc(sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) grad[i] = 0;
+  if (!idx) return NAN; /* out of memory: a loss that is not finite stops training */
   int k = 0;
-  for (int i = 0; i < n; i++) {
-    grad[i] = 0;
+  for (int i = 0; i < n; i++)
     if (!has || has[i]) idx[k++] = i;
-  }
   double loss = 0;
   if (k > 0) {
     float *s = malloc(sizeof(float) * (size_t)k * 3), *t = s + k, *g = s + 2 * k;
+    if (!s) {
+      free(idx);
+      return NAN;
+    }
     for (int i = 0; i < k; i++) s[i] = scores[idx[i]], t[i] = labels[idx[i]], g[i] = 0;
     if (kind == PP_LOSS_MSE) {
       for (int i = 0; i < k; i++) {

@@ -252,7 +252,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
       double t0 = pt_now(), total = 0;
       if (train_epoch(&tr, pre, n_pre, xpre, bpre, order, cut, &prng, false, &total, d) < 0) goto fail;
       if (!isfinite(total)) {
-        pt_fail(d, PT_ERR_RUNTIME, "TLP pre-training diverged at epoch %d (loss not finite); try a lower --lr",
+        pt_fail(d, PT_ERR_RUNTIME, "TLP pre-training diverged at epoch %d (loss not finite: out of memory, or try a lower --lr)",
                 epoch + 1);
         goto fail;
       }
@@ -272,7 +272,7 @@ pp_tlp_model *pp_tlp_train(pp_tlp_dataset *ds, pp_tlp_vocab *vocab, const pp_tlp
     if (train_epoch(&tr, train, n_train, x, bmax, order, cut, &rng, warm && epoch < o->warm_epochs, &total, d) < 0)
       goto fail;
     if (!isfinite(total)) {
-      pt_fail(d, PT_ERR_RUNTIME, "TLP training diverged at epoch %d (loss not finite); try a lower --lr", epoch + 1);
+      pt_fail(d, PT_ERR_RUNTIME, "TLP training diverged at epoch %d (loss not finite: out of memory, or try a lower --lr)", epoch + 1);
       goto fail;
     }
     if (o->verbose) fprintf(stderr, "epoch %3d  loss %.5g  %.1f s\n", epoch + 1, total, pt_now() - t0);
