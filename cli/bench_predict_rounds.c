@@ -61,6 +61,11 @@ static char *merged_line(const char *first_record, pc_record *rec, double median
   char *line = pc_record_format(rec);
   size_t cap = 64 + 24 * (size_t)nr, used = 0;
   char *rounds = malloc(cap);
+  if (!rounds) {
+    free(line);
+    pt_fail(d, PT_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
   used += (size_t)snprintf(rounds, cap, "%s, \"rounds\": [", cpu_clock ? ", \"clock\": \"cpu\"" : "");
   for (int k = 0; k < nr; k++) /* JSON has no NaN: a round that lacks the candidate is null */
     used += round_s[k] > 0 ? (size_t)snprintf(rounds + used, cap - used, k ? ", %.9g" : "%.9g", round_s[k])
@@ -71,6 +76,12 @@ static char *merged_line(const char *first_record, pc_record *rec, double median
   return out;
 }
 
+/* v in JSON (null where it is not finite: no pairs, or a workload of one candidate), then tail. */
+static void json_number(double v, const char *tail) {
+  if (isfinite(v)) printf("%.4f%s", v, tail);
+  else printf("null%s", tail);
+}
+
 /* Mean and least Spearman over the pairs of rounds (candidates both rounds have), and the mean
  * of each round against the merged median. */
 static void repeatability(int nr, const bp_workload *m, const double *const *round_s,
@@ -78,7 +89,7 @@ static void repeatability(int nr, const bp_workload *m, const double *const *rou
   double *a = malloc(sizeof *a * (m->n + 1)), *b = malloc(sizeof *b * (m->n + 1));
   double sum = 0, least = INFINITY, sum_m = 0;
   int pairs = 0, vs = 0;
-  for (int p = 0; p < nr; p++) {
+  for (int p = 0; a && b && p < nr; p++) { /* out of memory: no pairs, NaN (null in JSON) */
     for (int q = p + 1; q < nr; q++) {
       int n = 0;
       for (int j = 0; j < m->n; j++)
@@ -107,6 +118,7 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
   bp_set *m = bp_set_new();
   double **round_s = NULL;
   int n_all = 0;
+  if (!list || !rec || !m) goto oom;
   for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
     if (nr == MAX_ROUNDS) {
       fprintf(stderr, "portent bench predict: --merge-rounds: more than %d rounds\n", MAX_ROUNDS);
@@ -166,6 +178,7 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
   for (int i = 0; i < m->nw; i++) n_all += m->w[i].n;
   round_s = calloc((size_t)n_all + 1, sizeof *round_s);
   out = malloc(cap);
+  if (!round_s || !out) goto oom;
   const char *slash = strrchr(save, '/');
   char plat[256];
   snprintf(plat, sizeof plat, "%s", platform ? platform : slash && slash[1] ? slash + 1 : save);
@@ -175,7 +188,7 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
     for (int j = 0; j < w->n; j++, at++) {
       double v[MAX_ROUNDS], cost = 0, stamp = 0, min_s = INFINITY;
       int nv = 0, repeats = 0;
-      round_s[at] = malloc(sizeof(double) * nr);
+      if (!(round_s[at] = malloc(sizeof(double) * nr))) goto oom;
       for (int k = 0; k < nr; k++) {
         bool clash = false;
         int q = find_in(r[k], w->name, w->candidate[j], w->steps[j], &clash);
@@ -197,7 +210,14 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
         goto done;
       }
       size_t l = strlen(line);
-      while (used + l + 2 > cap) cap *= 2, out = realloc(out, cap);
+      while (used + l + 2 > cap) {
+        char *grown = realloc(out, cap * 2);
+        if (!grown) {
+          free(line);
+          goto oom;
+        }
+        out = grown, cap *= 2;
+      }
       memcpy(out + used, line, l), used += l, out[used++] = '\n';
       free(line);
     }
@@ -227,7 +247,7 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
     const bp_workload *w = &m->w[i];
     double mean_pair, min_pair, vs, *spread = malloc(sizeof *spread * (w->n + 1));
     int ns = 0;
-    for (int j = 0; j < w->n; j++) {
+    for (int j = 0; spread && j < w->n; j++) {
       double lo = INFINITY, hi = 0;
       for (int k = 0; k < nr; k++)
         if (round_s[at + j][k] > 0) lo = fmin(lo, round_s[at + j][k]), hi = fmax(hi, round_s[at + j][k]);
@@ -238,17 +258,27 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
     free(spread);
     at += w->n;
     if (isfinite(mean_pair)) sum_pair += mean_pair, sum_least += min_pair, sum_vs += vs, nw++;
-    if (json)
-      printf("%s\"%s\": {\"n\": %d, \"spearman_pairs\": %.4f, \"spearman_least\": %.4f, \"spearman_vs_median\": %.4f, "
-             "\"median_spread\": %.4f}",
-             i ? ", " : "", w->name, w->n, mean_pair, min_pair, vs, med_spread);
+    if (json) {
+      printf("%s\"%s\": {\"n\": %d, \"spearman_pairs\": ", i ? ", " : "", w->name, w->n);
+      json_number(mean_pair, ", \"spearman_least\": ");
+      json_number(min_pair, ", \"spearman_vs_median\": ");
+      json_number(vs, ", \"median_spread\": ");
+      json_number(med_spread, "}");
+    }
     else printf("%-14s %5d %9.3f %9.3f %11.3f %7.1f%%\n", w->name, w->n, mean_pair, min_pair, vs, 100 * med_spread);
   }
-  if (json)
-    printf("}, \"mean\": {\"spearman_pairs\": %.4f, \"spearman_least\": %.4f, \"spearman_vs_median\": %.4f}}\n",
-           sum_pair / nw, sum_least / nw, sum_vs / nw);
+  if (json) {
+    printf("}, \"mean\": {\"spearman_pairs\": ");
+    json_number(nw ? sum_pair / nw : NAN, ", \"spearman_least\": ");
+    json_number(nw ? sum_least / nw : NAN, ", \"spearman_vs_median\": ");
+    json_number(nw ? sum_vs / nw : NAN, "}}\n");
+  }
   else printf("%-14s %5d %9.3f %9.3f %11.3f\n", "mean", n_all, sum_pair / nw, sum_least / nw, sum_vs / nw);
   rc = EXIT_OK;
+  goto done;
+oom:
+  fprintf(stderr, "portent bench predict: --merge-rounds: out of memory\n");
+  rc = EXIT_FAILED;
   goto done;
 io_fail:
   fprintf(stderr, "portent bench predict: --merge-rounds: --save %s: %s\n", save, d.msg);

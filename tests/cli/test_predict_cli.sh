@@ -178,6 +178,9 @@ check round-real1 0 "$portent" bench predict --replay "$tmp/a" --measure-only --
 check round-real2 0 "$portent" bench predict --replay "$tmp/a" --measure-only --min-time 0.001 --svg "$tmp/s23.svg" --save "$tmp/rr2"
 check rounds-real 0 "$portent" bench predict --merge-rounds "$tmp/rr1,$tmp/rr2" --save "$tmp/rr" --json
 has rounds-real "$tmp/out" '"rounds": 2, "candidates": 3, "partial": 0'
+if command -v python3 >/dev/null && ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/out"; then
+  echo "FAIL rounds-real: --json is not JSON"; fail=1
+fi
 if grep -q '"clock"' "$tmp/rr/records.jsonl"; then echo "FAIL rounds-real: wall-clock rounds say a clock"; fail=1; fi
 # --cpu-clock: the records say so, a merge keeps it and refuses rounds timed by the other clock
 check round-cpu1 0 "$portent" bench predict --replay "$tmp/a" --measure-only --cpu-clock --min-time 0.001 --svg "$tmp/s25.svg" --save "$tmp/rc1"
