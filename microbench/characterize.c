@@ -22,6 +22,7 @@ static bool no_l1_sets(const pmb_options *o) { return o->skip_l1_sets; }
 static bool no_l1_rmw(const pmb_options *o) { return o->skip_l1_rmw; }
 static bool no_l1_streams(const pmb_options *o) { return o->skip_l1_streams; }
 static bool no_forward(const pmb_options *o) { return o->skip_forward; }
+static bool no_spills(const pmb_options *o) { return o->skip_spills; }
 static bool no_instructions(const pmb_options *o) { return o->skip_instructions; }
 static bool no_gpu(const pmb_options *o) { return !o->gpu; }
 
@@ -41,6 +42,7 @@ static const struct {
     {"L1 read-modify-write set walks", pmb_measure_set_walks_rmw, no_l1_rmw},
     {"L1 set streams", pmb_measure_set_streams, no_l1_streams},
     {"store forwarding", pmb_measure_store_forward, no_forward},
+    {"spilled register tiles", pmb_measure_spills, no_spills},
     {"the thread pool", pmb_measure_runtime, no_runtime},
     {"the GPU", pmb_measure_gpu, no_gpu},
 };

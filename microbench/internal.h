@@ -187,6 +187,7 @@ int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d); /* set_walks.c: L1 misses in 
 int pmb_measure_set_walks_rmw(pmb_ctx *c, pt_diag *d); /* set_walks.c: the same walks, read-modify-write */
 int pmb_measure_set_streams(pmb_ctx *c, pt_diag *d); /* set_streams.c: row streams in one L1 set position */
 int pmb_measure_store_forward(pmb_ctx *c, pt_diag *d); /* forward.c: a load spanning two stores */
+int pmb_measure_spills(pmb_ctx *c, pt_diag *d);        /* spills.c: register tiles past the registers */
 int pmb_measure_runtime(pmb_ctx *c, pt_diag *d);
 int pmb_measure_gpu(pmb_ctx *c, pt_diag *d); /* gpu.c: fills t->gpu */
 /* gpu_cupti.c: kernel durations from CUPTI activity records (GPU clock). open: NULL with the

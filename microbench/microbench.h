@@ -26,6 +26,7 @@ typedef struct {
   bool skip_l1_rmw;       /* the same walks read-modify-write (set_walks.c) */
   bool skip_l1_streams;   /* sequential streams in one L1 set position (set_streams.c) */
   bool skip_forward;      /* a load spanning two stores in flight (forward.c) */
+  bool skip_spills;       /* register tiles larger than the vector registers (spills.c) */
   bool skip_instructions; /* no instruction table (a run of other sections only) */
   bool small_pages; /* memory buffers in 4 KiB pages (MADV_NOHUGEPAGE): to see what TLB misses cost */
   bool gpu; /* also characterize a GPU; fails with PT_ERR_UNSUPPORTED when there is none */

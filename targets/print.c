@@ -37,6 +37,9 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
   else if (t->tool) fprintf(f, "  tool       %s\n", t->tool);
   for (int i = 0; i < t->n_sources; i++) fprintf(f, "  source     %s\n", t->sources[i]);
   if (t->counters) fprintf(f, "  counters   %s\n", t->counters);
+  fprintf(f, "  registers  %d vector registers of %d bits", ptg_target_vector_registers(t), t->max_vector_bits);
+  if (!isnan(t->spill_update_cycles.value)) fprintf(f, "; spilled tile %.2f cycles per accumulator update", t->spill_update_cycles.value);
+  fputc('\n', f);
   fprintf(f, "\n  %-8s %-5s %5s %9s %9s %7s  %-8s %s\n", "op", "type", "bits", "latency", "rthroughput", "spread", "unit",
           "instruction");
   for (int i = 0; i < t->n_insts; i++) {
@@ -135,6 +138,7 @@ void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, do
   diff_line(f, "clock GHz", a->frequency_ghz.value, b->frequency_ghz.value, tol);
   diff_line(f, "issue width", a->issue_width.value, b->issue_width.value, tol);
   diff_line(f, "store forward fail cycles", a->store_forward_fail_cycles.value, b->store_forward_fail_cycles.value, tol);
+  diff_line(f, "spill update cycles", a->spill_update_cycles.value, b->spill_update_cycles.value, tol);
   /* rows of a, then rows only b has */
   for (int pass = 0; pass < 2; pass++) {
     const ptg_target *x = pass ? b : a, *y = pass ? a : b;

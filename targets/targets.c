@@ -65,6 +65,7 @@ ptg_target *ptg_target_new(const char *name) {
   t->frequency_ghz = ptg_fig(NAN);
   t->issue_width = ptg_fig(NAN);
   t->store_forward_fail_cycles = ptg_fig(NAN);
+  t->spill_update_cycles = ptg_fig(NAN);
   t->memory.latency_ns = t->memory.latency_cycles = t->memory.overlapping_misses = ptg_fig(NAN);
   t->gpu.clock_ghz = t->gpu.memory_clock_ghz = NAN;
 #define PTG_X(field, key, lo, hi, doc) t->gpu.field = ptg_fig(NAN);
@@ -299,4 +300,12 @@ double ptg_target_set_stream_ns(const ptg_target *t, double streams, double rmw)
   double a = stream_row_ns(l1, lo, share), b = stream_row_ns(l1, hi, share);
   if (hi == lo) return a;
   return a + (streams - lo) / (hi - lo) * (b - a);
+}
+
+int ptg_target_vector_registers(const ptg_target *t) {
+  if (t->isa && strcmp(t->isa, "aarch64") == 0) return 32;
+  if (t->isa && strcmp(t->isa, "x86_64") == 0)
+    for (int i = 0; i < t->n_features; i++)
+      if (t->features[i] && strcmp(t->features[i], "avx512f") == 0) return 32;
+  return 16;
 }

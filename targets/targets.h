@@ -263,6 +263,9 @@ typedef struct ptg_target {
   ptg_figure issue_width; /* instructions per cycle, sustained */
   ptg_figure store_forward_fail_cycles; /* cycles an iteration loses when a load spans two stores
                                            still in flight (no forwarding); NaN unmeasured */
+  ptg_figure spill_update_cycles; /* cycles per accumulator update in a register tile of FMA
+                                     accumulators that the vector registers cannot hold (the
+                                     register allocator keeps some in memory); NaN unmeasured */
   /* tables */
   int n_insts;
   ptg_inst *insts;
@@ -303,6 +306,7 @@ typedef struct {
   bool rmw;  /* in: their read-modify-write figures (set_walks[].rmw_ns_per_access, matched by
               * stride); without it base's are kept */
   bool forward; /* in: cpu.store_forward_fail_cycles; without it base's is kept */
+  bool spills;  /* in: cpu.spill_update_cycles; without it base's is kept */
   bool streams; /* in: L1's set streams (caches[0].set_streams); without them base's are kept */
   bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
              * memory.strided_walks): without it base's are kept even when memory is replaced */
@@ -370,6 +374,9 @@ double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_
  * only what a core loses when all are busy (its clock, a sibling hardware thread, the
  * hypervisor's share) lowers it. 1 for n <= 1 or without both rows. */
 double ptg_target_core_share(const ptg_target *t, int threads);
+/* Architectural vector registers of the widest width (an ISA fact, not measured): x86-64 with
+ * AVX-512F 32 (zmm0-31), x86-64 without it 16 (ymm0-15), aarch64 32 (v0-31), otherwise 16. */
+int ptg_target_vector_registers(const ptg_target *t);
 
 
 /* Readable table of one target / two side by side; the diff flags figures whose relative

@@ -158,12 +158,12 @@ static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_su
     cJSON_AddItemToArray(sources, cJSON_CreateString(pt_sprintf(a, "update: %s", src->valuestring)));
   }
   const cJSON *date = cJSON_GetObjectItem(fp, "date"), *notes = cJSON_GetObjectItem(p, "notes");
-  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s",
+  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s%s",
                           cJSON_IsString(notes) ? notes->valuestring : "", cJSON_IsString(notes) ? "; " : "",
                           cJSON_IsString(date) ? date->valuestring : "?", s->replaced, s->added,
                           s->units ? ", execution units and issue width" : "", s->memory ? ", caches and memory" : "",
                           s->mlp ? ", misses in flight" : "", s->sets ? ", L1 set walks" : "", s->rmw ? ", L1 read-modify-write walks" : "",
-                          s->streams ? ", L1 set streams" : "", s->forward ? ", store forwarding" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
+                          s->streams ? ", L1 set streams" : "", s->forward ? ", store forwarding" : "", s->spills ? ", spilled register tiles" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
   cJSON_DeleteItemFromObjectCaseSensitive(p, "notes");
   cJSON_AddStringToObject(p, "notes", note);
 }
@@ -191,6 +191,7 @@ ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, p
     if (cpu && fcpu) take(cpu, fcpu, "issue_width");
   }
   if (s->forward && cpu && fcpu) take(cpu, fcpu, "store_forward_fail_cycles");
+  if (s->spills && cpu && fcpu) take(cpu, fcpu, "spill_update_cycles");
   cJSON *old = cJSON_Duplicate(out, true);
   if (s->memory) {
     take(out, in, "caches");

@@ -44,8 +44,25 @@ static void check_one(const char *path) {
   ptg_target_free(t);
 }
 
+/* Vector registers by ISA (ptg_target_vector_registers): AVX2 16, AVX-512 32, NEON 32. */
+static void check_registers(const char *dir) {
+  static const struct { const char *file; int regs; } rows[] = {
+      {"amd-zen2.json", 16}, {"zen3-epyc-2c.json", 16}, {"zen4-epyc-2c.json", 32},
+      {"intel-skylake-sp.json", 32}, {"arm-neoverse-n1.json", 32}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, rows[i].file);
+    pt_diag d = {0};
+    ptg_target *t = ptg_target_load(path, &d);
+    CHECK_MSG(t && ptg_target_vector_registers(t) == rows[i].regs, "%s: %d vector registers, expected %d", rows[i].file,
+              t ? ptg_target_vector_registers(t) : -1, rows[i].regs);
+    ptg_target_free(t);
+  }
+}
+
 int main(void) {
   const char *dir = ptg_shipped_dir();
+  check_registers(dir);
   DIR *dp = opendir(dir);
   CHECK_MSG(dp != NULL, "cannot open %s", dir);
   if (!dp) TEST_DONE();
