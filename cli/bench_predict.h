@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 27
-#define BP_HEADLINE 22 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk: the default model */
+#define BP_PRESETS 28
+#define BP_HEADLINE 23 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs: the default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

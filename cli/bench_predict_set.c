@@ -25,10 +25,11 @@ static const char *const preset_names[BP_PRESETS] = {
     "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward",
     "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty",
     "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+streams",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+cmpbr",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+cmpbr+fold",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+setsum"};
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+streams",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+cmpbr",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+cmpbr+fold",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+setsum"};
 const char *bp_preset_name(int k) { return k >= 0 && k < BP_PRESETS ? preset_names[k] : "?"; }
 
 bp_set *bp_set_new(void) {

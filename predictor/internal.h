@@ -90,6 +90,9 @@ int pp_shared_stores(const pa_function *f, const pa_block *b, int threads);
  * a store of the same object earlier in the same loop iteration, over the bytes that store
  * wrote (forwarding fails). */
 void pp_forward_waits(const pa_function *f, bool *waits);
+/* +regs (spills.c): cycles per execution that block b, a loop body whose accumulators spill on
+ * this target, takes at least; 0 when they fit, the option is off or the target lacks the figure. */
+double pp_spill_floor(const pp_predictor *pp, const pa_function *f, const pa_block *b);
 /* Resource lower bounds of a legalized block: issue (uops / width) and the busiest unit. */
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit);
 

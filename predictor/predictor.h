@@ -79,9 +79,14 @@ typedef struct pp_options {
                            position (not a +dirty read-modify-write walk) takes those misses on
                            top of its blocks' other cycles instead of the larger of the two, so
                            loops the bound prices alike keep their differences (bert_ffn1) */
+  bool spills;          /* a single-block loop whose float header phis need more of the target's
+                           vector registers (ptg_target_vector_registers) than a register tile
+                           leaves free takes at least its vector float updates at the target's
+                           cpu.spill_update_cycles (predictor/spills.c); a target without it:
+                           unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of
