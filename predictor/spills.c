@@ -2,7 +2,7 @@
  * target-neutral, so a register tile written for AVX-512's 32 zmm registers (mm512's default:
  * 8 x <32 x float>, 16 zmm) is 32 ymm accumulators on a 16-register AVX2 target, and the host's
  * register allocator keeps what does not fit in memory: each update reloads, updates and stores
- * (Zen 3 measured 13.2 ms against 2.4 on Zen 4, docs/validation.md "Session 19"). The target
+ * (Zen 3 measured 9.1 ms against 2.4 on Zen 4, docs/validation.md "Session 19"). The target
  * measures what an update costs in a register tile past its registers (cpu.spill_update_cycles,
  * microbench/spills.c); a loop's single block whose header phis need more registers than the
  * target has, less that tile's own temporaries, takes at least its vector float updates at that

@@ -27,6 +27,10 @@ $p predict --target out/host.json "out/$workload.profile.json" --blocks 3
 if grep -q '"microarchitecture":[[:space:]]*"zen4"' out/host.json; then other=zen5; else other=zen4; fi
 echo "== predicted on a machine we don't have (the $other EPYC VM, measured there)"
 $p predict --target "targets/$other-epyc-2c.json" "out/$workload.profile.json" --blocks 3
+if ! grep -q '"microarchitecture":[[:space:]]*"zen3"' out/host.json; then
+  echo "== predicted on a machine we don't have (the Zen 3 EPYC VM, AVX2 only, measured there)"
+  $p predict --target targets/zen3-epyc-2c.json "out/$workload.profile.json" --blocks 3
+fi
 echo "== predicted on a machine we don't have (the H100 machine's 16-core Emerald Rapids host, measured there), 16 threads"
 $p predict --target targets/h100.json "out/$workload.profile.json" --threads 16 --blocks 3
 echo "== predicted on a machine we don't have (published Intel Skylake-SP figures)"
