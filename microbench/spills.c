@@ -86,11 +86,6 @@ static int tile_rows(int regs, int *rows) {
   return n;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int pmb_measure_spills(pmb_ctx *c, pt_diag *d) {
   int regs = ptg_target_vector_registers(c->t), bits = c->t->max_vector_bits > 0 ? c->t->max_vector_bits : 128;
   int lanes = bits / 32 > 0 ? bits / 32 : 1, rows[8], n = tile_rows(regs, rows);
@@ -135,9 +130,7 @@ int pmb_measure_spills(pmb_ctx *c, pt_diag *d) {
     spread = fmax(spread, s.spread), reps = s.reps;
   }
   free(a), free(bm);
-  qsort(per_update, (size_t)n_spilled, sizeof(double), cmp_double);
-  double median = n_spilled % 2 ? per_update[n_spilled / 2]
-                                : 0.5 * (per_update[n_spilled / 2 - 1] + per_update[n_spilled / 2]);
+  double median = pt_median(per_update, n_spilled);
   c->t->spill_update_cycles = (ptg_figure){
       median, spread, reps,
       pt_sprintf(c->t->arena,
