@@ -208,6 +208,7 @@ typedef struct pa_profile {
   double trace_share;        /* 0: reuse from a run; > 0: traced without running (pa_profile_traced),
                                 this share of each parallel body's iterations (1 = all: exact) */
   bool line_filter;          /* reuse from a run with pa_options.line_filter */
+  int64_t locals_lines;      /* sampled: lines of each thread's moved locals tracked at rate 1, weight 1 */
   double window_share;       /* > 0: a windowed run (pa_options.windowed) measured this share of
                                 the gated block executions (the requested share; runs too
                                 short for windows measure all of them) */

@@ -21,6 +21,7 @@ typedef struct {
   LLVMValueRef state;  /* this function's pa_thread_state, from the entry hook */
   LLVMValueRef counts; /* its block counters (the word at PA_COUNTS_OFFSET), loaded after it */
   int fid;
+  const pa_tracked_locals *tracked; /* sampled hooks: locals whose accesses always pass (or NULL) */
 } hooks;
 
 /* One access to hook: an address and its size in bytes (constant, or a value when 0). */
@@ -254,6 +255,7 @@ static LLVMValueRef or_bits(hooks *h, LLVMValueRef passed, LLVMValueRef bits) {
 typedef struct {
   LLVMValueRef cross, lead_addr, bit;
   int64_t lines;
+  bool always; /* a tracked local's: hooked whenever it crossed, whatever its line's hash */
 } crossing_item;
 
 /* Filtered items (H counted them all as repeats): when one crossed into a new line (rare: the
@@ -292,7 +294,7 @@ static LLVMValueRef crossings(hooks *h, LLVMValueRef fn, const crossing_item *ci
                           "");
     product[k] = j < k ? product[j] : LLVMBuildMul(h->b, LLVMBuildLShr(h->b, ci[k].lead_addr, six, ""), mul, "");
     LLVMValueRef p = ci[k].lines ? LLVMBuildAdd(h->b, product[k], LLVMConstInt(h->i64, (unsigned long long)ci[k].lines * PA_SHARDS_MUL, 0), "") : product[k];
-    LLVMValueRef sampled = LLVMBuildICmp(h->b, LLVMIntULT, p, limit, "");
+    LLVMValueRef sampled = ci[k].always ? LLVMConstInt(h->i1, 1, 0) : LLVMBuildICmp(h->b, LLVMIntULT, p, limit, "");
     bits = LLVMBuildOr(h->b, bits, LLVMBuildSelect(h->b, LLVMBuildAnd(h->b, ci[k].cross, sampled, ""), ci[k].bit, zero, ""), "");
   }
   free(product);
@@ -378,9 +380,13 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   int64_t *base_off = malloc(sizeof *base_off * (size_t)items.n);
   pa_line_group *groups = malloc(sizeof *groups * (size_t)items.n);
   LLVMValueRef *base_ints = calloc((size_t)items.n + 1, sizeof *base_ints); /* by base group, built once */
+  /* a tracked local's access (locals.c) has no line test: its lines are tracked at weight 1, so
+   * every access goes to the runtime (nor is it grouped with others) */
+  bool *local = malloc(sizeof *local * ((size_t)items.n + 1));
   for (int k = 0; k < items.n; k++) {
     addrs[k] = items.v[k].addr;
-    group_bytes[k] = items.v[k].filter || items.v[k].bytes_value ? 0 : items.v[k].bytes;
+    local[k] = !items.v[k].bytes_value && pa_tracked_local_access(h->tracked, items.v[k].addr);
+    group_bytes[k] = items.v[k].filter || items.v[k].bytes_value || local[k] ? 0 : items.v[k].bytes;
   }
   int n_groups = pa_line_groups(h->td, addrs, group_bytes, items.n, group_of, base_off, groups);
   int *bit2_of_group = malloc(sizeof *bit2_of_group * (size_t)(items.n + 1)), *gs = malloc(sizeof *gs * (size_t)(items.n + 1));
@@ -410,7 +416,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     LLVMValueRef c = NULL;
     if (out_of_line) { /* the flags its inline test would leave; bit 0 (d[3]) */
       if (it->bytes_value) words_out[slot++] = (slow_word){.value = it->bytes_value}, d[0] = PA_DESC_DYNAMIC | PA_DESC_ALWAYS;
-      else if (g < 0) d[0] |= PA_DESC_ALWAYS; /* 0 bytes or over 4 lines: no inline test either */
+      else if (g < 0) d[0] |= PA_DESC_ALWAYS; /* 0 bytes, over 4 lines or a tracked local: no inline test either */
       continue;
     }
     if (g >= 0 && bit_of_group[g] >= 0) { /* its group's test, built at the group's first item */
@@ -422,7 +428,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
       d[0] = PA_DESC_DYNAMIC | PA_DESC_ALWAYS;
     } else if (it->filter) { /* H only tests for a line change, once per crossing class */
       c = cross_of[k] = lead[k] == k ? line_crossed(h, it->filter) : cross_of[lead[k]];
-      d[0] |= PA_DESC_FILTERED, d[1] = (uint64_t)it->filter->stride;
+      d[0] |= PA_DESC_FILTERED | (local[k] ? PA_DESC_ALWAYS : 0), d[1] = (uint64_t)it->filter->stride;
       first = it->filter->first, n_filtered++, bin = it->filter->bin;
     } else if (g >= 0 && items.n <= 64 && (n = vector_groups(groups, n_groups, groups[g].base, gs)) && 2 * n + n_bits <= 63) {
       passed = or_bits(h, passed, groups_sampled(h, base_int(h, &items, groups, g, base_ints), groups, gs, n, limit, n_bits));
@@ -444,7 +450,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     LLVMValueRef bit = LLVMConstInt(h->i64, 1ULL << b, 0);
     if (it->filter) { /* its line's test waits for a crossing (below) */
       cross[n_cross++] = (crossing_item){.cross = c, .lead_addr = items.v[lead[k]].filter->addr, .bit = bit,
-                                         .lines = lead_off[k] / PA_LINE_BYTES};
+                                         .lines = lead_off[k] / PA_LINE_BYTES, .always = local[k]};
       continue;
     }
     if (c) bit = LLVMBuildSelect(h->b, c, bit, LLVMConstInt(h->i64, 0, 0), "");
@@ -454,7 +460,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     if (group_of[k] >= 0 && bit2_of_group[group_of[k]] >= 0)
       desc[PA_DESC_HEADER + PA_DESC_ITEM * items.n + bit2_of_group[group_of[k]]] |= 1ULL << k;
   free(addrs), free(ai), free(group_bytes), free(group_of), free(base_off), free(bit_of_group), free(bit2_of_group), free(gs),
-      free(groups), free(base_ints), free(cross_of), free(lead), free(lead_off);
+      free(groups), free(base_ints), free(cross_of), free(lead), free(lead_off), free(local);
   /* every filtered access counts as a repeat here; the slow path takes back those that crossed */
   if (n_filtered) passed = crossings(h, fn, cross, n_cross, passed, limit, bin);
   free(cross);
@@ -642,7 +648,7 @@ static void cold_blocks(const pa_function *f, bool *cold) {
   free(freq);
 }
 
-int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_bytes, pt_diag *d) {
+int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_bytes, uint64_t **locals_map, pt_diag *d) {
   pa_hook_mode mode = o->mode;
   const bool *count_blocks = o->count_blocks;
   const pa_profile *line_filter = o->line_filter ? o->profile : NULL;
@@ -674,6 +680,9 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
   unsigned memory_attr = LLVMGetEnumAttributeKindForName("memory", 6);
   int base = 0;
   LLVMValueRef *states = malloc(sizeof *states * (size_t)(nf + 1));
+  /* sampled runs track the locals whose every access the hooks see at weight 1 (reuse.c) */
+  pa_tracked_locals *tracked = mode == PA_HOOKS_FILTERED && locals_map ? pa_tracked_locals_new(h.td, fns, nf) : NULL;
+  h.tracked = tracked;
   for (int fi = 0; fi < nf; fi++) {
     LLVMValueRef fn = fns[fi];
     h.fid = fi;
@@ -750,7 +759,9 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
     free(filtered);
   }
   /* after the hooks: the region's word is read by no hooked load */
-  *locals_bytes = memory_hooks ? pa_move_locals(h.b, h.td, fns, states, nf) : 0;
+  if (locals_map) *locals_map = NULL;
+  *locals_bytes = memory_hooks ? pa_move_locals(h.b, h.td, fns, states, nf, tracked, locals_map) : 0;
+  pa_tracked_locals_free(tracked);
   free(states);
   LLVMDisposeBuilder(h.b);
   free(fns);

@@ -137,7 +137,7 @@ typedef enum {
 #define PA_DESC_HEADER 3
 #define PA_DESC_ITEM 4
 #define PA_DESC_FILTERED (1ULL << 62) /* line filter: hooked when its line changed and is sampled */
-#define PA_DESC_ALWAYS (1ULL << 61)   /* no inline test (over 4 lines, or a length): always hooked */
+#define PA_DESC_ALWAYS (1ULL << 61)   /* no inline test (over 4 lines, a length, or a tracked local, locals.c): always hooked (filtered: whenever it crossed) */
 #define PA_DESC_DYNAMIC (1ULL << 60)  /* its length is the buffer word after its address */
 #define PA_DESC_BYTES ((1ULL << 60) - 1)
 /* line_groups.c: accesses of one block whose addresses differ by constants and leave no whole
@@ -201,8 +201,10 @@ typedef struct {
   bool counters_in_memory;
 } pa_hook_opts;
 #define PA_COLD_RATIO 256
-/* *locals_bytes: the locals region each thread needs (pa_move_locals; 0: none). */
-int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_bytes, pt_diag *d);
+/* *locals_bytes: the locals region each thread needs (pa_move_locals; 0: none). Sampled hooks
+ * (PA_HOOKS_FILTERED): *locals_map, when not NULL, is a bitmap of the region's lines that every
+ * access reaches the runtime for (pa_move_locals' tracked lines; the caller frees it). */
+int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_bytes, uint64_t **locals_map, pt_diag *d);
 /* locals.c: moves the static allocas of the instrumented functions fns (states: each one's
  * entry-hook result) to fixed offsets of the calling thread's locals region (the word at
  * PA_LOCALS_OFFSET of its state), each function's past those of the functions that may be
@@ -213,7 +215,22 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
  * The hooks' addresses of those arrays are then the region's, whatever codegen does with the
  * frame. */
 #define PA_LOCALS_BYTES ((int64_t)16 << 20)
-int64_t pa_move_locals(LLVMBuilderRef b, LLVMTargetDataRef td, LLVMValueRef *fns, LLVMValueRef *states, int nf);
+/* The static allocas of fns (before instrumentation) whose every use the hooks see by its
+ * address (loads, stores, atomics, masked and memory intrinsics, through getelementptrs, casts,
+ * selects, phis and vectors of pointers; lifetime and debug intrinsics and compares allowed):
+ * in a sampled run every access to their lines can reach the tracker, so it tracks them at
+ * weight 1 (pa_tracker_set_locals). One whose pointer escapes (a call's argument, a stored value,
+ * an integer) is not tracked. NULL when out of memory (nothing tracked). */
+typedef struct pa_tracked_locals pa_tracked_locals;
+pa_tracked_locals *pa_tracked_locals_new(LLVMTargetDataRef td, LLVMValueRef *fns, int nf);
+void pa_tracked_locals_free(pa_tracked_locals *t);
+/* An access at addr (an item's address, or a gather lane extracted from such a vector) may be to
+ * a tracked alloca: its inline test always passes. */
+bool pa_tracked_local_access(const pa_tracked_locals *t, LLVMValueRef addr);
+/* *tracked_map (when tracked_map and tracked are given): NULL, or a bitmap over the region's
+ * lines of those that only tracked allocas use (the caller frees it). */
+int64_t pa_move_locals(LLVMBuilderRef b, LLVMTargetDataRef td, LLVMValueRef *fns, LLVMValueRef *states, int nf,
+                       const pa_tracked_locals *tracked, uint64_t **tracked_map);
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
@@ -241,18 +258,31 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
  * (exact at rate 1; sampling: burst-measured below the window, SHARDS estimates beyond it),
  * which only say how each bin spreads over its quarters; then, from PA_TW_SETS, PA_SET_BINS
  * per-set distance counts (sampling: of the accesses a burst measured to lines it had seen).
- * pa_tracker_hist turns them into a histogram. Every word after PA_TW_OUTSIDE counts reuses
- * (no first touches), so time windows scale them as reuses (pa_windows_combine). */
+ * Then, from PA_TW_LOCAL, the bins and cold of the lines tracked at weight 1 beside the
+ * sample (pa_tracker_set_locals; counted apart from PA_TW_SAMPLED's, whose weight is 1/R),
+ * and at PA_TW_LOCAL_OUTSIDE their accesses outside a burst's measurement.
+ * pa_tracker_hist turns them into a histogram. Every word from PA_TW_QUARTERS to PA_TW_LOCAL
+ * counts reuses (no first touches), so time windows (rate 1, where the local words stay 0)
+ * scale them as reuses (pa_windows_combine). */
 #define PA_TW_SAMPLED (PA_REUSE_BINS + 1)
 #define PA_TW_OUTSIDE (2 * (PA_REUSE_BINS + 1))
 #define PA_TW_QUARTERS (PA_TW_OUTSIDE + 1)
 #define PA_TW_SETS (PA_TW_QUARTERS + 4 * PA_REUSE_BINS)
-#define PA_TRACKER_WORDS (PA_TW_SETS + PA_SET_BINS)
+#define PA_TW_LOCAL (PA_TW_SETS + PA_SET_BINS)
+#define PA_TW_LOCAL_OUTSIDE (PA_TW_LOCAL + PA_REUSE_BINS + 1)
+#define PA_TRACKER_WORDS (PA_TW_LOCAL_OUTSIDE + 1)
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
 void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reuse_hist *h);
 /* True while a burst wants every access (not only sampled lines). */
 bool pa_tracker_bursting(const pa_tracker *t);
 int64_t pa_tracker_window(const pa_tracker *t); /* exact-window lines; 0 at rate 1 */
+/* Sampling only, before the first access: lines first_line + i with bit i of map set (i <
+ * n_lines; the map is copied) are tracked at weight 1, every access (a moved locals region,
+ * whose few hot lines a 1/R sample would over- or under-count), the others still sampled at
+ * weight 1/R; a distance is then the weighted count of the distinct lines between. False
+ * (nothing changed) at rate 1, for an empty map, or out of memory. */
+bool pa_tracker_set_locals(pa_tracker *t, uint64_t first_line, const uint64_t *map, int64_t n_lines);
+bool pa_tracker_is_local(const pa_tracker *t, uint64_t line);
 int pa_reuse_bin(int64_t distance);
 int pa_reuse_quarter(int64_t distance); /* 0..3: the quarter of its bin (0 for distances < 2) */
 /* Warm-ups only set the LRU order the measured windows start from, so repeats of a line still
@@ -298,6 +328,10 @@ int pa_runtime_threads(const pa_runtime *rt);
 /* A thread whose stack is [stack, + stack_bytes) gets `locals` as its region for moved locals
  * (pa_move_locals); threads on other stacks get none. Before the run, at most PA_MAX_THREADS. */
 void pa_runtime_add_locals(pa_runtime *rt, const void *stack, size_t stack_bytes, void *locals);
+/* Sampling: the region lines with their bit set in map (n_lines, copied) are tracked at weight 1
+ * in each thread's own region (pa_tracker_set_locals); returns how many there are. Before the
+ * run. */
+int64_t pa_runtime_set_locals_map(pa_runtime *rt, const uint64_t *map, int64_t n_lines);
 bool pa_runtime_overflowed(const pa_runtime *rt); /* a thread beyond PA_MAX_THREADS ran code */
 /* A thread's buffers could not be allocated (it ran on the shared spare ones, its counts and
  * accesses mixed with others'): the run's results are not to be used. */
@@ -370,6 +404,7 @@ typedef struct {
   uint64_t *thread_mask; /* per function */
   uint64_t *hist;        /* [thread][function][PA_TRACKER_WORDS] tracker counts */
   uint64_t *repeats;     /* [thread][function][PA_REUSE_BINS] line-filtered repeats */
+  int64_t locals_lines;  /* lines of a thread's locals region tracked at weight 1 (sampling) */
   int threads;
   double seconds;
 } pa_run_result;

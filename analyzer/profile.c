@@ -137,6 +137,7 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
   p->sample_rate = opt->no_reuse ? 0 : rate;
   p->line_filter = opt->line_filter && !opt->no_reuse;
+  p->locals_lines = opt->no_reuse ? 0 : r.locals_lines;
   if (opt->windowed) p->window_share = opt->windows.share >= 1 ? 1 : opt->windows.share > 0 ? opt->windows.share : 0.05;
   if (!opt->no_reuse && rate < 1 && opt->exact_window >= 0) {
     pa_tracker *probe = pa_tracker_new(1, rate, opt->exact_window); /* the window the run used */

@@ -173,6 +173,7 @@ char *pa_profile_to_json(const pa_profile *p) {
   if (p->trace_share > 0) cJSON_AddNumberToObject(reuse, "trace_share", p->trace_share);
   if (p->window_share > 0) cJSON_AddNumberToObject(reuse, "window_share", p->window_share);
   if (p->line_filter) cJSON_AddBoolToObject(reuse, "line_filter", 1);
+  if (p->locals_lines > 0) cJSON_AddNumberToObject(reuse, "locals_lines", (double)p->locals_lines);
   cJSON_AddItemToObject(reuse, "total", hist_json(&p->reuse_total));
   cJSON *byf = cJSON_AddArrayToObject(reuse, "functions");
   for (int i = 0; i < p->n_functions; i++) {
@@ -633,6 +634,8 @@ pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
   const cJSON *ws = cJSON_GetObjectItemCaseSensitive(reuse, "window_share"); /* optional */
   if (cJSON_IsNumber(ws)) p->window_share = ws->valuedouble;
   p->line_filter = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reuse, "line_filter")); /* optional */
+  const cJSON *ll = cJSON_GetObjectItemCaseSensitive(reuse, "locals_lines"); /* optional */
+  if (cJSON_IsNumber(ll)) p->locals_lines = (int64_t)ll->valuedouble;
   const cJSON *total = field(&r, reuse, "total", "$.reuse");
   if (cJSON_IsObject(total)) read_hist(&r, total, "$.reuse.total", &p->reuse_total);
   const cJSON *byf = field(&r, reuse, "functions", "$.reuse"), *x;

@@ -80,6 +80,15 @@ typedef struct {
   int64_t nw;
   int32_t *rank;     /* compaction scratch, tcap + 1 */
   int64_t tcap, now;
+  /* Lines tracked at weight 1 beside a sample at weight 1/R (the moved locals' region,
+   * pa_tracker_set_locals; lmap NULL: none): keys llo..llo + ln - 1 whose bit is set in lmap.
+   * A distance then also counts how many of its lines are such: which front slots hold one,
+   * and their leave times as a second bitmap and Fenwick tree beside bits and fen. */
+  const uint64_t *lmap;
+  uint64_t llo, ln;
+  uint32_t front_local;
+  uint64_t *lbits;
+  int32_t *lfen;
 } lru;
 typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
 /* Bursts (see pa_tracker_new): 64 x 4W accesses apart for the first 8, then 256 x 4W. A
@@ -110,6 +119,8 @@ struct pa_tracker {
   burst_phase phase;
   int64_t left;        /* accesses left in this phase (warm: at most) */
   int64_t since;       /* sampled accesses since the last burst ended */
+  int64_t local_since; /* weight-1 lines' accesses since then (each counts R of a sampled one) */
+  uint64_t quarter_weight; /* with weight-1 lines (far.lmap): a sampled line's weight in the quarter counts, 1/R */
   int64_t period;      /* sampled accesses between bursts */
   int64_t bursts;      /* bursts started after the first */
   int64_t measure_len; /* accesses measured per burst */
@@ -156,39 +167,57 @@ static void lru_free(lru *u) {
   free(u->bits);
   free(u->fen);
   free(u->rank);
+  free((void *)u->lmap);
+  free(u->lbits);
+  free(u->lfen);
 }
 
-static void tree_add(lru *u, int64_t w, int32_t v) { /* word w (0-based) */
-  for (int64_t i = w + 1; i <= u->nw; i += i & -i) u->fen[i] += v;
+/* A set of times: a bitmap and a Fenwick tree over its words' popcounts (nw words). */
+static void tree_add(int32_t *fen, int64_t nw, int64_t w, int32_t v) { /* word w (0-based) */
+  for (int64_t i = w + 1; i <= nw; i += i & -i) fen[i] += v;
 }
 
-static int64_t tree_range(const lru *u, int64_t lo, int64_t hi) { /* words lo..hi-1 (0-based) */
+static int64_t tree_range(const int32_t *fen, int64_t lo, int64_t hi) { /* words lo..hi-1 (0-based) */
   int64_t s = 0;
   while (hi != lo) {
-    if (hi > lo) s += u->fen[hi], hi -= hi & -hi;
-    else s -= u->fen[lo], lo -= lo & -lo;
+    if (hi > lo) s += fen[hi], hi -= hi & -hi;
+    else s -= fen[lo], lo -= lo & -lo;
   }
   return s;
 }
 
-static void mark(lru *u, int64_t t) {
-  u->bits[t >> 6] |= 1ULL << (t & 63);
-  tree_add(u, t >> 6, 1);
+static void set_mark(uint64_t *bits, int32_t *fen, int64_t nw, int64_t t) {
+  bits[t >> 6] |= 1ULL << (t & 63);
+  tree_add(fen, nw, t >> 6, 1);
 }
 
-static void unmark(lru *u, int64_t t) {
-  u->bits[t >> 6] &= ~(1ULL << (t & 63));
-  tree_add(u, t >> 6, -1);
+static void set_unmark(uint64_t *bits, int32_t *fen, int64_t nw, int64_t t) {
+  bits[t >> 6] &= ~(1ULL << (t & 63));
+  tree_add(fen, nw, t >> 6, -1);
 }
 
-/* Live times in lo+1..hi (lo < hi). */
-static int64_t live_between(const lru *u, int64_t lo, int64_t hi) {
+static void mark(lru *u, int64_t t) { set_mark(u->bits, u->fen, u->nw, t); }
+
+static void unmark(lru *u, int64_t t) { set_unmark(u->bits, u->fen, u->nw, t); }
+
+/* Times of the set in lo+1..hi (lo < hi). */
+static inline __attribute__((always_inline)) int64_t set_between(const uint64_t *bits, const int32_t *fen, int64_t lo, int64_t hi) {
   int64_t wl = lo >> 6, wh = hi >> 6;
   uint64_t above = (lo & 63) == 63 ? 0 : ~0ULL << ((lo & 63) + 1);
   uint64_t upto = (hi & 63) == 63 ? ~0ULL : (2ULL << (hi & 63)) - 1;
-  if (wl == wh) return __builtin_popcountll(u->bits[wl] & above & upto);
-  return __builtin_popcountll(u->bits[wl] & above) + __builtin_popcountll(u->bits[wh] & upto) +
-         tree_range(u, wl + 1, wh);
+  if (wl == wh) return __builtin_popcountll(bits[wl] & above & upto);
+  return __builtin_popcountll(bits[wl] & above) + __builtin_popcountll(bits[wh] & upto) + tree_range(fen, wl + 1, wh);
+}
+
+/* Live times in lo+1..hi (lo < hi). */
+static inline __attribute__((always_inline)) int64_t live_between(const lru *u, int64_t lo, int64_t hi) {
+  return set_between(u->bits, u->fen, lo, hi);
+}
+
+/* A key tracked at weight 1 (lru.lmap). */
+static bool key_local(const lru *u, uint64_t key) {
+  uint64_t i = key - u->llo;
+  return i < u->ln && (u->lmap[i >> 6] >> (i & 63) & 1);
 }
 
 static size_t dir_home(const lru *u, uint64_t id) { return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> u->dshift); }
@@ -200,7 +229,7 @@ static size_t dir_slot(const lru *u, uint64_t id) {
 }
 
 /* The time word of key (created, as absent, if need be). */
-static int32_t *time_of(lru *u, uint64_t key) {
+static inline __attribute__((always_inline)) int32_t *time_of(lru *u, uint64_t key) {
   uint64_t id = key >> CHUNK_BITS;
   lru_chunk *c = u->last;
   if (!c || c->id != id) {
@@ -264,6 +293,17 @@ static void compact(lru *u) {
     if (p <= u->nw) u->fen[p] += u->fen[i];
   }
   u->now = r;
+  if (u->lmap) { /* the weight-1 lines' times, from their keys */
+    u->lbits = realloc(u->lbits, sizeof *u->lbits * (size_t)u->nw);
+    u->lfen = realloc(u->lfen, sizeof *u->lfen * ((size_t)u->nw + 1));
+    memset(u->lbits, 0, sizeof *u->lbits * (size_t)u->nw);
+    memset(u->lfen, 0, sizeof *u->lfen * ((size_t)u->nw + 1));
+    for (size_t i = 0; i < u->dcap; i++)
+      if (u->dir[i] && u->dir[i]->gen == u->gen)
+        for (int k = 0; k < CHUNK_LINES; k++)
+          if (u->dir[i]->t[k] > 0 && key_local(u, u->dir[i]->id << CHUNK_BITS | (uint64_t)k))
+            set_mark(u->lbits, u->lfen, u->nw, u->dir[i]->t[k]);
+  }
 }
 
 #ifdef __SSE2__
@@ -276,7 +316,7 @@ _Static_assert(FRONT_MAX == 32, "the front's tags and stamps are compared as fou
 
 /* Unmarks time `from` and marks `to` (> from) in one walk: the two Fenwick paths meet (at the
  * node covering both words, at once when they share one) and above that their updates cancel. */
-static void move_mark(lru *u, int64_t from, int64_t to) {
+static inline __attribute__((always_inline)) void move_mark(lru *u, int64_t from, int64_t to) {
   u->bits[from >> 6] &= ~(1ULL << (from & 63));
   u->bits[to >> 6] |= 1ULL << (to & 63);
   for (int64_t i = (from >> 6) + 1, j = (to >> 6) + 1; i != j;) {
@@ -293,7 +333,7 @@ static void move_mark(lru *u, int64_t from, int64_t to) {
 /* The least recent line of the front moves to the older level (its time word kept by the
  * front). `reused` > 0: the leave time of the line that has just come back to the front (its
  * time word already IN_FRONT), unmarked here with the same walk. */
-static void leave_front(lru *u, int32_t *time_word, int64_t reused) {
+static inline __attribute__((always_inline)) void leave_front(lru *u, int32_t *time_word, int64_t reused) {
   bool renumber = u->now == u->tcap;
   if (renumber) compact(u); /* it drops `reused`: compact keeps only the times in the chunks */
   int64_t now = ++u->now;
@@ -303,7 +343,7 @@ static void leave_front(lru *u, int32_t *time_word, int64_t reused) {
 }
 
 /* Slot of key in the front, or -1: the 16-bit tags of the nf used slots, then the key. */
-static int front_find(const lru *u, uint64_t key) {
+static inline __attribute__((always_inline)) int front_find(const lru *u, uint64_t key) {
 #ifdef __SSE2__
   const __m128i *v = (const __m128i *)u->tag, k = _mm_set1_epi16((short)(uint16_t)key);
   for (unsigned m = FRONT_MASK(_mm_cmpeq_epi16, v, k) & (unsigned)((1ULL << u->nf) - 1); m; m &= m - 1) {
@@ -317,20 +357,20 @@ static int front_find(const lru *u, uint64_t key) {
   return -1;
 }
 
-/* The distance of the line in a slot with stamp s: the slots accessed after it. */
-static int front_newer(const lru *u, int16_t s) {
+/* The slots accessed after the one with stamp s (bit i: slot i); their count is its distance. */
+static inline __attribute__((always_inline)) unsigned front_newer(const lru *u, int16_t s) {
 #ifdef __SSE2__
   const __m128i *v = (const __m128i *)u->stamp, k = _mm_set1_epi16(s);
-  return __builtin_popcount(FRONT_MASK(_mm_cmpgt_epi16, v, k));
+  return FRONT_MASK(_mm_cmpgt_epi16, v, k);
 #else
-  int n = 0;
-  for (int i = 0; i < FRONT_MAX; i++) n += u->stamp[i] > s;
-  return n;
+  unsigned m = 0;
+  for (int i = 0; i < FRONT_MAX; i++) m |= (unsigned)(u->stamp[i] > s) << i;
+  return m;
 #endif
 }
 
 /* The slot of the least recent line of a full front (stamps distinct and > 0). */
-static int front_oldest(const lru *u) {
+static inline __attribute__((always_inline)) int front_oldest(const lru *u) {
 #ifdef __SSE2__
   const __m128i *v = (const __m128i *)u->stamp;
   __m128i m = _mm_min_epi16(_mm_min_epi16(v[0], v[1]), _mm_min_epi16(v[2], v[3]));
@@ -358,32 +398,49 @@ static void front_renumber(lru *u) {
   u->clock = u->nf;
 }
 
-/* Distance of this access, or -1 if the line is not in the stack (first touch). */
-static int64_t lru_access(lru *u, uint64_t line) {
+/* Distance of this access, or -1 if the line is not in the stack (first touch). weighted (a
+ * constant: the stack has lines of weight 1, lmap): *local is how many of the distance's lines
+ * are such. */
+static inline __attribute__((always_inline)) int64_t lru_access_w(lru *u, uint64_t line, bool weighted, int64_t *local) {
   uint64_t key = line + 1;
   if (u->clock == INT16_MAX) front_renumber(u);
   int16_t stamp = (int16_t)++u->clock;
   int nf = u->nf;
   int i = front_find(u, key);
   if (i >= 0) {
-    int p = front_newer(u, u->stamp[i]);
+    unsigned newer = front_newer(u, u->stamp[i]);
+    if (weighted) *local = __builtin_popcount(newer & u->front_local);
     u->stamp[i] = stamp;
-    return p;
+    return __builtin_popcount(newer);
   }
   int32_t *tw = time_of(u, key);
   int64_t last = *tw, dist = -1; /* last > 0: the time it left the front; 0: a new line */
   if (last) dist = nf + (last < u->now ? live_between(u, last, u->now) : 0);
   else u->n++;
+  bool is_local = weighted && key_local(u, key);
+  if (weighted && last)
+    *local = __builtin_popcount(u->front_local) + (last < u->now ? set_between(u->lbits, u->lfen, last, u->now) : 0);
   *tw = IN_FRONT;
   if (nf == FRONT_MAX) {
     i = front_oldest(u);
-    leave_front(u, u->front_time[i], last);
+    bool renumber = u->now == u->tcap, leaving_local = weighted && (u->front_local >> i & 1);
+    leave_front(u, u->front_time[i], last); /* a renumbering rebuilt lbits without either line */
+    if (weighted && is_local && last && !renumber) set_unmark(u->lbits, u->lfen, u->nw, last);
+    if (leaving_local) set_mark(u->lbits, u->lfen, u->nw, u->now);
   } else {
     if (last) unmark(u, last); /* never so far: lines leave only a full front */
+    if (weighted && is_local && last) set_unmark(u->lbits, u->lfen, u->nw, last);
     i = u->nf++;
   }
   u->tag[i] = (uint16_t)key, u->key[i] = key, u->front_time[i] = tw, u->stamp[i] = stamp;
+  if (weighted) u->front_local = (u->front_local & ~(1u << i)) | (unsigned)is_local << i;
   return dist;
+}
+
+static int64_t lru_access(lru *u, uint64_t line) { return lru_access_w(u, line, false, NULL); }
+
+static __attribute__((noinline)) int64_t lru_access_weighted(lru *u, uint64_t line, int64_t *local) {
+  return lru_access_w(u, line, true, local);
 }
 
 static set_stacks *sets_new(void) { return calloc(1, sizeof(set_stacks)); }
@@ -453,12 +510,37 @@ const uint64_t *pa_tracker_counts(const pa_tracker *t, int group) {
 
 int64_t pa_tracker_window(const pa_tracker *t) { return t->window; }
 
+bool pa_tracker_set_locals(pa_tracker *t, uint64_t first_line, const uint64_t *map, int64_t n_lines) {
+  lru *u = &t->far;
+  if (t->rate >= 1 || n_lines <= 0 || u->lmap || u->n) return false;
+  size_t words = (size_t)(n_lines + 63) / 64;
+  uint64_t *m = malloc(sizeof *m * words);
+  u->lbits = calloc((size_t)u->nw, sizeof *u->lbits);
+  u->lfen = calloc((size_t)u->nw + 1, sizeof *u->lfen);
+  if (!m || !u->lbits || !u->lfen) {
+    free(m), free(u->lbits), free(u->lfen);
+    u->lbits = NULL, u->lfen = NULL;
+    return false;
+  }
+  memcpy(m, map, sizeof *m * words);
+  u->lmap = m, u->llo = first_line + 1, u->ln = (uint64_t)n_lines; /* keys are line + 1 */
+  t->quarter_weight = (uint64_t)(1 / t->rate + 0.5);
+  return true;
+}
+
+bool pa_tracker_is_local(const pa_tracker *t, uint64_t line) { return t->far.lmap && key_local(&t->far, line + 1); }
+
 bool pa_tracker_bursting(const pa_tracker *t) { return t->phase != BURST_OFF; }
 
 static void lru_clear(lru *u) {
   u->gen++; /* every chunk reads as empty until touched */
   memset(u->bits, 0, sizeof *u->bits * (size_t)u->nw);
   memset(u->fen, 0, sizeof *u->fen * ((size_t)u->nw + 1));
+  if (u->lbits) {
+    memset(u->lbits, 0, sizeof *u->lbits * (size_t)u->nw);
+    memset(u->lfen, 0, sizeof *u->lfen * ((size_t)u->nw + 1));
+  }
+  u->front_local = 0;
   u->nf = 0;
   u->clock = 0;
   memset(u->stamp, 0, sizeof u->stamp);
@@ -467,7 +549,7 @@ static void lru_clear(lru *u) {
 }
 
 /* One access during a burst: the exact window's answer, counted when measuring. */
-static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
+static inline __attribute__((always_inline)) int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
   int64_t near = lru_access(&t->near, line);
   int64_t in_set = set_access(t->near_sets, line);
   if (near >= t->window) near = -1; /* beyond the window */
@@ -483,14 +565,66 @@ static int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
       t->left = t->measure_len;
     } else {
       t->phase = BURST_OFF;
-      t->since = 0;
+      t->since = 0, t->local_since = 0;
     }
   }
   return near;
 }
 
+/* An access when sampling; weighted (a constant): the tracker has lines of weight 1 (far.lmap).
+ * Two instantiations, so a tracker without them runs the code it always ran. */
+static inline __attribute__((always_inline)) int64_t sampled_access(pa_tracker *t, uint64_t line, uint64_t *exact,
+                                                                    bool weighted) {
+  uint64_t *sampled = exact + PA_TW_SAMPLED;
+  /* a line of weight 1 (the locals region) is always in the sample */
+  bool local = weighted && key_local(&t->far, line + 1);
+  bool in_sample = local || pa_shards_hash(line) < t->threshold;
+  bool measuring = t->phase == BURST_MEASURE;
+  int64_t est = -2;
+  if (in_sample) {
+    int64_t far;
+    if (weighted) { /* a weighted count of the distinct lines: 1/R each sampled one, 1 each local one */
+      int64_t near_local = 0;
+      far = lru_access_weighted(&t->far, line, &near_local);
+      est = far < 0 ? -1 : (int64_t)((double)(far - near_local) / t->rate + (double)near_local + 0.5);
+    } else {
+      far = lru_access(&t->far, line);
+      est = far < 0 ? -1 : (int64_t)((double)far / t->rate + 0.5);
+    }
+    uint64_t *counted = local ? exact + PA_TW_LOCAL : sampled; /* weight 1, or 1/R */
+    counted[far < 0 ? PA_REUSE_BINS : pa_reuse_bin(est)]++;
+    /* quarters beyond the window come from the sample, below it from the bursts (only their
+     * shares within a bin are used: a sampled line counts 1/R times a local one) */
+    if (far >= 0 && (!t->window || est >= t->window))
+      exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(est) + pa_reuse_quarter(est)] += weighted && !local ? t->quarter_weight : 1;
+    if (!measuring) exact[local ? PA_TW_LOCAL_OUTSIDE : PA_TW_OUTSIDE]++; /* sampled outside measurement */
+  }
+  if (t->phase != BURST_OFF) {
+    int64_t near = burst_access(t, line, exact);
+    if (near >= 0) return near;
+    if (est >= 0 && est < t->window) est = t->window; /* it missed the window: at least W away */
+    return in_sample ? est : -2;
+  }
+  int64_t gap = t->bursts < BURSTS_AT_FIRST_GAP ? t->period : t->period * (BURST_GAP_LATER / BURST_GAP);
+  bool due = false; /* bursts are as far apart in accesses as without weight-1 lines */
+  if (in_sample && t->window) due = weighted ? (local ? ++t->local_since : ++t->since, (double)t->since + (double)t->local_since * t->rate >= (double)gap)
+                                             : ++t->since >= gap;
+  if (due) { /* the next access starts a burst */
+    t->bursts++;
+    lru_clear(&t->near);
+    sets_clear(t->near_sets);
+    t->phase = BURST_WARM;
+    t->left = 2 * t->measure_len;
+  }
+  return est;
+}
+
+static __attribute__((noinline)) int64_t sampled_access_weighted(pa_tracker *t, uint64_t line, uint64_t *exact) {
+  return sampled_access(t, line, exact, true);
+}
+
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
-  uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS, *sampled = exact + PA_REUSE_BINS + 1;
+  uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
   if (t->rate >= 1) {
     int64_t d = lru_access(&t->far, line), in_set = set_access(t->far_sets, line);
     if (d < 0) {
@@ -503,32 +637,8 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
     exact[PA_TW_SETS + pa_set_bin(in_set)]++; /* -1: PA_SET_EXACT or more */
     return d;
   }
-  bool in_sample = pa_shards_hash(line) < t->threshold;
-  bool measuring = t->phase == BURST_MEASURE;
-  int64_t est = -2;
-  if (in_sample) {
-    int64_t far = lru_access(&t->far, line);
-    est = far < 0 ? -1 : (int64_t)((double)far / t->rate + 0.5);
-    sampled[far < 0 ? PA_REUSE_BINS : pa_reuse_bin(est)]++;
-    /* quarters beyond the window come from the sample, below it from the bursts */
-    if (far >= 0 && (!t->window || est >= t->window)) exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(est) + pa_reuse_quarter(est)]++;
-    if (!measuring) exact[PA_TW_OUTSIDE]++; /* sampled outside measurement */
-  }
-  if (t->phase != BURST_OFF) {
-    int64_t near = burst_access(t, line, exact);
-    if (near >= 0) return near;
-    if (est >= 0 && est < t->window) est = t->window; /* it missed the window: at least W away */
-    return in_sample ? est : -2;
-  }
-  int64_t gap = t->bursts < BURSTS_AT_FIRST_GAP ? t->period : t->period * (BURST_GAP_LATER / BURST_GAP);
-  if (in_sample && t->window && ++t->since >= gap) { /* the next access starts a burst */
-    t->bursts++;
-    lru_clear(&t->near);
-    sets_clear(t->near_sets);
-    t->phase = BURST_WARM;
-    t->left = 2 * t->measure_len;
-  }
-  return est;
+  if (t->far.lmap) return sampled_access_weighted(t, line, exact);
+  return sampled_access(t, line, exact, false);
 }
 
 /* Each bin's quarters in the shares its quarter counts give (evenly where it has none). */
@@ -543,15 +653,15 @@ static void quarters_from_counts(const uint64_t *qc, pa_reuse_hist *h) {
 }
 
 void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hist *h) {
-  const uint64_t *sampled = c + PA_TW_SAMPLED;
+  const uint64_t *sampled = c + PA_TW_SAMPLED, *local = c + PA_TW_LOCAL; /* local: weight 1 (0 without them) */
   memset(h, 0, sizeof *h);
   double measured = 0;
   for (int k = 0; k <= PA_REUSE_BINS; k++) measured += (double)c[k];
   if (rate >= 1 || (measured == 0 && window > 0) || window <= 0) {
     /* exact, or plain SHARDS (also the fallback when no burst measured anything) */
     double w = rate >= 1 ? 1 : 1 / rate;
-    for (int k = 0; k < PA_REUSE_BINS; k++) h->bins[k] = (double)(rate >= 1 ? c[k] : sampled[k]) * w;
-    h->cold = (double)(rate >= 1 ? c[PA_REUSE_BINS] : sampled[PA_REUSE_BINS]) * w;
+    for (int k = 0; k < PA_REUSE_BINS; k++) h->bins[k] = (double)(rate >= 1 ? c[k] : sampled[k]) * w + (double)local[k];
+    h->cold = (double)(rate >= 1 ? c[PA_REUSE_BINS] : sampled[PA_REUSE_BINS]) * w + (double)local[PA_REUSE_BINS];
     if (rate >= 1) { /* per-set distances only where every access of a stretch was seen */
       for (int k = 0; k < PA_SET_BINS; k++) h->sets[k] = (double)c[PA_TW_SETS + k];
       h->has_sets = true;
@@ -565,14 +675,17 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
     }
   } else {
     /* accesses = the measured ones + the rest estimated from the sample */
-    double total = measured + (double)c[PA_TW_OUTSIDE] / rate, scale = total / measured;
+    double total = measured + (double)c[PA_TW_OUTSIDE] / rate + (double)c[PA_TW_LOCAL_OUTSIDE], scale = total / measured;
     int near_bins = pa_reuse_bin(window - 1) + 1; /* bins 0..near_bins-1 lie below W */
     for (int k = 0; k < near_bins; k++) h->bins[k] = (double)c[k] * scale;
-    double beyond = (double)c[PA_REUSE_BINS] * scale, shards_beyond = (double)sampled[PA_REUSE_BINS];
-    for (int k = near_bins; k < PA_REUSE_BINS; k++) shards_beyond += (double)sampled[k];
+    /* the SHARDS estimates in units of a sampled access (a local one counts R) */
+    double est[PA_REUSE_BINS + 1];
+    for (int k = near_bins; k <= PA_REUSE_BINS; k++) est[k] = (double)sampled[k] + (double)local[k] * rate;
+    double beyond = (double)c[PA_REUSE_BINS] * scale, shards_beyond = est[PA_REUSE_BINS];
+    for (int k = near_bins; k < PA_REUSE_BINS; k++) shards_beyond += est[k];
     if (shards_beyond > 0) {
-      for (int k = near_bins; k < PA_REUSE_BINS; k++) h->bins[k] = beyond * (double)sampled[k] / shards_beyond;
-      h->cold = beyond * (double)sampled[PA_REUSE_BINS] / shards_beyond;
+      for (int k = near_bins; k < PA_REUSE_BINS; k++) h->bins[k] = beyond * est[k] / shards_beyond;
+      h->cold = beyond * est[PA_REUSE_BINS] / shards_beyond;
     } else {
       h->cold = beyond; /* no sampled line reached beyond the window: call them first touches */
     }
@@ -607,13 +720,13 @@ void pa_windows_combine(int n_groups, const double *first, const double *rest, d
     double cold = x[PA_REUSE_BINS] + y[PA_REUSE_BINS] * (n - first_len) / (later > 0 ? later : 1);
     if (later <= 0 || reuses <= 0 || cold > total) { /* no later window: plain scaling */
       for (int w = 0; w <= PA_REUSE_BINS; w++) a[w] += (x[w] + y[w]) * sc;
-      for (int w = PA_TW_QUARTERS; w < PA_TRACKER_WORDS; w++) a[w] += (x[w] + y[w]) * sc;
+      for (int w = PA_TW_QUARTERS; w < PA_TW_LOCAL; w++) a[w] += (x[w] + y[w]) * sc;
       continue;
     }
     for (int w = 0; w < PA_REUSE_BINS; w++) a[w] += y[w] * (total - cold) / reuses;
     a[PA_REUSE_BINS] += cold;
     /* quarters and per-set distances are reuses too, shared out as the later windows' */
-    for (int w = PA_TW_QUARTERS; w < PA_TRACKER_WORDS; w++) a[w] += y[w] * (total - cold) / reuses;
+    for (int w = PA_TW_QUARTERS; w < PA_TW_LOCAL; w++) a[w] += y[w] * (total - cold) / reuses;
   }
 }
 

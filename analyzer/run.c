@@ -112,16 +112,22 @@ static int child_fail(shared_hdr *h, const char *fmt, ...) {
  * symbols would outlive it (the C API cannot define them under the module's resource tracker). */
 static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p, const pa_run_spec *spec,
                                          const pa_options *opt, pa_hook_mode mode, const bool *count_blocks,
-                                         pa_runtime *rt, int64_t *locals_bytes, char *error, size_t cap) {
+                                         pa_runtime *rt, int64_t *locals_bytes, int64_t *locals_lines, char *error,
+                                         size_t cap) {
   LLVMModuleRef mod = LLVMCloneModule(m->mod);
   pt_diag d = {0};
   pa_hook_opts ho = {mode, count_blocks, p, opt->line_filter, opt->inline_cold_blocks, opt->counters_in_memory};
-  if (pa_instrument(mod, &ho, locals_bytes, &d) ||
+  uint64_t *locals_map = NULL;
+  if (pa_instrument(mod, &ho, locals_bytes, &locals_map, &d) ||
       pa_add_main_wrapper(mod, spec, &d)) {
     snprintf(error, cap, "%.700s", d.msg);
+    free(locals_map);
     LLVMDisposeModule(mod);
     return NULL;
   }
+  /* the region's lines the sampled hooks always pass, tracked at weight 1 beside the sample */
+  *locals_lines = locals_map ? pa_runtime_set_locals_map(rt, locals_map, (*locals_bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES) : 0;
+  free(locals_map);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetModuleContext(mod));
   LLVMValueRef g = LLVMGetNamedGlobal(mod, PA_SYM_CTX);
   if (g) {
@@ -339,9 +345,9 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   bool making;
   pa_arg_setup *args = pa_run_arguments(spec, &maker, &making);
   char error[768] = "";
-  int64_t locals_bytes = 0;
+  int64_t locals_bytes = 0, locals_lines = 0;
   pa_jit_code code = {0};
-  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, error, sizeof error);
+  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, &locals_lines, error, sizeof error);
   free(count_blocks);
   if (mod) pa_jit_compile(mod, PA_SYM_MAIN, &code, error, sizeof error);
   if (making) pthread_join(maker, NULL);
@@ -394,6 +400,7 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   if (!err) {
     out->n_functions = nf;
     out->n_blocks_total = nblocks;
+    out->locals_lines = locals_lines;
     out->threads = sh.hdr->threads;
     out->seconds = sh.hdr->seconds;
     out->counts = malloc(sizeof(uint64_t) * ((size_t)nblocks + 1));

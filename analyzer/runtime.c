@@ -83,7 +83,21 @@ struct pa_runtime {
     uintptr_t lo, hi;
     void *locals;
   } stacks[PA_MAX_THREADS];
+  uint64_t *locals_map; /* the region's lines tracked at weight 1 (sampling), or NULL */
+  int64_t locals_lines;
 };
+
+int64_t pa_runtime_set_locals_map(pa_runtime *rt, const uint64_t *map, int64_t n_lines) {
+  int64_t n = 0;
+  size_t words = (size_t)(n_lines + 63) / 64;
+  for (size_t w = 0; w < words; w++) n += __builtin_popcountll(map[w]);
+  free(rt->locals_map);
+  rt->locals_map = NULL, rt->locals_lines = 0;
+  if (rt->rate >= 1 || !rt->track_reuse || rt->windowed || !n || !(rt->locals_map = malloc(sizeof *map * words))) return 0;
+  memcpy(rt->locals_map, map, sizeof *map * words);
+  rt->locals_lines = n_lines;
+  return n;
+}
 
 void pa_runtime_add_locals(pa_runtime *rt, const void *stack, size_t stack_bytes, void *locals) {
   if (rt->n_stacks == PA_MAX_THREADS) return;
@@ -144,6 +158,7 @@ void pa_runtime_free(pa_runtime *rt) {
   for (int i = 0; i <= PA_MAX_THREADS; i++) free(rt->states[i].buf), free(rt->states[i].repeats), free(rt->states[i].counts);
   pthread_mutex_destroy(&rt->lock);
   free((void *)rt->masks);
+  free(rt->locals_map);
   free(rt);
 }
 
@@ -186,6 +201,8 @@ static int thread_slot(pa_runtime *rt) {
                                             : (uint64_t)(rt->rate * (double)(1ull << PA_SHARDS_BITS) + 0.5)
                                                   << (64 - PA_SHARDS_BITS);
       st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
+      if (st->locals && rt->locals_map) /* the region is page-aligned: its lines from its first */
+        pa_tracker_set_locals(st->tracker, (uint64_t)(uintptr_t)st->locals / PA_LINE_BYTES, rt->locals_map, rt->locals_lines);
     }
     atomic_store_explicit(&rt->n_threads, n + 1, memory_order_release);
   }
@@ -313,7 +330,8 @@ void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t 
     st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
 }
 
-/* One line in [a / 64, (a + bytes - 1) / 64] is under the thread's limit. */
+/* One line in [a / 64, (a + bytes - 1) / 64] is under the thread's limit. (A tracked local's
+ * accesses are PA_DESC_ALWAYS, inline tested or not: the tracker takes every access to its lines.) */
 static bool lines_sampled(const pa_thread_state *st, uint64_t a, uint64_t bytes) {
   for (uint64_t line = a / PA_LINE_BYTES, last = (a + bytes - 1) / PA_LINE_BYTES; line <= last; line++)
     if (line * PA_SHARDS_MUL < st->threshold) return true;

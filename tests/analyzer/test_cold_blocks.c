@@ -24,7 +24,7 @@ static int instrumented_size(LLVMModuleRef mod, bool inline_cold) {
   pa_profile *p = pa_profile_static(m, &d);
   CHECK_MSG(p, "%s", d.msg);
   int64_t locals = 0, n = 0;
-  if (p && pa_instrument(copy, &(pa_hook_opts){PA_HOOKS_FILTERED, NULL, p, true, inline_cold}, &locals, &d) == PT_OK) {
+  if (p && pa_instrument(copy, &(pa_hook_opts){PA_HOOKS_FILTERED, NULL, p, true, inline_cold}, &locals, NULL, &d) == PT_OK) {
     char *msg = NULL;
     CHECK_MSG(!LLVMVerifyModule(copy, LLVMReturnStatusAction, &msg), "the instrumented module does not verify: %s", msg);
     LLVMDisposeMessage(msg);

@@ -28,7 +28,7 @@ static int carried_exits(LLVMModuleRef mod, bool in_memory) {
   int64_t locals = 0;
   int n = 0;
   pa_hook_opts o = {.mode = PA_HOOKS_FILTERED, .profile = p, .line_filter = true, .counters_in_memory = in_memory};
-  if (p && pa_instrument(copy, &o, &locals, &d) == PT_OK) {
+  if (p && pa_instrument(copy, &o, &locals, NULL, &d) == PT_OK) {
     char *msg = NULL;
     CHECK_MSG(!LLVMVerifyModule(copy, LLVMReturnStatusAction, &msg), "the instrumented module does not verify: %s", msg);
     LLVMDisposeMessage(msg);

@@ -171,9 +171,67 @@ static void test_random_trace(void) {
   }
 }
 
+/* Lines of weight 1 beside a sample (pa_tracker_set_locals, the locals region): every access to
+ * them is answered, and a distance is the weighted count of the distinct in-sample lines since
+ * the line's last access, 1/R for each hash-sampled line and 1 for each local one, against the
+ * textbook stack of in-sample lines (plain SHARDS, no window, so the tracker answers every
+ * in-sample access with its estimate). Long enough to renumber the tree several times. */
+static void test_weighted_locals(void) {
+  const double rate = 0.05;
+  const uint64_t first = 5000, n_local = 200;
+  uint64_t map[(200 + 63) / 64] = {0};
+  for (uint64_t i = 0; i < n_local; i++)
+    if (i % 7 != 3) map[i / 64] |= 1ULL << (i % 64); /* a few of the region's lines are not tracked */
+  pa_tracker *t = pa_tracker_new(1, rate, -1);
+  CHECK(pa_tracker_set_locals(t, first, map, (int64_t)n_local));
+  uint64_t threshold = (uint64_t)(rate * (1ull << PA_SHARDS_BITS) + 0.5);
+  pt_rng r = {77};
+  int64_t lines = 40000, cursor = 0, mismatches = 0, local_accesses = 0, answered = 0;
+  lru_stack s = {calloc((size_t)(lines + n_local) + 1, sizeof(uint64_t)), 0};
+  for (int i = 0; i < 400000; i++) {
+    uint64_t line = pt_rng_uniform(&r) < 0.5 ? first + (uint64_t)pt_rng_range(&r, (int64_t)n_local)
+                                              : 100000 + next_line(&r, lines, &cursor);
+    bool local = line >= first && line < first + n_local && (map[(line - first) / 64] >> ((line - first) % 64) & 1);
+    CHECK(pa_tracker_is_local(t, line) == local);
+    int64_t got = pa_tracker_access(t, line, 0);
+    if (!local && pa_shards_hash(line) >= threshold) {
+      mismatches += got != -2;
+      continue;
+    }
+    local_accesses += local, answered++;
+    int64_t d = lru_access(&s, line), want = -1;
+    if (d >= 0) {
+      double sampled = 0, ones = 0;
+      for (int64_t k = 0; k < d; k++) {
+        uint64_t o = s.stack[k + 1]; /* the lines above it, now one deeper */
+        bool l = o >= first && o < first + n_local && (map[(o - first) / 64] >> ((o - first) % 64) & 1);
+        if (l) ones++;
+        else sampled++;
+      }
+      want = (int64_t)(sampled / rate + ones + 0.5);
+    }
+    mismatches += got != want;
+  }
+  CHECK_MSG(mismatches == 0, "%lld of %lld weighted distances differ", (long long)mismatches, (long long)answered);
+  /* the local accesses are counted apart, at weight 1, and the histogram adds them as such */
+  const uint64_t *c = pa_tracker_counts(t, 0);
+  uint64_t counted = c[PA_TW_LOCAL_OUTSIDE];
+  for (int k = 0; k <= PA_REUSE_BINS; k++) CHECK(c[PA_TW_LOCAL + k] <= counted);
+  CHECK_MSG((int64_t)counted == local_accesses, "local accesses %llu, want %lld", (unsigned long long)counted,
+            (long long)local_accesses);
+  pa_reuse_hist h;
+  pa_tracker_hist(c, rate, -1, &h);
+  double want_accesses = (double)c[PA_TW_OUTSIDE] / rate + (double)local_accesses;
+  CHECK_MSG(fabs(h.accesses - want_accesses) < 1e-6 * want_accesses, "histogram accesses %g, want %g", h.accesses,
+            want_accesses);
+  pa_tracker_free(t);
+  free(s.stack);
+}
+
 int main(void) {
   test_exact();
   test_window();
+  test_weighted_locals();
   test_random_trace();
   test_gemm_trace();
   test_cyclic_trace();
