@@ -313,6 +313,10 @@ typedef struct {
    * loop's exits from its iterations (the same counts). true: loaded, added and stored on every
    * iteration (as before session 18). */
   bool counters_in_memory;
+  /* Sampling: the moved static locals' lines are tracked at rate 1, weight 1, beside the sample
+   * (locals.c, reuse.c; their hot lines set the estimate's error, at the price of their accesses
+   * through the tracker). true: they are sampled by their hash like any line (as before session 19). */
+  bool sample_locals;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

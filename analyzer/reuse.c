@@ -276,6 +276,10 @@ static void compact(lru *u) {
       for (int k = 0; k < CHUNK_LINES; k++)
         if (u->dir[i]->t[k] > 0) u->dir[i]->t[k] = u->rank[u->dir[i]->t[k]];
   int64_t need = 2 * (int64_t)r + 4096;
+  /* With weight-1 lines (hot ones, that leave the front on most accesses) renumberings came
+   * every few thousand accesses, each scanning every chunk: leave as many times as the scan
+   * costs (dwconv_mb #3: compact was 10% of the run). */
+  if (u->lmap) need += (int64_t)u->dn * CHUNK_LINES;
   if (need > u->tcap) {
     u->tcap = need;
     u->nw = u->tcap / 64 + 1;

@@ -118,7 +118,7 @@ static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p
   pt_diag d = {0};
   pa_hook_opts ho = {mode, count_blocks, p, opt->line_filter, opt->inline_cold_blocks, opt->counters_in_memory};
   uint64_t *locals_map = NULL;
-  if (pa_instrument(mod, &ho, locals_bytes, &locals_map, &d) ||
+  if (pa_instrument(mod, &ho, locals_bytes, opt->sample_locals ? NULL : &locals_map, &d) ||
       pa_add_main_wrapper(mod, spec, &d)) {
     snprintf(error, cap, "%.700s", d.msg);
     free(locals_map);

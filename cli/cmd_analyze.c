@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--run-static-counts] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
+          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--sample-locals] [--run-static-counts] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
           "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
           "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
           "                    seeded inputs (schedule options as for `portent compile --help`)\n"
@@ -34,6 +34,9 @@ static void usage(FILE *f) {
           "  --counters-in-memory  block counters of innermost loops loaded, added and stored every\n"
           "                    iteration, as before session 18 (by default added at the loop's exits\n"
           "                    from its iterations: the same profile)\n"
+          "  --sample-locals   with --sample < 1: the kernel's static local arrays sampled by their\n"
+          "                    lines' hash like any line, as before session 19 (by default their\n"
+          "                    lines are tracked at rate 1, weight 1: docs/formats.md, locals_lines)\n"
           "  --run-static-counts  in the run, functions whose blocks all have static counts get one\n"
           "                    counter (calls) instead of one per block (what bench analyze and the\n"
           "                    analytic cost model run)\n"
@@ -127,6 +130,7 @@ int cmd_analyze(int argc, char **argv) {
     else if (strcmp(arg, "--line-filter") == 0) opt.line_filter = true;
     else if (strcmp(arg, "--inline-cold-blocks") == 0) opt.inline_cold_blocks = true;
     else if (strcmp(arg, "--counters-in-memory") == 0) opt.counters_in_memory = true;
+    else if (strcmp(arg, "--sample-locals") == 0) opt.sample_locals = true;
     else if (strcmp(arg, "--run-static-counts") == 0) opt.static_counts = true;
     else if (strcmp(arg, "--static-counts") == 0) static_counts = true;
     else if (strcmp(arg, "--reuse") == 0 && has_val) {
