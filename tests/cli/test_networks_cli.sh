@@ -159,6 +159,16 @@ check bench-learn-warm 0 "$portent" bench learn --data $sample --data "$tmp/zen4
 has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) "
 has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) h:other "
 has bench-learn-warm "$tmp/out" "^mtl-tlp 20% real (2 tasks) h:both "
+# Three real platforms (issue 15's 2 and 3 tasks; Zen 3, Zen 4 and Zen 5 measured the same programs,
+# session 19): every platform in the records is a head of MTL-TLP, whichever is ranked
+sed 's/-mcpu=znver5/-mcpu=znver3/' $sample >"$tmp/zen3.jsonl"
+for p in znver4 znver3; do
+  check bench-learn-3p-$p 0 "$portent" bench learn --data $sample --data "$tmp/zen4.jsonl" --data "$tmp/zen3.jsonl" \
+    --platform $p --quick --models mtl --fractions 0.2 --aux-targets '' --rows real
+  has bench-learn-3p-$p "$tmp/out" "^mtl-tlp 20% real (3 tasks) "
+  has bench-learn-3p-$p "$tmp/err" "target 'llvm -keys=cpu -mcpu=$p'"
+  has bench-learn-3p-$p "$tmp/err" "mtl-tlp 20% real (3 tasks) (seed 1) trained on 3 platform(s)"
+done
 # --thin-spread, --aux-per-task all, --aux-missing, --aux-cache: the 20% as an exact count dealt out in
 # pairs; the analytic labels of every training schedule, or of those the other platform (here half the
 # sample) did not measure, saved under names that say so, and read back by the next run
