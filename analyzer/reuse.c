@@ -611,8 +611,11 @@ static inline __attribute__((always_inline)) int64_t sampled_access(pa_tracker *
   }
   int64_t gap = t->bursts < BURSTS_AT_FIRST_GAP ? t->period : t->period * (BURST_GAP_LATER / BURST_GAP);
   bool due = false; /* bursts are as far apart in accesses as without weight-1 lines */
-  if (in_sample && t->window) due = weighted ? (local ? ++t->local_since : ++t->since, (double)t->since + (double)t->local_since * t->rate >= (double)gap)
-                                             : ++t->since >= gap;
+  if (in_sample && t->window) {
+    if (local) t->local_since++; /* each counts `rate` of a sampled access (below) */
+    else t->since++;
+    due = weighted ? (double)t->since + (double)t->local_since * t->rate >= (double)gap : t->since >= gap;
+  }
   if (due) { /* the next access starts a burst */
     t->bursts++;
     lru_clear(&t->near);

@@ -6,21 +6,15 @@
 
 #include "analyzer/analyzer.h"
 #include "test.h"
+#include "util.h"
 
 static pa_profile *profile(const char *fixture, const pa_options *opt) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.ll", PA_FIXTURE_DIR, fixture);
   pt_diag d = {0};
-  pa_module *m = pa_module_load(path, &d);
-  CHECK_MSG(m, "%s", d.msg);
-  pa_run_spec *s = m ? pa_run_spec_parse("{\"entry\":\"kernel\",\"args\":[{\"kind\":\"buffer\",\"type\":\"i64\","
-                                         "\"count\":1},{\"kind\":\"scalar\",\"type\":\"i64\",\"value\":0}]}",
-                                         "inline spec", &d)
-                     : NULL;
-  pa_profile *p = s ? pa_profile_build(m, s, opt, &d) : NULL;
+  pa_profile *p = fixture_profile(fixture,
+                                  "{\"entry\":\"kernel\",\"args\":[{\"kind\":\"buffer\",\"type\":\"i64\","
+                                  "\"count\":1},{\"kind\":\"scalar\",\"type\":\"i64\",\"value\":0}]}",
+                                  opt, &d);
   CHECK_MSG(p, "%s: %s", fixture, d.msg);
-  pa_run_spec_free(s);
-  pa_module_free(m);
   return p;
 }
 

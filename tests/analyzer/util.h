@@ -1,7 +1,9 @@
-/* Helpers the analyzer tests share: find blocks by IR label, compare successor sets. */
+/* Helpers the analyzer tests share: find blocks by IR label, compare successor sets, profile a
+ * fixture. */
 #ifndef PA_TEST_UTIL_H
 #define PA_TEST_UTIL_H
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analyzer/analyzer.h"
@@ -39,4 +41,18 @@ static inline const pa_loop *loop_at(const pa_function *f, const char *header) {
     if (f->loops[i].header == h) return &f->loops[i];
   return NULL;
 }
+
+#ifdef PA_FIXTURE_DIR
+/* The profile of fixtures/NAME.ll run under spec (JSON text) with opt; NULL with d filled. */
+static inline pa_profile *fixture_profile(const char *name, const char *spec, const pa_options *opt, pt_diag *d) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.ll", PA_FIXTURE_DIR, name);
+  pa_module *m = pa_module_load(path, d);
+  pa_run_spec *s = m ? pa_run_spec_parse(spec, "spec", d) : NULL;
+  pa_profile *p = s ? pa_profile_build(m, s, opt, d) : NULL;
+  pa_run_spec_free(s);
+  pa_module_free(m);
+  return p;
+}
+#endif
 #endif
