@@ -84,7 +84,7 @@ struct pa_runtime {
     void *locals;
   } stacks[PA_MAX_THREADS];
   uint64_t *locals_map; /* the region's lines tracked at weight 1 (sampling), or NULL */
-  int64_t locals_lines;
+  int64_t locals_map_lines; /* lines the map covers (the region's), not how many are set */
 };
 
 int64_t pa_runtime_set_locals_map(pa_runtime *rt, const uint64_t *map, int64_t n_lines) {
@@ -92,10 +92,10 @@ int64_t pa_runtime_set_locals_map(pa_runtime *rt, const uint64_t *map, int64_t n
   size_t words = (size_t)(n_lines + 63) / 64;
   for (size_t w = 0; w < words; w++) n += __builtin_popcountll(map[w]);
   free(rt->locals_map);
-  rt->locals_map = NULL, rt->locals_lines = 0;
+  rt->locals_map = NULL, rt->locals_map_lines = 0;
   if (rt->rate >= 1 || !rt->track_reuse || rt->windowed || !n || !(rt->locals_map = malloc(sizeof *map * words))) return 0;
   memcpy(rt->locals_map, map, sizeof *map * words);
-  rt->locals_lines = n_lines;
+  rt->locals_map_lines = n_lines;
   return n;
 }
 
@@ -202,7 +202,7 @@ static int thread_slot(pa_runtime *rt) {
                                                   << (64 - PA_SHARDS_BITS);
       st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
       if (st->locals && rt->locals_map) /* the region is page-aligned: its lines from its first */
-        pa_tracker_set_locals(st->tracker, (uint64_t)(uintptr_t)st->locals / PA_LINE_BYTES, rt->locals_map, rt->locals_lines);
+        pa_tracker_set_locals(st->tracker, (uint64_t)(uintptr_t)st->locals / PA_LINE_BYTES, rt->locals_map, rt->locals_map_lines);
     }
     atomic_store_explicit(&rt->n_threads, n + 1, memory_order_release);
   }
