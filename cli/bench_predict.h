@@ -10,7 +10,7 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 28
+#define BP_PRESETS 29
 #define BP_HEADLINE 23 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs: the default model */
 const char *bp_preset_name(int k);
 

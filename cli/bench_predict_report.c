@@ -208,13 +208,15 @@ static int print_split(const bp_set *s, const char *list) {
 }
 
 /* Predictions per second given profiles, on this one core: the set's profiles in turn for
- * half a second, in whole passes (so each profile weighs the same). Its own function so that `valgrind --tool=callgrind
- * --toggle-collect=prediction_rate` counts the instructions of exactly these predictions. */
+ * half a second of this thread's CPU time (time slices other processes take on a shared machine
+ * are not counted), in whole passes (so each profile weighs the same). Its own function so that
+ * `valgrind --tool=callgrind --toggle-collect=prediction_rate` counts the instructions of exactly
+ * these predictions. */
 __attribute__((noinline)) static double prediction_rate(pp_predictor *pp, int n_all, pa_profile **all) {
   pt_diag d = {0};
   long done = 0;
-  double t0 = pt_now(), dt = 0;
-  while ((dt = pt_now() - t0) < 0.5 || done % n_all != 0) { /* whole passes over the set */
+  double t0 = pt_cpu_now(), dt = 0;
+  while ((dt = pt_cpu_now() - t0) < 0.5 || done % n_all != 0) { /* whole passes over the set */
     pp_prediction *r = pp_predict(pp, all[done % n_all], &d);
     pp_prediction_free(r);
     pt_diag_clear(&d);

@@ -521,6 +521,18 @@ double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int
   return n->lanes * hit / pp->mlp;
 }
 
+/* Whether two accesses of one stream (pp_same_stream) meet within one sweep of `trip` iterations:
+ * the rows of an unrolled loop a whole number of strides apart are one stream only if the later
+ * row reaches the earlier one's lines before the loop ends (bert_ffn1 #13: twelve rows of B 16
+ * strides apart in a loop of 16 iterations are twelve walks, 192 lines in one L1 set position,
+ * not six of 32). Unknown offsets: one stream, as pp_same_stream takes them. */
+static bool meets_in_sweep(const pa_node *a, const pa_node *b, double trip) {
+  if (!a->has_offset || !b->has_offset) return true;
+  int64_t d = a->offset - b->offset;
+  if (d < 0) d = -d;
+  return (double)d < (trip - 1) * (double)abs_stride(a) + PA_LINE_BYTES; /* the first walk's last line */
+}
+
 /* Cycles loop `loop` of f takes at least for the L1 fills of its set-conflicting walks: a walk
  * whose sweep comes back (sweep_reused) but falls in fewer of L1's sets than its lines need
  * misses L1 on the lost fraction of its accesses (walk_lost), and those misses all fall in the
@@ -559,7 +571,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || pp_wraps_in_loop(n)) continue;
       if (!sweep_reused(n) && !pp->o.far_sets) continue;
       int at = 0;
-      while (at < m && !pp_same_stream(w[at].n, n)) at++;
+      while (at < m && !(pp_same_stream(w[at].n, n) && meets_in_sweep(w[at].n, n, trip[j]))) at++;
       if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], false, false, false};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
       w[at].loaded |= n->op == PA_OP_LOAD, w[at].stored |= n->op == PA_OP_STORE;
@@ -607,6 +619,10 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     double positions = union_positions(group, g, w[a].trip, step, sets);
     double inflight = ptg_target_set_inflight(t, positions), need = 0;
     if (inflight > 0) need = misses * pp_level_latency(t, 2) / inflight;
+    /* +setns: the set walks' own time per access at that many positions, not L2's latency over
+     * the misses in flight that their chase (slower than L2's, Zen 3 1.27x at 4 sets) gives */
+    double ns = pp->o.set_ns ? ptg_target_set_ns(t, positions) : NAN;
+    if (ns > 0) need = misses * ns * pp->freq_ghz;
     /* +dirty: a read-modify-write walk's misses each write a dirty line back as well, at the
      * target's measured time per access of such a walk in that many sets (the other misses of
      * the group as before) */

@@ -73,6 +73,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 6 && strcmp(base + len - 6, "+cmpbr") == 0) base[len - 6] = 0, o->fuse_branch = more = true;
     else if (len > 5 && strcmp(base + len - 5, "+fold") == 0) base[len - 5] = 0, o->fold_loads = more = true;
     else if (len > 7 && strcmp(base + len - 7, "+setsum") == 0) base[len - 7] = 0, o->sets_sum = more = true;
+    else if (len > 6 && strcmp(base + len - 6, "+setns") == 0) base[len - 6] = 0, o->set_ns = more = true;
     else if (len > 5 && strcmp(base + len - 5, "+regs") == 0) base[len - 5] = 0, o->spills = more = true;
   }
   name = base;

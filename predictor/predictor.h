@@ -79,6 +79,9 @@ typedef struct pp_options {
                            position (not a +dirty read-modify-write walk) takes those misses on
                            top of its blocks' other cycles instead of the larger of the two, so
                            loops the bound prices alike keep their differences (bert_ffn1) */
+  bool set_ns;          /* sets: a set-conflicting group's misses each take the target's set walks'
+                           ns_per_access at the positions they fall in, instead of L2 latency over
+                           the walks' misses in flight (their chase latency / ns per access) */
   bool spills;          /* a single-block loop whose float header phis need more of the target's
                            vector registers (ptg_target_vector_registers) than a register tile
                            leaves free takes at least its vector float updates at the target's

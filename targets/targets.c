@@ -265,6 +265,10 @@ double ptg_target_set_inflight(const ptg_target *t, double sets) {
   return set_walk_figure(t, sets, offsetof(ptg_set_walk, overlapping_misses));
 }
 
+double ptg_target_set_ns(const ptg_target *t, double sets) {
+  return set_walk_figure(t, sets, offsetof(ptg_set_walk, ns_per_access));
+}
+
 double ptg_target_set_rmw_ns(const ptg_target *t, double sets) {
   return set_walk_figure(t, sets, offsetof(ptg_set_walk, rmw_ns_per_access));
 }

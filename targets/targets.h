@@ -361,6 +361,9 @@ double ptg_target_set_inflight(const ptg_target *t, double sets);
 /* ns per access of a read-modify-write walk whose lines fall in `sets` of L1's sets (set_walks'
  * rmw_ns_per_access), interpolated as ptg_target_set_inflight; NaN when none was measured. */
 double ptg_target_set_rmw_ns(const ptg_target *t, double sets);
+/* ns per access of a load walk whose lines fall in `sets` of L1's sets (set_walks' ns_per_access),
+ * interpolated as ptg_target_set_inflight; NaN when L1 has no set walks. */
+double ptg_target_set_ns(const ptg_target *t, double sets);
 /* ns per access of `streams` sequential streams in one L1 set position, `rmw` of them stored back
  * (set_streams): linear between the measured stream counts (the nearest beyond them) and, at
  * each, between the measured read-modify-write shares; NaN when none was measured. */
