@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 29
-#define BP_HEADLINE 23 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs: the default model */
+#define BP_PRESETS 30
+#define BP_HEADLINE 24 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain: the default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

@@ -26,11 +26,12 @@ static const char *const preset_names[BP_PRESETS] = {
     "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty",
     "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk",
     "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+streams",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+cmpbr",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+cmpbr+fold",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+setsum",
-    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+setns"};
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+streams",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+cmpbr",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+cmpbr+fold",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum",
+    "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setns"};
 const char *bp_preset_name(int k) { return k >= 0 && k < BP_PRESETS ? preset_names[k] : "?"; }
 
 bp_set *bp_set_new(void) {

@@ -18,8 +18,8 @@ static void usage(FILE *f) {
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
           "                   \"+busy\", \"+forward\", \"+dirty\", \"+streams\", \"+llcwalk\", \"+regs\", \"+cmpbr\",\n"
-          "                   \"+fold\", \"+setsum\", \"+setns\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs:\n"
+          "                   \"+fold\", \"+setsum\", \"+setns\", \"+memchain\", \"-assoc\"\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -43,7 +43,10 @@ static void usage(FILE *f) {
           "                   come back only where the latency curve leaves the last level, by\n"
           "                   memory.strided_walks' ns per access); +regs prices a loop whose float\n"
           "                   accumulators need more vector registers than the target has at\n"
-          "                   cpu.spill_update_cycles per update (targets without it: unchanged); on x86 targets, not in the\n"
+          "                   cpu.spill_update_cycles per update (targets without it: unchanged);\n"
+          "                   +memchain prices accumulators kept in memory (a load, ops and a store\n"
+          "                   back that a later block or the next iteration loads again) at the\n"
+          "                   target's cpu.store_forward_cycles a link (else an L1 hit); on x86 targets, not in the\n"
           "                   default, +cmpbr fuses a compare with its branch and +fold a load with\n"
           "                   its arithmetic user: one issue slot for each pair; +setsum (not in the\n"
           "                   default) adds a loop's +sets misses in one L1 set position to its\n"
@@ -63,7 +66,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

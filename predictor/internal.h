@@ -185,6 +185,13 @@ double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int
  * block (executions[j]: block j's, one thread) (recurrence.c). */
 double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, double load_latency,
                              const double *executions);
+/* +memchain (memory_chains.c): cycles loop `loop` of f takes at least for its accumulators
+ * through memory: blocks that load an element, compute on it and store it back, where the next
+ * load of it is a later block's of the same iteration or, for an element the loop does not
+ * move, the next iteration's: per link the ops from load to store plus the target's
+ * store-to-load forwarding (cpu.store_forward_cycles, else an L1 hit's latency), times the
+ * executions of the link's block; the loop's longest element. */
+double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double load_latency, const double *executions);
 /* Whether header phi `node` of loop `loop` receives, around every back edge, a value loaded
  * from an address that moves at each iteration (the profile's carried edges; a rotated load
  * of the next element): no chain of adds runs through it, the next iteration's adds start

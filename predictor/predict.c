@@ -39,9 +39,12 @@ void pp_options_default(pp_options *o) {
    * defaults; nothing else moves on the five sets); "+regs" (session 19): loops whose
    * accumulators do not fit the target's vector registers update them through memory at the
    * target's measured cost (Zen 3, AVX2: 29.5% / 0.759 / top-1 0.775 -> 25.2% / 0.755 / 0.895;
-   * targets without the figure unchanged) */
+   * targets without the figure unchanged); "+memchain" (session 20): accumulators kept in memory,
+   * a load, ops and a store back of one element that a later block of the iteration or the next
+   * iteration loads again, at the target's store-to-load forwarding per link (mm512 #27 0.33 ->
+   * 0.72 of its time on Zen 3; one candidate moves on each set but Zen 5's two) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
-  o->far_sets = o->busy = o->forward = o->dirty_sets = o->llc_walks = o->spills = true;
+  o->far_sets = o->busy = o->forward = o->dirty_sets = o->llc_walks = o->spills = o->mem_chains = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {
@@ -74,6 +77,7 @@ int pp_options_preset(pp_options *o, const char *name) {
     else if (len > 5 && strcmp(base + len - 5, "+fold") == 0) base[len - 5] = 0, o->fold_loads = more = true;
     else if (len > 7 && strcmp(base + len - 7, "+setsum") == 0) base[len - 7] = 0, o->sets_sum = more = true;
     else if (len > 6 && strcmp(base + len - 6, "+setns") == 0) base[len - 6] = 0, o->set_ns = more = true;
+    else if (len > 9 && strcmp(base + len - 9, "+memchain") == 0) base[len - 9] = 0, o->mem_chains = more = true;
     else if (len > 5 && strcmp(base + len - 5, "+regs") == 0) base[len - 5] = 0, o->spills = more = true;
   }
   name = base;
@@ -401,7 +405,7 @@ static double chain_overlap(const pp_predictor *pp, const pa_function *f, const 
  * included (work the chain does not wait for overlaps it); the excess goes to the costliest of
  * the loop's own blocks. Innermost loops first, so an outer loop sees its inner ones' bounds. */
 static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred *blocks, double load_latency) {
-  if (f->n_carried == 0) return;
+  if (f->n_carried == 0 && !pp->o.mem_chains) return;
   double *execs = malloc(sizeof(double) * (size_t)(f->n_blocks + 1));
   for (int j = 0; j < f->n_blocks; j++) execs[j] = blocks[j].ecount;
   int max_depth = 0;
@@ -412,6 +416,7 @@ static void carried_bounds(pp_predictor *pp, const pa_function *f, pp_block_pred
       const pa_loop *L = &f->loops[l];
       if (L->depth != depth) continue;
       double need = pp_carried_recurrence(pp, f, l, load_latency, execs);
+      if (pp->o.mem_chains) need = fmax(need, pp_memory_chains(pp, f, l, load_latency, execs));
       if (need <= 0) continue;
       if (pp->o.overlap) need /= chain_overlap(pp, f, blocks, l);
       double have = 0;

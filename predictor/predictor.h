@@ -31,6 +31,9 @@ typedef struct pp_options {
                            level whose sets hold them, page-crossing walks pay TLB misses */
   bool carried;         /* steady state: a loop takes at least the chain of its float recurrences
                            through several blocks (the profile's carried_edges) per iteration */
+  bool mem_chains;      /* carried: also its accumulators through memory (a load, ops and a
+                           store back of one element, reloaded later in the iteration or at the
+                           next one), each link with the target's store-to-load forwarding */
   bool level_inflight;  /* strides: a set-conflicting walk's lost lines hold each level's miss
                            buffers until served, up to the misses in flight out of that level
                            (caches[].overlapping_misses, memory.strided_walks), not only memory's
@@ -89,7 +92,7 @@ typedef struct pp_options {
                            unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

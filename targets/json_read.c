@@ -179,6 +179,7 @@ static void read_cpu(reader *r, ptg_target *t, const cJSON *root) {
   t->max_vector_bits = integer(r, c, "cpu", "max_vector_bits", false, t->native_vector_bits);
   t->issue_width = fig(r, c, "cpu", "issue_width", true);
   t->store_forward_fail_cycles = fig(r, c, "cpu", "store_forward_fail_cycles", false);
+  t->store_forward_cycles = fig(r, c, "cpu", "store_forward_cycles", false);
   t->spill_update_cycles = fig(r, c, "cpu", "spill_update_cycles", false);
 }
 

@@ -77,6 +77,7 @@ static cJSON *cpu_json(const ptg_target *t) {
   cJSON_AddNumberToObject(c, "max_vector_bits", t->max_vector_bits);
   add_fig(c, "issue_width", t->issue_width);
   if (!isnan(t->store_forward_fail_cycles.value)) add_fig(c, "store_forward_fail_cycles", t->store_forward_fail_cycles);
+  if (!isnan(t->store_forward_cycles.value)) add_fig(c, "store_forward_cycles", t->store_forward_cycles);
   if (!isnan(t->spill_update_cycles.value)) add_fig(c, "spill_update_cycles", t->spill_update_cycles);
   return c;
 }

@@ -138,6 +138,7 @@ void ptg_target_print_diff(FILE *f, const ptg_target *a, const ptg_target *b, do
   diff_line(f, "clock GHz", a->frequency_ghz.value, b->frequency_ghz.value, tol);
   diff_line(f, "issue width", a->issue_width.value, b->issue_width.value, tol);
   diff_line(f, "store forward fail cycles", a->store_forward_fail_cycles.value, b->store_forward_fail_cycles.value, tol);
+  diff_line(f, "store forward cycles", a->store_forward_cycles.value, b->store_forward_cycles.value, tol);
   diff_line(f, "spill update cycles", a->spill_update_cycles.value, b->spill_update_cycles.value, tol);
   /* rows of a, then rows only b has */
   for (int pass = 0; pass < 2; pass++) {

@@ -65,6 +65,7 @@ ptg_target *ptg_target_new(const char *name) {
   t->frequency_ghz = ptg_fig(NAN);
   t->issue_width = ptg_fig(NAN);
   t->store_forward_fail_cycles = ptg_fig(NAN);
+  t->store_forward_cycles = ptg_fig(NAN);
   t->spill_update_cycles = ptg_fig(NAN);
   t->memory.latency_ns = t->memory.latency_cycles = t->memory.overlapping_misses = ptg_fig(NAN);
   t->gpu.clock_ghz = t->gpu.memory_clock_ghz = NAN;

@@ -261,6 +261,9 @@ typedef struct ptg_target {
   int native_vector_bits; /* widest vector register the FP units run at full width */
   int max_vector_bits;    /* widest vector register the ISA has */
   ptg_figure issue_width; /* instructions per cycle, sustained */
+  ptg_figure store_forward_cycles; /* a float load-add-store chain through one address: cycles a
+                                      link takes beyond the add's latency (the store forwarded to
+                                      the next load); NaN when not measured */
   ptg_figure store_forward_fail_cycles; /* cycles an iteration loses when a load spans two stores
                                            still in flight (no forwarding); NaN unmeasured */
   ptg_figure spill_update_cycles; /* cycles per accumulator update in a register tile of FMA

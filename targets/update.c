@@ -190,7 +190,7 @@ ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, p
     take(out, in, "units");
     if (cpu && fcpu) take(cpu, fcpu, "issue_width");
   }
-  if (s->forward && cpu && fcpu) take(cpu, fcpu, "store_forward_fail_cycles");
+  if (s->forward && cpu && fcpu) take(cpu, fcpu, "store_forward_fail_cycles"), take(cpu, fcpu, "store_forward_cycles");
   if (s->spills && cpu && fcpu) take(cpu, fcpu, "spill_update_cycles");
   cJSON *old = cJSON_Duplicate(out, true);
   if (s->memory) {

@@ -56,6 +56,7 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
   range(&c, "cpu", "frequency_ghz", t->frequency_ghz, 0.1, 10);
   range(&c, "cpu", "issue_width", t->issue_width, 0.5, 64);
   range(&c, "cpu", "store_forward_fail_cycles", t->store_forward_fail_cycles, 0, 1000);
+  range(&c, "cpu", "store_forward_cycles", t->store_forward_cycles, 0, 1000);
   range(&c, "cpu", "spill_update_cycles", t->spill_update_cycles, 0, 1000);
   int vb = t->native_vector_bits;
   if (vb < 32 || vb > 2048 || (vb & (vb - 1))) bad(&c, "cpu.native_vector_bits: must be a power of two in 32..2048");
