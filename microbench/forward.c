@@ -11,6 +11,7 @@
  * each link of an accumulator kept in memory adds to its add (Zen 3: 12.05 against 3.03 cycles,
  * docs/validation.md "Session 20"). */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -109,33 +110,30 @@ static void build_chain(pmb_jit *j, LLVMModuleRef m, const char *name, bool memo
   LLVMDisposeBuilder(b);
 }
 
-/* cpu.store_forward_cycles: the memory chain's cycles per iteration less the register chain's. */
-static int measure_chain(pmb_ctx *c, pt_diag *d) {
-  LLVMModuleRef m = pmb_jit_module(c->jit, "store_forward_chain");
-  build_chain(c->jit, m, "chain_memory", true);
-  build_chain(c->jit, m, "chain_register", false);
+/* Kernels `slow` and `fast` of module m, each run over in = {scratch, src} (src: SRC_FLOATS + 1
+ * floats): the difference of their cycles per iteration, clamped at 0, as a figure with `how`
+ * in *out; `what` names it in the progress line. */
+static int time_difference(pmb_ctx *c, LLVMModuleRef m, const char *slow, const char *fast, const char *what,
+                           const char *how, ptg_figure *out, pt_diag *d) {
   int err = pmb_jit_add(c->jit, m, d);
   if (err < 0) return err;
-  pmb_kernel_fn mem = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "chain_memory", d);
-  pmb_kernel_fn reg = mem ? (pmb_kernel_fn)pmb_jit_lookup(c->jit, "chain_register", d) : NULL;
-  if (!reg) return d->err;
-  static float acc[16] __attribute__((aligned(64)));
-  static float src[SRC_FLOATS];
-  for (int i = 0; i < SRC_FLOATS; i++) src[i] = 1e-6f * (float)i;
-  void *in[2] = {acc, src};
+  pmb_kernel_fn a = (pmb_kernel_fn)pmb_jit_lookup(c->jit, slow, d);
+  pmb_kernel_fn b = a ? (pmb_kernel_fn)pmb_jit_lookup(c->jit, fast, d) : NULL;
+  if (!b) return d->err;
+  static float scratch[16] __attribute__((aligned(64)));
+  static float src[SRC_FLOATS + 1];
+  for (int i = 0; i <= SRC_FLOATS; i++) src[i] = 1e-6f * (float)i;
+  memset(scratch, 0, sizeof scratch);
+  void *in[2] = {scratch, src};
   float sink;
   double ghz = pmb_recalibrate(c);
-  pmb_stats mm = pmb_time_kernel(mem, in, &sink, c->min_seconds, c->reps);
-  pmb_stats rr = pmb_time_kernel(reg, in, &sink, c->min_seconds, c->reps);
-  double cycles = (mm.median - rr.median) * 1e9 * ghz;
+  pmb_stats sa = pmb_time_kernel(a, in, &sink, c->min_seconds, c->reps);
+  pmb_stats sb = pmb_time_kernel(b, in, &sink, c->min_seconds, c->reps);
+  double cycles = (sa.median - sb.median) * 1e9 * ghz;
   if (cycles < 0) cycles = 0;
-  c->t->store_forward_cycles =
-      (ptg_figure){cycles, fmax(mm.spread, rr.spread), mm.reps,
-                   "a float added into one element through memory (load, fadd, store; the next load forwarded from "
-                   "that store), against the same adds into a register: the difference per iteration (median of the "
-                   "repetitions, core cycles)"};
-  pmb_progress(c, "store forwarding: an accumulator through memory adds %.1f cycles a link (%.1f against %.1f)", cycles,
-               mm.median * 1e9 * ghz, rr.median * 1e9 * ghz);
+  *out = (ptg_figure){cycles, fmax(sa.spread, sb.spread), sa.reps, how};
+  pmb_progress(c, "store forwarding: %s %.1f cycles (%.1f against %.1f)", what, cycles, sa.median * 1e9 * ghz,
+               sb.median * 1e9 * ghz);
   return PT_OK;
 }
 
@@ -143,26 +141,17 @@ int pmb_measure_store_forward(pmb_ctx *c, pt_diag *d) {
   LLVMModuleRef m = pmb_jit_module(c->jit, "store_forward");
   build_kernel(c->jit, m, "forward_wide", true);
   build_kernel(c->jit, m, "forward_narrow", false);
-  int err = pmb_jit_add(c->jit, m, d);
+  int err = time_difference(c, m, "forward_wide", "forward_narrow", "a load spanning two stores costs",
+                            "two floats stored and read back as one <2 x float> load, against the same loop reading "
+                            "them one by one: the difference per iteration (median of the repetitions, core cycles)",
+                            &c->t->store_forward_fail_cycles, d);
   if (err < 0) return err;
-  pmb_kernel_fn wide = (pmb_kernel_fn)pmb_jit_lookup(c->jit, "forward_wide", d);
-  pmb_kernel_fn narrow = wide ? (pmb_kernel_fn)pmb_jit_lookup(c->jit, "forward_narrow", d) : NULL;
-  if (!narrow) return d->err;
-  static float pad[16] __attribute__((aligned(64)));
-  static float src[SRC_FLOATS + 1];
-  for (int i = 0; i <= SRC_FLOATS; i++) src[i] = 1e-6f * (float)i;
-  void *in[2] = {pad, src};
-  float sink;
-  double ghz = pmb_recalibrate(c);
-  pmb_stats w = pmb_time_kernel(wide, in, &sink, c->min_seconds, c->reps);
-  pmb_stats n = pmb_time_kernel(narrow, in, &sink, c->min_seconds, c->reps);
-  double cycles = (w.median - n.median) * 1e9 * ghz;
-  if (cycles < 0) cycles = 0;
-  c->t->store_forward_fail_cycles =
-      (ptg_figure){cycles, fmax(w.spread, n.spread), w.reps,
-                   "two floats stored and read back as one <2 x float> load, against the same loop reading them one by "
-                   "one: the difference per iteration (median of the repetitions, core cycles)"};
-  pmb_progress(c, "store forwarding: a load spanning two stores costs %.1f cycles an iteration (%.1f against %.1f)", cycles,
-               w.median * 1e9 * ghz, n.median * 1e9 * ghz);
-  return measure_chain(c, d);
+  m = pmb_jit_module(c->jit, "store_forward_chain");
+  build_chain(c->jit, m, "chain_memory", true);
+  build_chain(c->jit, m, "chain_register", false);
+  return time_difference(c, m, "chain_memory", "chain_register", "an accumulator through memory adds, a link,",
+                         "a float added into one element through memory (load, fadd, store; the next load forwarded "
+                         "from that store), against the same adds into a register: the difference per iteration "
+                         "(median of the repetitions, core cycles)",
+                         &c->t->store_forward_cycles, d);
 }

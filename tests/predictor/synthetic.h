@@ -66,6 +66,27 @@ static inline pa_profile *synthetic_profile_ir(const char *ir, const char *entry
   return p;
 }
 
+/* The static-count profile of a column walk: for j < 512: for i < 512: acc += a[i * row + j];
+ * c[j] = acc (rows `row` floats apart: 1024 puts every line in one L1 set position, 512 in two). */
+static inline pa_profile *synthetic_column_walk(int row, pt_diag *d) {
+  static const char *fmt =
+      "define void @walk(ptr %%a, ptr %%c) {\n"
+      "entry:\n  br label %%j\n"
+      "j:\n  %%jv = phi i64 [0, %%entry], [%%jn, %%jl]\n  br label %%i\n"
+      "i:\n  %%iv = phi i64 [0, %%j], [%%in, %%i]\n  %%acc = phi float [0.0, %%j], [%%s, %%i]\n"
+      "  %%row = mul i64 %%iv, %d\n  %%idx = add i64 %%row, %%jv\n"
+      "  %%p = getelementptr float, ptr %%a, i64 %%idx\n  %%x = load float, ptr %%p\n"
+      "  %%s = fadd float %%acc, %%x\n"
+      "  %%in = add i64 %%iv, 1\n  %%d = icmp eq i64 %%in, 512\n"
+      "  br i1 %%d, label %%jl, label %%i\n"
+      "jl:\n  %%q = getelementptr float, ptr %%c, i64 %%jv\n  store float %%s, ptr %%q\n"
+      "  %%jn = add i64 %%jv, 1\n  %%e = icmp eq i64 %%jn, 512\n  br i1 %%e, label %%exit, label %%j\n"
+      "exit:\n  ret void\n}\n";
+  char ir[4096];
+  snprintf(ir, sizeof ir, fmt, row);
+  return synthetic_profile_ir(ir, "walk", d);
+}
+
 /* A target file shipped in targets/ ("zen4-epyc-2c"); NULL with d filled on error. */
 static inline ptg_target *synthetic_shipped_target(const char *name, pt_diag *d) {
   char path[1024];

@@ -9,27 +9,6 @@
 #include "test.h"
 #include "synthetic.h"
 
-/* for j < 512: for i < 512: acc += a[i * ROW + j]; c[j] = acc */
-static const char *ir_fmt =
-    "define void @walk(ptr %%a, ptr %%c) {\n"
-    "entry:\n  br label %%j\n"
-    "j:\n  %%jv = phi i64 [0, %%entry], [%%jn, %%jl]\n  br label %%i\n"
-    "i:\n  %%iv = phi i64 [0, %%j], [%%in, %%i]\n  %%acc = phi float [0.0, %%j], [%%s, %%i]\n"
-    "  %%row = mul i64 %%iv, %d\n  %%idx = add i64 %%row, %%jv\n"
-    "  %%p = getelementptr float, ptr %%a, i64 %%idx\n  %%x = load float, ptr %%p\n"
-    "  %%s = fadd float %%acc, %%x\n"
-    "  %%in = add i64 %%iv, 1\n  %%d = icmp eq i64 %%in, 512\n"
-    "  br i1 %%d, label %%jl, label %%i\n"
-    "jl:\n  %%q = getelementptr float, ptr %%c, i64 %%jv\n  store float %%s, ptr %%q\n"
-    "  %%jn = add i64 %%jv, 1\n  %%e = icmp eq i64 %%jn, 512\n  br i1 %%e, label %%exit, label %%j\n"
-    "exit:\n  ret void\n}\n";
-
-static pa_profile *profile(int row, pt_diag *d) {
-  char ir[4096];
-  snprintf(ir, sizeof ir, ir_fmt, row);
-  return synthetic_profile_ir(ir, "walk", d);
-}
-
 static double predict(const pa_profile *p, const ptg_target *t, bool sets, bool sum, pt_diag *d) {
   pp_options o;
   pp_options_default(&o);
@@ -48,7 +27,7 @@ int main(void) {
   CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+setsum") == 0 && parsed.sets_sum && parsed.l1_sets);
   CHECK(ptg_target_set_inflight(t, 1) > 0);
 
-  pa_profile *one = profile(1024, &d), *two = profile(512, &d);
+  pa_profile *one = synthetic_column_walk(1024, &d), *two = synthetic_column_walk(512, &d);
   CHECK_MSG(one && two, "%s", d.msg);
   if (one && two) {
     double hz = t->frequency_ghz.value * 1e9, l2 = t->caches[1].latency_cycles.value;
