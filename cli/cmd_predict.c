@@ -19,7 +19,7 @@ static void usage(FILE *f) {
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
           "                   \"+busy\", \"+forward\", \"+dirty\", \"+streams\", \"+llcwalk\", \"+regs\", \"+cmpbr\",\n"
           "                   \"+fold\", \"+setsum\", \"+setns\", \"+memchain\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain:\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -48,9 +48,9 @@ static void usage(FILE *f) {
           "                   back that a later block or the next iteration loads again) at the\n"
           "                   target's cpu.store_forward_cycles a link (else an L1 hit); on x86 targets, not in the\n"
           "                   default, +cmpbr fuses a compare with its branch and +fold a load with\n"
-          "                   its arithmetic user: one issue slot for each pair; +setsum (not in the\n"
-          "                   default) adds a loop's +sets misses in one L1 set position to its\n"
-          "                   other cycles instead of bounding them; +setns (not in the default)\n"
+          "                   its arithmetic user: one issue slot for each pair; +setsum adds a\n"
+          "                   loop's +sets misses in one L1 set position, no access wider than a\n"
+          "                   line, to its other cycles instead of bounding them; +setns (not in the default)\n"
           "                   prices those misses at the set walks' own ns per access\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
@@ -66,7 +66,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

@@ -112,8 +112,9 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
  * walks that fall in few L1 sets: those sets hold only the target's set-walk figure of fills at
  * once (ptg_target_set_inflight), each for an L2 round trip; trip[j], ecount[j]: block j's
  * iterations per entry into its loop and executions per thread. 0 without set walks. *one_set:
- * whether the costliest group falls in one set position within a page and is not priced as a
- * read-modify-write walk (+setsum adds such a bound to the loop's other cycles). */
+ * whether the costliest group falls in one set position within a page, is not priced as a
+ * read-modify-write walk and has no access wider than a line (+setsum adds such a bound to the
+ * loop's other cycles; a register tile's vector rows overlap their fills with its work). */
 double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount, bool *one_set);
 /* +streams (set_streams.c): cycles loop `loop` of f takes at least for its sequential streams
  * (strides under a line) whose current lines share one L1 set position, more of them than its

@@ -607,10 +607,12 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     for (int v = 0; v < m; v++)
       if (same_group(w[v].n, w[a].n)) group[g++] = w[v].n;
     double streams = group_streams(group, g, w[a].trip, step, sets), misses = 0, rmw_misses = 0;
+    bool wide = false; /* an access of the group spans more than a line (+setsum leaves it) */
     for (int v = 0; v < m; v++) {
       if (!same_group(w[v].n, w[a].n)) continue;
       const pa_node *n = w[v].n;
       double parts = n->bytes > PA_LINE_BYTES ? (n->bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES : 1;
+      wide |= parts > 1;
       double lost = w[v].far ? 1 : walk_lost(w[v].trip, step, sets, l1->associativity, streams);
       misses += lost * parts * w[v].execs;
       if (w[v].loaded && w[v].stored && !w[v].far) rmw_misses += lost * parts * w[v].execs;
@@ -629,7 +631,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     double rmw_ns = pp->o.dirty_sets && rmw_misses > 0 ? ptg_target_set_rmw_ns(t, positions) : NAN;
     if (rmw_ns > 0 && inflight > 0)
       need = fmax(need, rmw_misses * rmw_ns * pp->freq_ghz + (misses - rmw_misses) * pp_level_latency(t, 2) / inflight);
-    if (need > worst) worst = need, *one_set = positions <= 1 && !(rmw_ns > 0);
+    if (need > worst) worst = need, *one_set = positions <= 1 && !(rmw_ns > 0) && !wide;
   }
   free(group);
   free(w);

@@ -42,9 +42,12 @@ void pp_options_default(pp_options *o) {
    * targets without the figure unchanged); "+memchain" (session 20): accumulators kept in memory,
    * a load, ops and a store back of one element that a later block of the iteration or the next
    * iteration loads again, at the target's store-to-load forwarding per link (mm512 #27 0.33 ->
-   * 0.72 of its time on Zen 3; one candidate moves on each set but Zen 5's two) */
+   * 0.72 of its time on Zen 3; one candidate moves on each set but Zen 5's two); "+setsum"
+   * (session 18, in the default since session 20 for accesses no wider than a line): a loop's
+   * one-set-position misses on top of its other cycles (every AMD set better in MAPE and
+   * Spearman: zen4 20.9% / 0.814 -> 19.0% / 0.838, zen3 24.9% / 0.764 -> 22.9% / 0.782) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
-  o->far_sets = o->busy = o->forward = o->dirty_sets = o->llc_walks = o->spills = o->mem_chains = true;
+  o->far_sets = o->busy = o->forward = o->dirty_sets = o->llc_walks = o->spills = o->mem_chains = o->sets_sum = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {

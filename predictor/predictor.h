@@ -92,7 +92,7 @@ typedef struct pp_options {
                            unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

@@ -13,7 +13,7 @@
 static double predict(const pa_profile *p, const ptg_target *t, bool ns, pt_diag *d) {
   pp_options o;
   pp_options_default(&o);
-  o.threads = 1, o.set_ns = ns;
+  o.threads = 1, o.set_ns = ns, o.sets_sum = false; /* the bound alone */
   return synthetic_seconds(p, t, &o, d);
 }
 
