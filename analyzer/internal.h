@@ -271,6 +271,9 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 #define PA_TW_LOCAL (PA_TW_SETS + PA_SET_BINS)
 #define PA_TW_LOCAL_OUTSIDE (PA_TW_LOCAL + PA_REUSE_BINS + 1)
 #define PA_TRACKER_WORDS (PA_TW_LOCAL_OUTSIDE + 1)
+/* pa_tracker_access for lines first..last in order, the results ignored; returns
+ * pa_tracker_bursting after them (the runtime's slow path: one call per access). */
+bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group);
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
 void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reuse_hist *h);
 /* True while a burst wants every access (not only sampled lines). */

@@ -402,21 +402,13 @@ static void front_renumber(lru *u) {
   u->clock = u->nf;
 }
 
-/* Distance of this access, or -1 if the line is not in the stack (first touch). weighted (a
+/* The access to a line not in the front (key: line + 1; stamp: its access's, already given):
+ * its distance, or -1 if it is not in the stack (first touch); it enters the front. weighted (a
  * constant: the stack has lines of weight 1, lmap): *local is how many of the distance's lines
  * are such. */
-static inline __attribute__((always_inline)) int64_t lru_access_w(lru *u, uint64_t line, bool weighted, int64_t *local) {
-  uint64_t key = line + 1;
-  if (u->clock == INT16_MAX) front_renumber(u);
-  int16_t stamp = (int16_t)++u->clock;
-  int nf = u->nf;
-  int i = front_find(u, key);
-  if (i >= 0) {
-    unsigned newer = front_newer(u, u->stamp[i]);
-    if (weighted) *local = __builtin_popcount(newer & u->front_local);
-    u->stamp[i] = stamp;
-    return __builtin_popcount(newer);
-  }
+static inline __attribute__((always_inline)) int64_t lru_miss_w(lru *u, uint64_t key, int16_t stamp, bool weighted,
+                                                                int64_t *local) {
+  int nf = u->nf, i;
   int32_t *tw = time_of(u, key);
   int64_t last = *tw, dist = -1; /* last > 0: the time it left the front; 0: a new line */
   if (last) dist = nf + (last < u->now ? live_between(u, last, u->now) : 0);
@@ -441,7 +433,28 @@ static inline __attribute__((always_inline)) int64_t lru_access_w(lru *u, uint64
   return dist;
 }
 
-static int64_t lru_access(lru *u, uint64_t line) { return lru_access_w(u, line, false, NULL); }
+static __attribute__((noinline)) int64_t lru_miss(lru *u, uint64_t key, int16_t stamp) {
+  return lru_miss_w(u, key, stamp, false, NULL);
+}
+
+/* Distance of this access, or -1 if the line is not in the stack (first touch); *local as in
+ * lru_miss_w. A line in the front (most accesses of a tiled kernel) is answered inline, the rest
+ * out of line (lru_miss: its register saves were a sixth of a front hit's instructions). */
+static inline __attribute__((always_inline)) int64_t lru_access_w(lru *u, uint64_t line, bool weighted, int64_t *local) {
+  uint64_t key = line + 1;
+  if (u->clock == INT16_MAX) front_renumber(u);
+  int16_t stamp = (int16_t)++u->clock;
+  int i = front_find(u, key);
+  if (i >= 0) {
+    unsigned newer = front_newer(u, u->stamp[i]);
+    if (weighted) *local = __builtin_popcount(newer & u->front_local);
+    u->stamp[i] = stamp;
+    return __builtin_popcount(newer);
+  }
+  return weighted ? lru_miss_w(u, key, stamp, true, local) : lru_miss(u, key, stamp);
+}
+
+static inline __attribute__((always_inline)) int64_t lru_access(lru *u, uint64_t line) { return lru_access_w(u, line, false, NULL); }
 
 static __attribute__((noinline)) int64_t lru_access_weighted(lru *u, uint64_t line, int64_t *local) {
   return lru_access_w(u, line, true, local);
@@ -630,22 +643,38 @@ static __attribute__((noinline)) int64_t sampled_access_weighted(pa_tracker *t, 
   return sampled_access(t, line, exact, true);
 }
 
-int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
-  uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
-  if (t->rate >= 1) {
-    int64_t d = lru_access(&t->far, line), in_set = set_access(t->far_sets, line);
-    if (d < 0) {
-      exact[PA_REUSE_BINS]++;
-      return d;
-    }
-    int b = pa_reuse_bin(d);
-    exact[b]++;
-    exact[PA_TW_QUARTERS + 4 * b + pa_reuse_quarter(d)]++;
-    exact[PA_TW_SETS + pa_set_bin(in_set)]++; /* -1: PA_SET_EXACT or more */
+/* One access at rate 1: exact distances, per-set too. */
+static inline __attribute__((always_inline)) int64_t full_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
+  int64_t d = lru_access(&t->far, line), in_set = set_access(t->far_sets, line);
+  if (d < 0) {
+    exact[PA_REUSE_BINS]++;
     return d;
   }
+  int b = pa_reuse_bin(d);
+  exact[b]++;
+  exact[PA_TW_QUARTERS + 4 * b + pa_reuse_quarter(d)]++;
+  exact[PA_TW_SETS + pa_set_bin(in_set)]++; /* -1: PA_SET_EXACT or more */
+  return d;
+}
+
+int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
+  uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
+  if (t->rate >= 1) return full_access(t, line, exact);
   if (t->far.lmap) return sampled_access_weighted(t, line, exact);
   return sampled_access(t, line, exact, false);
+}
+
+/* The runtime's slow path: one call per access of lines first..last (the tracker's mode chosen
+ * once, not per line; the same order and results as pa_tracker_access line by line). */
+bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group) {
+  uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
+  if (t->rate >= 1)
+    for (uint64_t line = first; line <= last; line++) full_access(t, line, exact);
+  else if (t->far.lmap)
+    for (uint64_t line = first; line <= last; line++) sampled_access_weighted(t, line, exact);
+  else
+    for (uint64_t line = first; line <= last; line++) sampled_access(t, line, exact, false);
+  return t->phase != BURST_OFF;
 }
 
 /* Each bin's quarters in the shares its quarter counts give (evenly where it has none). */

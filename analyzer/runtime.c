@@ -219,8 +219,7 @@ pa_thread_state *pa_rt_enter(pa_runtime *rt, int32_t fid) {
 }
 
 static void access_lines(pa_tracker *t, uint64_t a, uint64_t bytes, int fid) {
-  uint64_t first = a / PA_LINE_BYTES, last = (a + bytes - 1) / PA_LINE_BYTES;
-  for (uint64_t line = first; line <= last; line++) pa_tracker_access(t, line, fid);
+  pa_tracker_access_lines(t, a / PA_LINE_BYTES, (a + bytes - 1) / PA_LINE_BYTES, fid);
 }
 
 void pa_rt_flush(pa_thread_state *st) {
@@ -314,6 +313,13 @@ void pa_rt_phase(pa_thread_state *st) {
   st->gate = len - 1;
 }
 
+/* An access of `bytes` > 0 bytes at a: to the tracker (outside windowed runs and with nothing
+ * buffered), and the thread's limit set by the burst state after it. */
+static inline __attribute__((always_inline)) void track(pa_thread_state *st, uint64_t a, uint64_t bytes, int32_t fid) {
+  bool bursting = pa_tracker_access_lines(st->tracker, a / PA_LINE_BYTES, (a + bytes - 1) / PA_LINE_BYTES, fid);
+  if (st->sampled_threshold != UINT64_MAX) st->threshold = bursting ? UINT64_MAX : st->sampled_threshold;
+}
+
 void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
   if (st->pos) pa_rt_flush(st); /* buffered accesses come first */
   if (!st->tracker || bytes <= 0) return;
@@ -325,9 +331,7 @@ void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t 
       return;
     }
   }
-  access_lines(st->tracker, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
-  if (st->sampled_threshold != UINT64_MAX)
-    st->threshold = pa_tracker_bursting(st->tracker) ? UINT64_MAX : st->sampled_threshold;
+  track(st, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
 }
 
 /* One line in [a / 64, (a + bytes - 1) / 64] is under the thread's limit. (A tracked local's
@@ -349,8 +353,9 @@ static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, in
     uint64_t off = a & (PA_LINE_BYTES - 1);
     if (!first && (stride > 0 ? off >= (uint64_t)stride : off < (uint64_t)(PA_LINE_BYTES + stride))) return;
   }
-  if ((item[0] & PA_DESC_ALWAYS) || lines_sampled(st, a, bytes))
-    pa_rt_access(st, (const void *)(uintptr_t)a, (int64_t)bytes, (int)desc[1]);
+  if (!(item[0] & PA_DESC_ALWAYS) && !lines_sampled(st, a, bytes)) return;
+  if (!st->pos && st->tracker && !st->win && (int64_t)bytes > 0) track(st, a, bytes, (int32_t)desc[1]); /* pa_rt_access's common case */
+  else pa_rt_access(st, (const void *)(uintptr_t)a, (int64_t)bytes, (int)desc[1]);
 }
 
 void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int64_t first) {
