@@ -99,13 +99,20 @@ typedef enum { BURST_OFF, BURST_WARM, BURST_MEASURE } burst_phase;
 #define BURST_GAP_LATER 256
 #define BURSTS_AT_FIRST_GAP 16
 
-/* Per set, the keys (line / PA_SETS) of its PA_SET_EXACT most recent lines, most recent first:
- * a move-to-front array (a bounded stack needs no times: a line that fell out is at distance
- * PA_SET_EXACT or more). An unbounded stack per set (the lru above) cost as much as the global
- * one: mm512's full run 1.54G -> 2.58G instructions; this one docs/validation.md, Session 10. */
+/* Per set, its PA_SET_EXACT most recent lines (keys line / PA_SETS) in unordered slots, as the
+ * front of an lru: each slot holds a 16-bit tag of its key and the stamp of its last access
+ * (the set's own clock), so a line's distance is the count of its set's slots with a later
+ * stamp and a full set's least recent is the smallest stamp; nothing moves (a bounded stack
+ * needs no times: a line that fell out is at distance PA_SET_EXACT or more). An unbounded stack
+ * per set (the lru above) cost as much as the global one: mm512's full run 1.54G -> 2.58G
+ * instructions (docs/validation.md, Session 10); a move-to-front array of keys searched and
+ * moved up to 32 keys an access (docs/validation.md, Session 20). */
 typedef struct {
+  alignas(16) uint16_t tag[PA_SETS][PA_SET_EXACT];
+  alignas(16) int16_t stamp[PA_SETS][PA_SET_EXACT]; /* 0: an empty slot */
   uint64_t key[PA_SETS][PA_SET_EXACT];
   int n[PA_SETS];
+  int16_t clock[PA_SETS]; /* the last stamp given in the set */
 } set_stacks;
 
 struct pa_tracker {
@@ -373,10 +380,10 @@ static inline __attribute__((always_inline)) unsigned front_newer(const lru *u, 
 #endif
 }
 
-/* The slot of the least recent line of a full front (stamps distinct and > 0). */
-static inline __attribute__((always_inline)) int front_oldest(const lru *u) {
+/* The slot of the smallest of 32 distinct stamps (the least recent line of a full front or set). */
+static inline __attribute__((always_inline)) int slots_oldest(const int16_t *stamp) {
 #ifdef __SSE2__
-  const __m128i *v = (const __m128i *)u->stamp;
+  const __m128i *v = (const __m128i *)stamp;
   __m128i m = _mm_min_epi16(_mm_min_epi16(v[0], v[1]), _mm_min_epi16(v[2], v[3]));
   m = _mm_min_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
   m = _mm_min_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
@@ -386,10 +393,12 @@ static inline __attribute__((always_inline)) int front_oldest(const lru *u) {
 #else
   int o = 0;
   for (int i = 1; i < FRONT_MAX; i++)
-    if (u->stamp[i] < u->stamp[o]) o = i;
+    if (stamp[i] < stamp[o]) o = i;
   return o;
 #endif
 }
+
+static inline __attribute__((always_inline)) int front_oldest(const lru *u) { return slots_oldest(u->stamp); }
 
 /* The stamps renumbered 1..nf, order kept (once per 32K accesses). */
 static void front_renumber(lru *u) {
@@ -460,26 +469,65 @@ static __attribute__((noinline)) int64_t lru_access_weighted(lru *u, uint64_t li
   return lru_access_w(u, line, true, local);
 }
 
-static set_stacks *sets_new(void) { return calloc(1, sizeof(set_stacks)); }
+static set_stacks *sets_new(void) {
+  set_stacks *s = aligned_alloc(alignof(set_stacks), sizeof(set_stacks)); /* a multiple of its alignment */
+  if (s) memset(s, 0, sizeof *s);
+  return s;
+}
 
 static void sets_free(set_stacks *s) { free(s); }
 
-static void sets_clear(set_stacks *s) { memset(s->n, 0, sizeof s->n); }
+static void sets_clear(set_stacks *s) {
+  memset(s->n, 0, sizeof s->n);
+  memset(s->clock, 0, sizeof s->clock);
+}
+
+_Static_assert(PA_SET_EXACT == FRONT_MAX, "a set's slots are compared as the front's");
+
+/* A set's stamps renumbered 1..n, order kept (once per 32K accesses to the set). */
+static __attribute__((noinline)) void set_renumber(set_stacks *s, int set) {
+  int16_t rank[PA_SET_EXACT], *st = s->stamp[set];
+  int n = s->n[set];
+  for (int i = 0; i < n; i++) {
+    rank[i] = 1;
+    for (int j = 0; j < n; j++) rank[i] += st[j] < st[i];
+  }
+  memcpy(st, rank, sizeof *rank * (size_t)n);
+  s->clock[set] = (int16_t)n;
+}
 
 /* The per-set distance of this access to `line`, -1 if it is not among the PA_SET_EXACT most
  * recent lines of its set (a first touch, or PA_SET_EXACT or more); it becomes the most recent. */
-static int64_t set_access(set_stacks *s, uint64_t line) {
-  int set = (int)(line & (PA_SETS - 1)), n = s->n[set], p = 0;
-  uint64_t key = line / PA_SETS, *k = s->key[set];
-  while (p < n && k[p] != key) p++;
-  int64_t d = p < n ? p : -1;
-  if (p == n) {
-    if (n < PA_SET_EXACT) s->n[set] = n + 1;
-    else p = n - 1; /* the least recent falls out */
+static inline __attribute__((always_inline)) int64_t set_access(set_stacks *s, uint64_t line) {
+  int set = (int)(line & (PA_SETS - 1)), n = s->n[set];
+  uint64_t key = line / PA_SETS;
+  if (s->clock[set] == INT16_MAX) set_renumber(s, set);
+  int16_t stamp = ++s->clock[set], *st = s->stamp[set];
+  unsigned used = (unsigned)((1ULL << n) - 1);
+#ifdef __SSE2__
+  const __m128i *tv = (const __m128i *)s->tag[set], *sv = (const __m128i *)st;
+  const __m128i k = _mm_set1_epi16((short)(uint16_t)key);
+  for (unsigned m = FRONT_MASK(_mm_cmpeq_epi16, tv, k) & used; m; m &= m - 1) {
+    int p = __builtin_ctz(m);
+    if (s->key[set][p] == key) {
+      const __m128i q = _mm_set1_epi16(st[p]);
+      unsigned newer = FRONT_MASK(_mm_cmpgt_epi16, sv, q) & used;
+      st[p] = stamp;
+      return __builtin_popcount(newer);
+    }
   }
-  memmove(k + 1, k, sizeof *k * (size_t)p);
-  k[0] = key;
-  return d;
+#else
+  for (int p = 0; p < n; p++)
+    if (s->tag[set][p] == (uint16_t)key && s->key[set][p] == key) {
+      int d = 0;
+      for (int i = 0; i < n; i++) d += st[i] > st[p];
+      st[p] = stamp;
+      return d;
+    }
+#endif
+  int p = n < PA_SET_EXACT ? s->n[set]++ : slots_oldest(st); /* a full set: the least recent falls out */
+  s->tag[set][p] = (uint16_t)key, s->key[set][p] = key, st[p] = stamp;
+  return -1;
 }
 
 pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
