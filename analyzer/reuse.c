@@ -446,39 +446,32 @@ static __attribute__((noinline)) int64_t lru_miss(lru *u, uint64_t key, int16_t 
   return lru_miss_w(u, key, stamp, false, NULL);
 }
 
-/* Distance of this access, or -1 if the line is not in the stack (first touch). A line in the
- * front (most accesses of a tiled kernel) is answered inline, the rest out of line (lru_miss:
- * its register saves were a sixth of a front hit's instructions). */
-static inline __attribute__((always_inline)) int64_t lru_access(lru *u, uint64_t line) {
-  uint64_t key = line + 1;
-  if (u->clock == INT16_MAX) front_renumber(u);
-  int16_t stamp = (int16_t)++u->clock;
-  int i = front_find(u, key);
-  if (i >= 0) {
-    unsigned newer = front_newer(u, u->stamp[i]);
-    u->stamp[i] = stamp;
-    return __builtin_popcount(newer);
-  }
-  return lru_miss(u, key, stamp);
-}
-
 static __attribute__((noinline)) int64_t lru_miss_weighted(lru *u, uint64_t key, int16_t stamp, int64_t *local) {
   return lru_miss_w(u, key, stamp, true, local);
 }
 
-/* The weighted stack's access: front hits inline, the rest out of line (as lru_access). */
-static inline __attribute__((always_inline)) int64_t lru_access_weighted(lru *u, uint64_t line, int64_t *local) {
+/* Distance of this access, or -1 if the line is not in the stack (first touch); weighted (a
+ * constant), *local as in lru_miss_w. A line in the front (most accesses of a tiled kernel) is
+ * answered inline, the rest out of line (lru_miss: its register saves were a sixth of a front
+ * hit's instructions). */
+static inline __attribute__((always_inline)) int64_t lru_access_w(lru *u, uint64_t line, bool weighted, int64_t *local) {
   uint64_t key = line + 1;
   if (u->clock == INT16_MAX) front_renumber(u);
   int16_t stamp = (int16_t)++u->clock;
   int i = front_find(u, key);
   if (i >= 0) {
     unsigned newer = front_newer(u, u->stamp[i]);
-    *local = __builtin_popcount(newer & u->front_local);
+    if (weighted) *local = __builtin_popcount(newer & u->front_local);
     u->stamp[i] = stamp;
     return __builtin_popcount(newer);
   }
-  return lru_miss_weighted(u, key, stamp, local);
+  return weighted ? lru_miss_weighted(u, key, stamp, local) : lru_miss(u, key, stamp);
+}
+
+static inline __attribute__((always_inline)) int64_t lru_access(lru *u, uint64_t line) { return lru_access_w(u, line, false, NULL); }
+
+static inline __attribute__((always_inline)) int64_t lru_access_weighted(lru *u, uint64_t line, int64_t *local) {
+  return lru_access_w(u, line, true, local);
 }
 
 static set_stacks *sets_new(void) {
