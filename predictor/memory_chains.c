@@ -6,6 +6,7 @@
  * graph has a block's memory edges only, so a block priced alone misses the chain (Zen 3: a
  * load-add-store chain through one float runs 12.05 cycles a link, docs/validation.md session
  * 20). Forwarding: the target's cpu.store_forward_cycles, else an L1 hit's latency. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,46 +46,69 @@ typedef struct {
   double link; /* cycles from the load to the store */
 } rmw_site;
 
+/* A hash of what same_element compares; 0 for a node that cannot be a site's (not a plain load
+ * or store of a known element). */
+static uint64_t element_key(const pa_node *n) {
+  if (!n->is_memory || n->masked || (n->op != PA_OP_LOAD && n->op != PA_OP_STORE) || n->array <= 0 || !n->has_offset ||
+      n->n_strides < 1)
+    return 0;
+  uint64_t h = 1469598103934665603ull;
+  h = (h ^ (uint64_t)n->array) * 1099511628211ull;
+  h = (h ^ (uint64_t)n->offset) * 1099511628211ull;
+  h = (h ^ (uint64_t)n->bytes) * 1099511628211ull;
+  for (int k = 0; k < n->n_strides; k++) h = (h ^ (uint64_t)n->strides[k]) * 1099511628211ull;
+  return h | 1;
+}
+
 double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double load_latency, const double *executions) {
   if (loop < 0 || loop >= f->n_loops) return 0;
   const pa_loop *L = &f->loops[loop];
   double forward = pp->t->store_forward_cycles.value > 0 ? pp->t->store_forward_cycles.value : pp->l1_latency;
   int cap = 0, max_nodes = 1;
+  bool stores = false; /* most loops have no store of a known element in their own blocks */
   for (int k = 0; k < L->n_blocks; k++) {
     const pa_block *b = &f->blocks[L->blocks[k]];
     if (b->loop != loop) continue;
     cap += b->n_nodes;
     if (b->n_nodes > max_nodes) max_nodes = b->n_nodes;
+    for (int i = 0; i < b->n_nodes && !stores; i++) stores = b->nodes[i].op == PA_OP_STORE && element_key(&b->nodes[i]);
   }
-  if (cap == 0) return 0;
+  if (cap == 0 || !stores) return 0;
+  int slots = 16;
+  while (slots < 2 * max_nodes) slots *= 2;
   rmw_site *s = malloc(sizeof *s * (size_t)cap);
   pp_op *ops = malloc(sizeof *ops * (size_t)max_nodes);
   double *len = malloc(sizeof(double) * (size_t)max_nodes);
+  uint64_t *keys = malloc(sizeof(uint64_t) * (size_t)max_nodes);
+  /* per slot: a node of the element, its first load, its last store after that load */
+  int *rep = malloc(sizeof(int) * (size_t)slots * 3), *first = rep + slots, *last = first + slots;
   int m = 0;
   /* the read-modify-write sites of the loop's own blocks, one per block and element: its first
    * load of the element and its last store of it, when the store depends on the load. Links
    * inside a block are the block's own (its memory edges, which its simulation prices); the
-   * chain here joins the blocks, and the iterations */
+   * chain here joins the blocks, and the iterations. One pass with a table of the elements. */
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
     const pa_block *b = &f->blocks[j];
     if (b->loop != loop || !(executions[j] > 0)) continue;
+    for (int q = 0; q < slots; q++) rep[q] = first[q] = last[q] = -1;
+    for (int i = 0; i < b->n_nodes; i++) {
+      uint64_t key = keys[i] = element_key(&b->nodes[i]);
+      if (!key) continue;
+      size_t q = key & (size_t)(slots - 1);
+      /* the element's slot: the one whose node is the same element, or a free one */
+      while (rep[q] >= 0 && !(keys[rep[q]] == key && same_element(&b->nodes[rep[q]], &b->nodes[i])))
+        q = (q + 1) & (size_t)(slots - 1);
+      if (rep[q] < 0) rep[q] = i;
+      if (b->nodes[i].op == PA_OP_LOAD && first[q] < 0) first[q] = i;
+      else if (b->nodes[i].op == PA_OP_STORE && first[q] >= 0) last[q] = i;
+    }
     bool legalized = false;
-    for (int ld = 0; ld < b->n_nodes; ld++) {
-      const pa_node *l = &b->nodes[ld];
-      if (l->op != PA_OP_LOAD || !l->is_memory || l->masked || l->array <= 0 || !l->has_offset) continue;
-      bool seen = false; /* an earlier load of the element in this block: its site */
-      for (int i = 0; i < ld && !seen; i++)
-        seen = b->nodes[i].op == PA_OP_LOAD && b->nodes[i].is_memory && same_element(&b->nodes[i], l);
-      if (seen) continue;
-      int st = -1;
-      for (int i = b->n_nodes - 1; i > ld && st < 0; i--)
-        if (b->nodes[i].op == PA_OP_STORE && b->nodes[i].is_memory && !b->nodes[i].masked && same_element(&b->nodes[i], l))
-          st = i;
-      if (st < 0) continue;
+    for (int q = 0; q < slots; q++) {
+      if (first[q] < 0 || last[q] < first[q]) continue;
       if (!legalized) pp_legalize_block(pp, b, load_latency, ops), legalized = true;
-      double c = path_cycles(b, ops, ld, st, len);
-      if (c >= 0) s[m++] = (rmw_site){j, ld, st, c};
+      double c = path_cycles(b, ops, first[q], last[q], len);
+      if (c >= 0) s[m++] = (rmw_site){j, first[q], last[q], c};
     }
   }
   /* chains: the sites of one element. The next load waits for the previous store when the
@@ -111,6 +135,6 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
     }
     if (cycles > best) best = cycles;
   }
-  free(s), free(ops), free(len);
+  free(s), free(ops), free(len), free(keys), free(rep);
   return best;
 }
