@@ -74,7 +74,7 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
     for (int i = 0; i < b->n_nodes && !stores; i++) stores = b->nodes[i].op == PA_OP_STORE && element_key(&b->nodes[i]);
   }
   if (cap == 0 || !stores) return 0;
-  int slots = 16;
+  int slots = 16; /* the largest table a block needs */
   while (slots < 2 * max_nodes) slots *= 2;
   rmw_site *s = malloc(sizeof *s * (size_t)cap);
   pp_op *ops = malloc(sizeof *ops * (size_t)max_nodes);
@@ -84,52 +84,63 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
   int *rep = malloc(sizeof(int) * (size_t)slots * 3), *first = rep + slots, *last = first + slots;
   int m = 0;
   /* the read-modify-write sites of the loop's own blocks, one per block and element: its first
-   * load of the element and its last store of it, when the store depends on the load. Links
-   * inside a block are the block's own (its memory edges, which its simulation prices); the
-   * chain here joins the blocks, and the iterations. One pass with a table of the elements. */
+   * load of the element and its last store of it after that load. Links inside a block are the
+   * block's own (its memory edges, which its simulation prices); the chain here joins the
+   * blocks, and the iterations. One pass with a table of the block's elements. */
   for (int k = 0; k < L->n_blocks; k++) {
     int j = L->blocks[k];
     const pa_block *b = &f->blocks[j];
     if (b->loop != loop || !(executions[j] > 0)) continue;
-    for (int q = 0; q < slots; q++) rep[q] = first[q] = last[q] = -1;
+    int accesses = 0;
+    for (int i = 0; i < b->n_nodes; i++) accesses += b->nodes[i].is_memory;
+    if (accesses < 2) continue;
+    int n_slots = 16;
+    while (n_slots < 2 * accesses) n_slots *= 2;
+    for (int q = 0; q < n_slots; q++) rep[q] = first[q] = last[q] = -1;
     for (int i = 0; i < b->n_nodes; i++) {
       uint64_t key = keys[i] = element_key(&b->nodes[i]);
       if (!key) continue;
-      size_t q = key & (size_t)(slots - 1);
+      size_t q = key & (size_t)(n_slots - 1);
       /* the element's slot: the one whose node is the same element, or a free one */
       while (rep[q] >= 0 && !(keys[rep[q]] == key && same_element(&b->nodes[rep[q]], &b->nodes[i])))
-        q = (q + 1) & (size_t)(slots - 1);
+        q = (q + 1) & (size_t)(n_slots - 1);
       if (rep[q] < 0) rep[q] = i;
       if (b->nodes[i].op == PA_OP_LOAD && first[q] < 0) first[q] = i;
       else if (b->nodes[i].op == PA_OP_STORE && first[q] >= 0) last[q] = i;
     }
-    bool legalized = false;
-    for (int q = 0; q < slots; q++) {
-      if (first[q] < 0 || last[q] < first[q]) continue;
-      if (!legalized) pp_legalize_block(pp, b, load_latency, ops), legalized = true;
-      double c = path_cycles(b, ops, first[q], last[q], len);
-      if (c >= 0) s[m++] = (rmw_site){j, first[q], last[q], c};
-    }
+    for (int q = 0; q < n_slots; q++)
+      if (first[q] >= 0 && last[q] > first[q]) s[m++] = (rmw_site){j, first[q], last[q], -1};
   }
-  /* chains: the sites of one element. The next load waits for the previous store when the
-   * loop does not move the element (the next iteration's load), or when more than one site runs
-   * in an iteration (a later block's load): the sites' executions over the loop's iterations
-   * (guarded alternatives, one site an iteration, chain nothing). Each iteration's last store
-   * forwards to no one then. A loop's chain is its longest element's. */
+  /* chains: the sites of one element whose store depends on its load. The next load waits for
+   * the previous store when the loop does not move the element (the next iteration's load), or
+   * when more than one site runs in an iteration (a later block's load): the sites' executions
+   * over the loop's iterations (guarded alternatives, one site an iteration, chain nothing).
+   * Each iteration's last store forwards to no one then. A loop's chain is its longest
+   * element's. The paths are found only for elements that can chain (most cannot). */
   double iterations = executions[L->header], best = 0;
+  int legalized = -1; /* the block whose ops are in ops[] */
   for (int a = 0; a < m; a++) {
     const pa_node *e = &f->blocks[s[a].block].nodes[s[a].store];
-    bool first = true;
-    for (int v = 0; v < a && first; v++) first = !same_element(&f->blocks[s[v].block].nodes[s[v].store], e);
-    if (!first) continue;
+    bool first_site = true;
+    for (int v = 0; v < a && first_site; v++) first_site = !same_element(&f->blocks[s[v].block].nodes[s[v].store], e);
+    if (!first_site) continue;
+    bool moved = e->strides[0] != 0;
+    double all_runs = 0;
+    for (int v = a; v < m && moved; v++)
+      if (same_element(&f->blocks[s[v].block].nodes[s[v].store], e)) all_runs += executions[s[v].block];
+    if (moved && !(all_runs > 1.5 * iterations)) continue; /* cannot chain whatever the paths */
     double cycles = 0, runs = 0;
     for (int v = a; v < m; v++) {
       if (!same_element(&f->blocks[s[v].block].nodes[s[v].store], e)) continue;
+      const pa_block *b = &f->blocks[s[v].block];
+      if (legalized != s[v].block) pp_legalize_block(pp, b, load_latency, ops), legalized = s[v].block;
+      s[v].link = path_cycles(b, ops, s[v].load, s[v].store, len);
+      if (s[v].link < 0) continue; /* the store does not depend on the load */
       double x = executions[s[v].block];
       cycles += x * (s[v].link + forward);
       runs += x;
     }
-    if (e->strides[0] != 0) { /* moved by the loop: a chain within each iteration only */
+    if (moved) { /* a chain within each iteration only */
       if (!(runs > 1.5 * iterations)) continue;
       cycles -= iterations * forward;
     }
