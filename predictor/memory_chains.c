@@ -8,7 +8,6 @@
  * 20). Forwarding: the target's cpu.store_forward_cycles, else an L1 hit's latency. */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -25,7 +24,8 @@ static bool same_element(const pa_node *a, const pa_node *b) {
 
 /* Longest path of data edges in block b from node `from` to node `to`, in cycles of the
  * legalized latencies of the nodes after `from` and before `to`; -1 when `to` does not depend
- * on `from`. Data edges go forward in a block: one pass in order. */
+ * on `from`. Data edges go forward in a block: passes over them until nothing grows, as
+ * recurrence.c's chain_from does for its reduction ops. */
 static double path_cycles(const pa_block *b, const pp_op *ops, int from, int to, double *len) {
   for (int i = 0; i < b->n_nodes; i++) len[i] = -1;
   len[from] = 0;
@@ -43,7 +43,8 @@ static double path_cycles(const pa_block *b, const pp_op *ops, int from, int to,
 
 typedef struct {
   int block, load, store;
-  double link; /* cycles from the load to the store */
+  uint64_t key; /* element_key of the element */
+  double link;  /* cycles from the load to the store */
 } rmw_site;
 
 /* A hash of what same_element compares; 0 for a node that cannot be a site's (not a plain load
@@ -60,6 +61,11 @@ static uint64_t element_key(const pa_node *n) {
   return h | 1;
 }
 
+/* Whether two sites are of one element: their keys first, most sites differ there. */
+static bool same_site(const rmw_site *x, const rmw_site *y, const pa_function *f) {
+  return x->key == y->key && same_element(&f->blocks[x->block].nodes[x->store], &f->blocks[y->block].nodes[y->store]);
+}
+
 double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double load_latency, const double *executions) {
   if (loop < 0 || loop >= f->n_loops) return 0;
   const pa_loop *L = &f->loops[loop];
@@ -73,7 +79,7 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
     if (b->n_nodes > max_nodes) max_nodes = b->n_nodes;
     for (int i = 0; i < b->n_nodes && !stores; i++) stores = b->nodes[i].op == PA_OP_STORE && element_key(&b->nodes[i]);
   }
-  if (cap == 0 || !stores) return 0;
+  if (!stores) return 0;
   int slots = 16; /* the largest table a block needs */
   while (slots < 2 * max_nodes) slots *= 2;
   rmw_site *s = malloc(sizeof *s * (size_t)cap);
@@ -109,7 +115,7 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
       else if (b->nodes[i].op == PA_OP_STORE && first[q] >= 0) last[q] = i;
     }
     for (int q = 0; q < n_slots; q++)
-      if (first[q] >= 0 && last[q] > first[q]) s[m++] = (rmw_site){j, first[q], last[q], -1};
+      if (first[q] >= 0 && last[q] > first[q]) s[m++] = (rmw_site){j, first[q], last[q], keys[first[q]], -1};
   }
   /* chains: the sites of one element whose store depends on its load. The next load waits for
    * the previous store when the loop does not move the element (the next iteration's load), or
@@ -122,16 +128,16 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
   for (int a = 0; a < m; a++) {
     const pa_node *e = &f->blocks[s[a].block].nodes[s[a].store];
     bool first_site = true;
-    for (int v = 0; v < a && first_site; v++) first_site = !same_element(&f->blocks[s[v].block].nodes[s[v].store], e);
+    for (int v = 0; v < a && first_site; v++) first_site = !same_site(&s[v], &s[a], f);
     if (!first_site) continue;
     bool moved = e->strides[0] != 0;
     double all_runs = 0;
     for (int v = a; v < m && moved; v++)
-      if (same_element(&f->blocks[s[v].block].nodes[s[v].store], e)) all_runs += executions[s[v].block];
+      if (same_site(&s[v], &s[a], f)) all_runs += executions[s[v].block];
     if (moved && !(all_runs > 1.5 * iterations)) continue; /* cannot chain whatever the paths */
     double cycles = 0, runs = 0;
     for (int v = a; v < m; v++) {
-      if (!same_element(&f->blocks[s[v].block].nodes[s[v].store], e)) continue;
+      if (!same_site(&s[v], &s[a], f)) continue;
       const pa_block *b = &f->blocks[s[v].block];
       if (legalized != s[v].block) pp_legalize_block(pp, b, load_latency, ops), legalized = s[v].block;
       s[v].link = path_cycles(b, ops, s[v].load, s[v].store, len);
