@@ -11,7 +11,7 @@
 #include "targets.h"
 
 #define BP_PRESETS 30
-#define BP_HEADLINE 25 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum: the default model */
+#define BP_HEADLINE 26 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams: the default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

@@ -19,7 +19,7 @@ static void usage(FILE *f) {
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
           "                   \"+busy\", \"+forward\", \"+dirty\", \"+streams\", \"+llcwalk\", \"+regs\", \"+cmpbr\",\n"
           "                   \"+fold\", \"+setsum\", \"+setns\", \"+memchain\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum:\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -37,7 +37,7 @@ static void usage(FILE *f) {
           "                   block whose load spans narrower stores of the same iteration; +dirty\n"
           "                   prices a read-modify-write walk in few L1 sets by the target's\n"
           "                   set_walks[].rmw_ns_per_access: each fill also evicts a dirty line;\n"
-          "                   +streams (not in the default) prices more rows walked side by side\n"
+          "                   +streams prices more rows walked side by side\n"
           "                   than L1's ways in one set position by caches[0].set_streams; +llcwalk\n"
           "                   prices walks a measured stride apart whose lines\n"
           "                   come back only where the latency curve leaves the last level, by\n"
@@ -66,7 +66,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

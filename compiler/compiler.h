@@ -393,6 +393,15 @@ pc_reference *pc_reference_new(const pc_program *p, const pc_measure_opts *o, pt
 void pc_reference_free(pc_reference *r);
 /* The seeded input, or the reference output, of op `op` (NULL for other ops). */
 const float *pc_reference_data(const pc_reference *r, int op);
+/* Where the harness starts a measured kernel's buffers within their page (bytes), whatever the
+ * process allocated before: the inputs (seeded, only read) at PC_INPUT_PAGE_OFFSET, the outputs
+ * and the stages' intermediates (written) at PC_OUTPUT_PAGE_OFFSET. Which rows of different
+ * buffers share an L1 set position follows from them (predictor/set_streams.c). The figures are
+ * where the buffers were before the harness fixed them, in a fresh process: glibc's posix_memalign
+ * maps a large block at a page start plus its header (64 once aligned), and the outputs followed
+ * the shared result (256). */
+#define PC_INPUT_PAGE_OFFSET 64
+#define PC_OUTPUT_PAGE_OFFSET 256
 /* Lowers, JITs and measures a state in a child process. */
 int pc_measure(const pc_state *s, const pc_reference *ref, const pc_measure_opts *o,
                pc_measure_result *res, pt_diag *d);

@@ -19,6 +19,7 @@
 struct pc_reference {
   const pc_program *p;
   float *data[PC_MAX_STAGES]; /* per op: inputs (seeded) and outputs (reference) */
+  void *base[PC_MAX_STAGES];  /* their allocations (alloc_placed) */
   double out_scale[PC_MAX_STAGES];
   uint64_t seed;
 };
@@ -39,14 +40,18 @@ static void fill_input(float *x, int64_t n, uint64_t seed) {
   for (int64_t i = 0; i < n; i++) x[i] = (float)(2.0 * pt_rng_uniform(&r) - 1.0);
 }
 
-static float *alloc_floats(int64_t n) {
-  void *p = NULL;
-  if (posix_memalign(&p, 64, (size_t)n * sizeof(float) + 64) != 0) return NULL;
-  return p;
+/* n floats PC_*_PAGE_OFFSET bytes past a page start; *base is what free() takes. Fixed here
+ * because glibc raises its mmap threshold to each large block freed, after which large buffers
+ * come from the heap at offsets that follow the run's history: a replay of a saved set put
+ * buffers elsewhere than a fresh `portent run` did. */
+static float *alloc_placed(int64_t n, size_t page_offset, void **base) {
+  *base = NULL;
+  if (posix_memalign(base, 4096, page_offset + (size_t)n * sizeof(float) + 64) != 0) return *base = NULL;
+  return (float *)((char *)*base + page_offset);
 }
 
 /* Sets up buffer pointers in kernel order; intermediates are allocated here. */
-static int bind_buffers(pc_kernel *k, const pc_program *p, const pc_reference *ref, float **outs, float **bufs, float **owned,
+static int bind_buffers(pc_kernel *k, const pc_program *p, const pc_reference *ref, float **outs, float **bufs, void **owned,
                         pt_diag *d) {
   for (int i = 0; i < pc_kernel_n_buffers(k); i++) {
     /* The kernel's program may have more ops than the reference's (cache_write, rfactor):
@@ -57,7 +62,7 @@ static int bind_buffers(pc_kernel *k, const pc_program *p, const pc_reference *r
     if (op >= 0 && kop->is_placeholder && ref->p->ops[op].is_placeholder) bufs[i] = ref->data[op];
     else if (op >= 0 && kop->is_output && ref->p->ops[op].is_output) bufs[i] = outs[op];
     else {
-      owned[i] = bufs[i] = alloc_floats(pc_kernel_buffer_numel(k, i));
+      bufs[i] = alloc_placed(pc_kernel_buffer_numel(k, i), PC_OUTPUT_PAGE_OFFSET, &owned[i]); /* written */
       if (!bufs[i]) return pt_fail(d, PT_ERR_NOMEM, "cannot allocate %lld floats", (long long)pc_kernel_buffer_numel(k, i));
     }
   }
@@ -70,7 +75,8 @@ pc_reference *pc_reference_new(const pc_program *p, const pc_measure_opts *o, pt
   ref->seed = o->seed;
   pc_state *s = pc_state_new(p);
   pc_kernel *k = NULL;
-  float *owned[PC_MAX_STAGES] = {0}, *bufs[PC_MAX_STAGES] = {0};
+  void *owned[PC_MAX_STAGES] = {0};
+  float *bufs[PC_MAX_STAGES] = {0};
   if (!s) {
     pt_fail(d, PT_ERR_INVALID, "%s: too many stages", p->name);
     goto fail;
@@ -78,7 +84,7 @@ pc_reference *pc_reference_new(const pc_program *p, const pc_measure_opts *o, pt
   for (int op = 0; op < p->n_ops; op++) {
     if (!p->ops[op].is_placeholder && !p->ops[op].is_output) continue;
     int64_t n = pc_op_numel(&p->ops[op]);
-    ref->data[op] = alloc_floats(n);
+    ref->data[op] = alloc_placed(n, PC_INPUT_PAGE_OFFSET, &ref->base[op]);
     if (!ref->data[op]) {
       pt_fail(d, PT_ERR_NOMEM, "%s: cannot allocate %lld floats for %s", p->name, (long long)n, p->ops[op].name);
       goto fail;
@@ -114,7 +120,7 @@ const float *pc_reference_data(const pc_reference *r, int op) {
 
 void pc_reference_free(pc_reference *r) {
   if (!r) return;
-  for (int i = 0; i < PC_MAX_STAGES; i++) free(r->data[i]);
+  for (int i = 0; i < PC_MAX_STAGES; i++) free(r->base[i]);
   free(r);
 }
 
@@ -125,6 +131,8 @@ typedef struct {
   double times[MAX_TIMES];
   char message[200];
 } shared_result;
+
+static size_t page_up(size_t bytes) { return (bytes + 4095) & ~(size_t)4095; }
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -150,7 +158,8 @@ static void time_runs(pc_kernel_fn fn, float **bufs, pt_pool *pool, const pc_mea
 }
 
 static void child_run(pc_kernel *k, const pc_program *p, const pc_reference *ref, const pc_measure_opts *o, float **outs, shared_result *sr) {
-  float *bufs[PC_MAX_STAGES], *owned[PC_MAX_STAGES];
+  float *bufs[PC_MAX_STAGES];
+  void *owned[PC_MAX_STAGES];
   pt_diag d = {0};
   /* A faulting kernel must die by its signal (sanitizer runtimes would turn it into an
    * exit status), so the parent can name it. */
@@ -199,10 +208,10 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
   }
   res->compile_s = pc_kernel_compile_seconds(k);
   /* Outputs and the result live in one shared mapping the child writes and we read. */
-  size_t out_bytes[PC_MAX_STAGES] = {0}, total = sizeof(shared_result);
+  size_t out_bytes[PC_MAX_STAGES] = {0}, total = page_up(sizeof(shared_result));
   for (int op = 0; op < ref->p->n_ops; op++)
     if (ref->p->ops[op].is_output) {
-      out_bytes[op] = ((size_t)pc_op_numel(&ref->p->ops[op]) * sizeof(float) + 63) & ~(size_t)63;
+      out_bytes[op] = page_up(PC_OUTPUT_PAGE_OFFSET + (size_t)pc_op_numel(&ref->p->ops[op]) * sizeof(float));
       total += out_bytes[op];
     }
   total = (total + 63) & ~(size_t)63;
@@ -210,7 +219,7 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
   if (mem == MAP_FAILED) return pt_fail(d, PT_ERR_NOMEM, "cannot map %zu bytes for outputs", total);
   shared_result *sr = mem;
   float *outs[PC_MAX_STAGES] = {0};
-  char *cursor = (char *)mem + ((sizeof(shared_result) + 63) & ~(size_t)63);
+  char *cursor = (char *)mem + page_up(sizeof(shared_result)) + PC_OUTPUT_PAGE_OFFSET; /* pages after it */
   for (int op = 0; op < ref->p->n_ops; op++)
     if (out_bytes[op]) {
       outs[op] = (float *)cursor;
@@ -219,7 +228,8 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
       cursor += out_bytes[op];
     }
   if (o->in_process) {
-    float *bufs[PC_MAX_STAGES], *owned[PC_MAX_STAGES];
+    float *bufs[PC_MAX_STAGES];
+  void *owned[PC_MAX_STAGES];
     int rc = bind_buffers(k, p, ref, outs, bufs, owned, d);
     if (rc) {
       munmap(mem, total + 64);

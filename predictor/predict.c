@@ -45,9 +45,14 @@ void pp_options_default(pp_options *o) {
    * 0.72 of its time on Zen 3; one candidate moves on each set but Zen 5's two); "+setsum"
    * (session 18, in the default since session 20 for accesses no wider than a line): a loop's
    * one-set-position misses on top of its other cycles (every AMD set better in MAPE and
-   * Spearman: zen4 20.9% / 0.814 -> 19.0% / 0.838, zen3 24.9% / 0.764 -> 22.9% / 0.782) */
+   * Spearman: zen4 20.9% / 0.814 -> 19.0% / 0.838, zen3 24.9% / 0.764 -> 22.9% / 0.782); "+streams"
+   * (session 15, in the default since session 21, when written objects were placed where the
+   * harness starts them): rows walked side by side in one L1 set position at the target's figure
+   * (mm1024's Spearman 0.63 -> 0.87 on Zen 4, 0.71 -> 0.90 on Zen 3; every AMD set better in MAPE
+   * and Spearman; targets without the figure unchanged) */
   o->steady_state = o->bandwidth = o->overlap = o->strides = o->lanes = o->l1_sets = o->carried = o->shared = true;
   o->far_sets = o->busy = o->forward = o->dirty_sets = o->llc_walks = o->spills = o->mem_chains = o->sets_sum = true;
+  o->set_streams = true;
 }
 
 int pp_options_preset(pp_options *o, const char *name) {

@@ -64,8 +64,9 @@ typedef struct pp_options {
   bool set_streams;     /* sets: rows walked side by side (strides under a line) whose current
                            lines share one L1 set position, more than its ways, take per
                            iteration the target's figure for that many streams and read-modify-
-                           write share (caches[0].set_streams); objects taken to start at one
-                           offset within a page; a target without it: unchanged */
+                           write share (caches[0].set_streams); objects start where the
+                           measuring harness puts them in their page (PC_INPUT_PAGE_OFFSET, and
+                           PC_OUTPUT_PAGE_OFFSET for written ones); a target without it: unchanged */
   bool llc_walks;       /* strides: a walk that opens a new line at every access, at a stride the
                            target's memory.strided_walks measure, and whose lines come back (its
                            strides and wrap periods) only past a reuse distance at which the
@@ -92,7 +93,7 @@ typedef struct pp_options {
                            unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

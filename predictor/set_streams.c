@@ -8,11 +8,14 @@
  * (caches[0].set_streams, `portent characterize --only l1streams`).
  *
  * Placement: offsets within one object are the profile's (exact). Across objects the profile has
- * no addresses; the measuring harness allocates each buffer with posix_memalign, and glibc maps a
- * large one at a page start plus its header, so large objects start at one offset within a page:
- * this model takes every object to start there (offsets compared modulo a page). A small object
- * placed anywhere in the heap can share or miss a position this way; the figure says so only in
- * docs/validation.md. */
+ * no addresses; the measuring harness (compiler/measure.c) starts a large buffer it only reads at
+ * PC_INPUT_PAGE_OFFSET within its page and one the kernel writes (its output, a stage's
+ * intermediate) at PC_OUTPUT_PAGE_OFFSET, so this model starts an object the function stores to
+ * at the second and any other at the first (offsets compared modulo a page). mm1024 #32 reads 16
+ * rows of B and adds into a row of C, all at page multiples: taken as 17 streams in one position
+ * with C read-modify-written it was priced 1.8 times its time on Zen 4, C's row being 4 lines
+ * away. A small object placed anywhere in the heap can share or miss a position this way; the
+ * figure says so only in docs/validation.md. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -28,7 +31,7 @@ static int64_t mod_floor(int64_t a, int64_t b) {
 typedef struct {
   const pa_node *n;
   int64_t line;   /* the stream's line at the loop's first iteration (its object's own offsets) */
-  int64_t slot;   /* its line within a page: the L1 set position it walks from */
+  int64_t slot;   /* its line within a page: the L1 set position it walks from (where_placed) */
   double execs;   /* executions per thread of the costliest block touching it */
   bool loaded, stored;
 } stream;
@@ -41,6 +44,25 @@ static bool is_stream(const pa_node *n) {
   if (n->n_strides < 1 || !n->has_offset || n->array <= 0 || pp_wraps_in_loop(n)) return false;
   int64_t s = n->strides[0];
   return s != PA_STRIDE_UNKNOWN && s != 0 && s > -PA_LINE_BYTES && s < PA_LINE_BYTES;
+}
+
+/* Sets each stream's slot from its offset and where the harness starts its object: written
+ * objects (any store of f) apart from read-only ones. Run only for loops with more streams than
+ * ways, so the scan of f is rare. */
+static void where_placed(const pa_function *f, stream *s, int m) {
+  int top = 0;
+  for (int a = 0; a < m; a++) top = s[a].n->array > top ? s[a].n->array : top;
+  bool *written = calloc((size_t)top + 1, sizeof *written);
+  for (int j = 0; j < f->n_blocks; j++)
+    for (int i = 0; i < f->blocks[j].n_nodes; i++) {
+      const pa_node *n = &f->blocks[j].nodes[i];
+      if (n->op == PA_OP_STORE && n->array > 0 && n->array <= top) written[n->array] = true;
+    }
+  for (int a = 0; a < m; a++) {
+    int64_t start = written[s[a].n->array] ? PC_OUTPUT_PAGE_OFFSET : PC_INPUT_PAGE_OFFSET;
+    s[a].slot = mod_floor(s[a].n->offset + start, PAGE_BYTES) / PA_LINE_BYTES;
+  }
+  free(written);
 }
 
 double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount) {
@@ -62,14 +84,19 @@ double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, con
       int64_t line = n->offset >= 0 ? n->offset / PA_LINE_BYTES : -((-n->offset + PA_LINE_BYTES - 1) / PA_LINE_BYTES);
       int at = 0; /* one stream: the same object, stride and line (a load and its store back) */
       while (at < m && !(s[at].n->array == n->array && s[at].n->strides[0] == n->strides[0] && s[at].line == line)) at++;
-      if (at == m) s[m++] = (stream){n, line, mod_floor(n->offset, PAGE_BYTES) / PA_LINE_BYTES, ecount[j], false, false};
+      if (at == m) s[m++] = (stream){n, line, 0, ecount[j], false, false};
       else if (ecount[j] > s[at].execs) s[at].execs = ecount[j];
       s[at].loaded |= n->op == PA_OP_LOAD, s[at].stored |= n->op == PA_OP_STORE;
     }
   }
+  double need = 0;
+  if (m <= l1->associativity) { /* too few streams to overflow a set wherever they start */
+    free(s);
+    return 0;
+  }
+  where_placed(f, s, m);
   /* streams moving together (one innermost stride) from one position share a set at every
    * iteration; each overflowing position costs its streams the measured time per access */
-  double need = 0;
   for (int a = 0; a < m; a++) {
     bool done = false;
     for (int v = 0; v < a && !done; v++) done = s[v].slot == s[a].slot && s[v].n->strides[0] == s[a].n->strides[0];
