@@ -229,7 +229,7 @@ int pc_measure_kernel(pc_kernel *k, const pc_program *p, const pc_reference *ref
     }
   if (o->in_process) {
     float *bufs[PC_MAX_STAGES];
-  void *owned[PC_MAX_STAGES];
+    void *owned[PC_MAX_STAGES];
     int rc = bind_buffers(k, p, ref, outs, bufs, owned, d);
     if (rc) {
       munmap(mem, total + 64);
