@@ -67,6 +67,8 @@ static void usage(FILE *f) {
           "                           else made and saved there, so that runs of other seeds reuse them\n"
           "  --epochs 100 --batch 128 --width 128  TLP's training (TLP's reference: 50, 1024, 256 over millions\n"
           "                           of records; a few thousand need more passes, see docs/learning.md)\n"
+          "  --emb E                  TLP's feature columns (default 22, TLP's): 23 to 26 add the loop extents each\n"
+          "                           step makes or names, replayed on the workload (docs/learning.md, Features)\n"
           "  --lr 7e-4                Adam's learning rate (TLP's reference)\n"
           "  --clip C                 gradients scaled to global L2 norm C when above (TLP's reference: 0.5;\n"
           "                           default 0: none)\n"
@@ -152,6 +154,7 @@ int cmd_bench_learn(int argc, char **argv) {
     else if (strcmp(a, "--epochs") == 0 && v) o.epochs = atoi(argv[++i]);
     else if (strcmp(a, "--batch") == 0 && v) o.batch = atoi(argv[++i]);
     else if (strcmp(a, "--width") == 0 && v) o.width = atoi(argv[++i]);
+    else if (strcmp(a, "--emb") == 0 && v) o.emb = atoi(argv[++i]);
     else if (strcmp(a, "--lr") == 0 && v) o.lr = atof(argv[++i]);
     else if (strcmp(a, "--clip") == 0 && v) o.clip = atof(argv[++i]);
     else if (strcmp(a, "--task-batches") == 0) o.batches = LB_BATCHES_TASK;
@@ -210,11 +213,12 @@ int cmd_bench_learn(int argc, char **argv) {
     }
   }
   if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
+      o.emb < PC_STEP_COUNT + 1 || o.emb > PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS ||
       !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8 || o.thin_block < 0 ||
       o.thin_spread < 0 || o.warm_epochs < 0 || o.warm_epochs >= o.epochs || o.avg_epochs < 0 ||
       o.avg_epochs > o.epochs || !(o.label_power > 0 && o.label_power < 1e3) || !avg_rows_ok(&o)) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr, --label-power positive; "
-                    "--width a multiple of 8; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to "
+                    "--width a multiple of 8; --emb 15 to 26; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to "
                     "8; --warm-epochs 0 to epochs - 1; --avg-epochs 0 to epochs; --avg-rows 1 to %d windows of 1 "
                     "to epochs\n", LB_MAX_AVG_ROWS);
     return EXIT_USAGE;

@@ -12,7 +12,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: portent train tlp|mtl-tlp --data records.jsonl [--data more.jsonl ...] -o model.safetensors\n"
           "       [--split split.json] [--epochs N] [--batch B] [--lr LR] [--loss lambdarank|mse] [--seed S]\n"
-          "       [--width D] [--backbone attention|lstm] [--task-batches|--mixed-batches] [--clip C]\n"
+          "       [--width D] [--emb E] [--backbone attention|lstm] [--task-batches|--mixed-batches] [--clip C]\n"
           "       [--avg-epochs K]\n"
           "       [--label-power P] [--ndcg-k K] [--gain-scale C] [--pretrain F [--pretrain-epochs E]] [--quiet]\n"
           "       mtl-tlp: --target-platform P [--fractions 0.07,0.2,1] [--baseline]\n\n"
@@ -22,6 +22,8 @@ static void usage(FILE *f) {
           "  --split FILE        {\"test\": [workload keys]} held out; metrics are then reported on them\n"
           "  --epochs N          default 50, --batch B default 1024, --lr default 7e-4 (TLP's reference)\n"
           "  --width D           model width D (default 256): encoder D/4 D/2 D D, decoder D D/2 D/4\n"
+          "  --emb E             feature columns (default 22, TLP's); 23 to 26 add the loop extents each step makes\n"
+          "                      or names, replayed on the workload (docs/learning.md, Features)\n"
           "  --backbone B        attention (default, 8 heads) or lstm (the variant TLP compared)\n"
           "  --task-batches      batches of whole tasks, LambdaRank within each task (tlp's default since session 17)\n"
           "  --mixed-batches     TLP's reference: a random mix whose lists span tasks (mtl-tlp's default)\n"
@@ -60,6 +62,7 @@ int cmd_train(int argc, char **argv) {
   bool mtl = strcmp(argv[1], "mtl-tlp") == 0, baseline = false;
   char **files = calloc((size_t)argc, sizeof(char *));
   int n_files = 0, n_frac = 0, pre_epochs = -1, batches = -1; /* 1 task, 0 mixed, -1 the default */
+  int emb = PP_TLP_EMB;
   double fractions[16];
   const char *out = NULL, *split_path = NULL, *target = NULL, *pretrain = NULL;
   pp_tlp_config cfg;
@@ -115,6 +118,14 @@ int cmd_train(int argc, char **argv) {
         free(files);
         return EXIT_USAGE;
       }
+    } else if (strcmp(a, "--emb") == 0 && v) {
+      emb = atoi(argv[++i]);
+      if (emb < PC_STEP_COUNT + 1 || emb > PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS) {
+        fprintf(stderr, "portent train: --emb wants %d to %d feature columns\n", PC_STEP_COUNT + 1,
+                PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS);
+        free(files);
+        return EXIT_USAGE;
+      }
     } else if (strcmp(a, "--loss") == 0 && v) {
       a = argv[++i];
       if (strcmp(a, "lambdarank") == 0) o.loss = PP_LOSS_LAMBDARANK;
@@ -167,6 +178,7 @@ int cmd_train(int argc, char **argv) {
   }
   pp_tlp_dataset ds;
   pp_tlp_dataset_init(&ds, mtl);
+  ds.emb = emb;
   pp_tlp_vocab vocab = {0};
   int rc = EXIT_OK;
   if (tlp_cli_load(&ds, n_files, files, pretrain, split_path ? &split : NULL, &vocab, true, "train") < 0) {

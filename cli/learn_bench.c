@@ -7,7 +7,7 @@
 #include "learn_bench.h"
 
 void lb_opts_default(lb_opts *o) {
-  *o = (lb_opts){.epochs = 100, .batch = 128, .width = 128,
+  *o = (lb_opts){.epochs = 100, .batch = 128, .width = 128, .emb = PP_TLP_EMB,
                  .lr = 7e-4, .n_seeds = 1, .aux_weight = 1, .label_power = 1, .rank = {.ndcg_k = 0, .gain_scale = 1},
                  .analytic_per_task = 8, .aux_per_task = LB_AUX_ALL, .val_fraction = 0.1, .seed = 1, .throughput_s = 2,
                  .run_analytic = false};

@@ -31,6 +31,7 @@ typedef struct lb_opts {
   int n_aux;
   const char *aux_paths[LB_MAX_AUX];
   int epochs, batch, width;
+  int emb;             /* TLP's feature columns: PP_TLP_STEP_COLS, or more for the replayed loop extents */
   double lr, clip;     /* Adam's rate; gradient norm clipping (0: none) */
   double aux_weight;   /* MTL-TLP: the auxiliary heads' loss scaled by this */
   int batches;         /* LB_BATCHES_*: how TLP's and MTL-TLP's training batches are drawn */

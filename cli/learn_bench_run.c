@@ -130,6 +130,14 @@ static void held_out_split(const lb_data *data, pp_tlp_split *sp) {
     if (data->t[i].role != LB_TRAIN) sp->test_keys[sp->n_test++] = strdup(data->t[i].key);
 }
 
+/* The task's program when the model's features replay the steps on it (NULL otherwise, or when
+ * portent cannot build the workload: its extent columns stay 0, as in training). */
+static pc_program *feature_program(const pp_tlp_config *c, const char *key) {
+  if (c->emb <= PP_TLP_STEP_COLS) return NULL;
+  pt_diag d = {0};
+  return pc_workload_build(key, &d);
+}
+
 /* The model's scores of every validation and test candidate into out[task] (n entries each). */
 static void score_tlp_into(lb_data *data, double **out, pp_tlp_model *m, int head) {
   const pp_tlp_config *c = pp_tlp_model_config(m);
@@ -140,13 +148,15 @@ static void score_tlp_into(lb_data *data, double **out, pp_tlp_model *m, int hea
     float *x = calloc((size_t)stride * (size_t)t->n, sizeof(float)), *sc = malloc(sizeof(float) * (size_t)t->n);
     const float **xp = malloc(sizeof *xp * (size_t)t->n);
     int *rows = malloc(sizeof(int) * (size_t)t->n);
+    pc_program *p = feature_program(c, t->key);
     for (int k = 0; k < t->n; k++) {
-      rows[k] = pp_tlp_features(t->c[k].n_steps, t->c[k].steps, pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
+      rows[k] = pp_tlp_features(t->c[k].n_steps, t->c[k].steps, p, pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
                                 x + (size_t)k * stride);
       xp[k] = x + (size_t)k * stride;
     }
     if (pp_tlp_model_predict(m, t->n, xp, rows, head, sc) == 0)
       for (int k = 0; k < t->n; k++) out[i][k] = sc[k];
+    pc_program_free(p);
     free(x), free(sc), free(xp), free(rows);
   }
 }
@@ -184,9 +194,14 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
   const pp_tlp_config *c = pp_tlp_model_config(m);
   int stride = c->seq_len * c->emb, cap = 512, n = 0;
   const lb_cand **cand = malloc(sizeof *cand * (size_t)cap);
-  for (int i = 0; i < data->n_tasks && n < cap; i++)
-    for (int k = 0; k < data->t[i].n && n < cap; k++)
-      if (data->t[i].role == LB_TEST) cand[n++] = &data->t[i].c[k];
+  /* each task's program (for the replayed extents) is built before the clock starts, as the tuner has it */
+  pc_program **task_prog = calloc((size_t)data->n_tasks + 1, sizeof *task_prog);
+  const pc_program **prog = malloc(sizeof *prog * (size_t)cap);
+  for (int i = 0; i < data->n_tasks && n < cap; i++) {
+    if (data->t[i].role != LB_TEST) continue;
+    task_prog[i] = feature_program(c, data->t[i].key);
+    for (int k = 0; k < data->t[i].n && n < cap; k++) prog[n] = task_prog[i], cand[n++] = &data->t[i].c[k];
+  }
   float *x = calloc((size_t)stride * (size_t)(n ? n : 1), sizeof(float)), *sc = malloc(sizeof(float) * (size_t)(n ? n : 1));
   const float **xp = malloc(sizeof *xp * (size_t)(n ? n : 1));
   int *rows = malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -196,7 +211,7 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
     double f0 = pt_now();
     for (int k = 0; k < n; k++) {
       memset(x + (size_t)k * stride, 0, sizeof(float) * (size_t)stride);
-      rows[k] = pp_tlp_features(cand[k]->n_steps, cand[k]->steps, pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
+      rows[k] = pp_tlp_features(cand[k]->n_steps, cand[k]->steps, prog[k], pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
                                 x + (size_t)k * stride);
       xp[k] = x + (size_t)k * stride;
     }
@@ -208,7 +223,8 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
   *per_cpu_s = cpu > 0 ? done / cpu : 0;
   *with_features = total > 0 ? done / total : 0;
   *net_only = total - feat > 0 ? done / (total - feat) : 0;
-  free(cand), free(x), free(sc), free(xp), free(rows);
+  for (int i = 0; i < data->n_tasks; i++) pc_program_free(task_prog[i]);
+  free(task_prog), free(prog), free(cand), free(x), free(sc), free(xp), free(rows);
 }
 
 /* Auxiliary target a's platform name in MTL-TLP: "<target file name>-analytic". */
@@ -467,6 +483,7 @@ static int run_tlp_variant(lb_data *data, const lb_opts *o, const tlp_variant *v
   held_out_split(data, &sp);
   pp_tlp_dataset ds;
   pp_tlp_dataset_init(&ds, v->mtl);
+  ds.emb = o->emb;
   pp_tlp_vocab vocab = {0};
   int rc = 0;
   for (int f = 0; f < n_files && rc == 0; f++) rc = pp_tlp_dataset_load(&ds, files[f], &sp, &vocab, true, d);

@@ -42,7 +42,9 @@ int64_t pp_st_numel(const pp_st_tensor *t);
 
 /* ---------------------------------------------------------------- features */
 
-#define PP_TLP_SEQ_LEN 25 /* TLP: cropping 54 x 40 to 25 x 22 improved accuracy */
+#define PP_TLP_SEQ_LEN 25    /* TLP: cropping 54 x 40 to 25 x 22 improved accuracy */
+#define PP_TLP_STEP_COLS 22  /* kind, stage and arguments: TLP's 22 */
+#define PP_TLP_EXTENT_COLS 4 /* replayed loop extents after them (session 21) */
 #define PP_TLP_EMB 22
 
 /* Name arguments (pragma names, scopes) become token ids; 0 is "unknown". */
@@ -57,9 +59,13 @@ void pp_tlp_vocab_clear(pp_tlp_vocab *v);
 
 /* The raw (unnormalized) features of a step sequence: seq_len x emb floats, row k = step k
  * (one-hot kind, then its numeric arguments as log2(1+|x|) with sign, its name arguments as
- * token ids), cropped to seq_len steps and emb columns, padded with zero rows. Returns the
- * number of real rows. */
-int pp_tlp_features(int n_steps, const pc_step *steps, pp_tlp_vocab *v, bool grow, int seq_len, int emb, float *out);
+ * token ids), cropped to seq_len steps and min(emb, PP_TLP_STEP_COLS) columns, padded with
+ * zero rows. When emb > PP_TLP_STEP_COLS and prog (the workload's program) is given, the steps
+ * are replayed on it and the columns from PP_TLP_STEP_COLS hold the loop extents each step makes
+ * or names (0 without prog, and from a step that does not replay on). Returns the number of
+ * real rows. */
+int pp_tlp_features(int n_steps, const pc_step *steps, const pc_program *prog, pp_tlp_vocab *v, bool grow,
+                    int seq_len, int emb, float *out);
 
 /* ---------------------------------------------------------------- datasets */
 

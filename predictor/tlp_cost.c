@@ -27,11 +27,11 @@ typedef struct {
 } tlp_cost;
 
 /* A state's network input as fine-tuning takes it: raw features, then the model's normalization. */
-static int encode(tlp_cost *t, const pc_state *s, float *x) {
+static int encode(tlp_cost *t, const pc_program *p, const pc_state *s, float *x) {
   const pp_tlp_config *c = pp_tlp_model_config(t->m);
   float *raw = malloc(sizeof(float) * (size_t)c->seq_len * c->emb);
   if (!raw) return PT_ERR_NOMEM;
-  int rows = pp_tlp_features(s->n_steps, s->steps, pp_tlp_model_vocab(t->m), false, c->seq_len, c->emb, raw);
+  int rows = pp_tlp_features(s->n_steps, s->steps, p, pp_tlp_model_vocab(t->m), false, c->seq_len, c->emb, raw);
   pp_tlp_model_normalize(t->m, raw, rows, x);
   free(raw);
   return 0;
@@ -54,7 +54,6 @@ static int finetune(tlp_cost *t, pt_diag *d) {
 }
 
 static int tlp_predict(void *self, const pc_program *p, int n, pc_state *const *states, double *scores, pt_diag *d) {
-  (void)p;
   tlp_cost *t = self;
   if (finetune(t, d) < 0) return d->err;
   const pp_tlp_config *c = pp_tlp_model_config(t->m);
@@ -64,7 +63,7 @@ static int tlp_predict(void *self, const pc_program *p, int n, pc_state *const *
   int *rows = malloc(sizeof(int) * (size_t)(n ? n : 1));
   int rc = raw && sc && xs && rows ? 0 : PT_ERR_NOMEM;
   for (int i = 0; i < n && rc == 0; i++) {
-    rows[i] = pp_tlp_features(states[i]->n_steps, states[i]->steps, pp_tlp_model_vocab(t->m), false, c->seq_len,
+    rows[i] = pp_tlp_features(states[i]->n_steps, states[i]->steps, p, pp_tlp_model_vocab(t->m), false, c->seq_len,
                               c->emb, raw + per * i);
     xs[i] = raw + per * i;
   }
@@ -77,7 +76,6 @@ static int tlp_predict(void *self, const pc_program *p, int n, pc_state *const *
 /* Keeps the successful measurements (a failed one has no latency to rank by, as in training). */
 static int tlp_update(void *self, const pc_program *p, int n, pc_state *const *states, const pc_measure_result *res,
                       pt_diag *d) {
-  (void)p;
   tlp_cost *t = self;
   const pp_tlp_config *c = pp_tlp_model_config(t->m);
   size_t per = (size_t)c->seq_len * c->emb;
@@ -93,7 +91,7 @@ static int tlp_update(void *self, const pc_program *p, int n, pc_state *const *s
   }
   for (int i = 0; i < n; i++) {
     if (res[i].error != PC_MEASURE_OK || !(res[i].median_s > 0) || !isfinite(res[i].median_s)) continue;
-    int rc = encode(t, states[i], t->x + per * t->n);
+    int rc = encode(t, p, states[i], t->x + per * t->n);
     if (rc < 0) return pt_fail(d, rc, "tlp cost model: out of memory");
     t->latency[t->n++] = res[i].median_s;
   }

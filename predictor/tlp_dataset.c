@@ -151,7 +151,22 @@ typedef struct {
   bool grow;
   bool pretrain;           /* pre-training records: samples of their own tasks, flagged */
   const char *as_platform; /* pre-training labels go to this platform's head (NULL: the record's) */
+  char prog_key[512];      /* the workload whose program `prog` is (records come task by task) */
+  pc_program *prog;        /* for the replayed extents; NULL when the key does not build */
 } load_ctx;
+
+/* The record's workload program when the features replay steps on it, NULL otherwise: a
+ * workload portent cannot build still trains on its steps alone. */
+static const pc_program *record_program(load_ctx *c, const char *key) {
+  if (c->ds->emb <= PP_TLP_STEP_COLS) return NULL;
+  if (strcmp(c->prog_key, key) != 0) {
+    pc_program_free(c->prog);
+    pt_diag d = {0};
+    c->prog = pc_workload_build(key, &d);
+    snprintf(c->prog_key, sizeof c->prog_key, "%s", key);
+  }
+  return c->prog;
+}
 
 /* Latencies grow per sample when a new platform appears after samples exist. */
 static void widen_platforms(pp_tlp_dataset *ds, int old_n) {
@@ -212,7 +227,8 @@ static int on_record(const pc_record *r, int line, void *vctx) {
     s->group = intern(&ix->groups, &ds->groups, &ds->n_groups, group);
     s->test = split_is_test(c->sp, r->workload_key);
     s->x = malloc(sizeof(float) * (size_t)ds->seq_len * (size_t)ds->emb);
-    s->n_rows = pp_tlp_features(r->n_steps, r->steps, c->v, c->grow && !s->test, ds->seq_len, ds->emb, s->x);
+    s->n_rows = pp_tlp_features(r->n_steps, r->steps, record_program(c, r->workload_key), c->v, c->grow && !s->test,
+                                ds->seq_len, ds->emb, s->x);
     s->latency = calloc((size_t)ds->n_platforms, sizeof(float));
     s->label = calloc((size_t)ds->n_platforms, sizeof(float));
     s->pretrain = c->pretrain;
@@ -233,17 +249,19 @@ static void on_bad(int line, const char *reason, void *vctx) {
 
 int pp_tlp_dataset_load(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v, bool grow,
                         pt_diag *d) {
-  load_ctx c = {ds, sp, v, grow, false, NULL};
+  load_ctx c = {ds, sp, v, grow, false, NULL, "", NULL};
   int n_bad = 0;
   int rc = pc_record_read_file(path, on_record, on_bad, &c, &n_bad, d);
+  pc_program_free(c.prog);
   return rc < 0 ? rc : 0;
 }
 
 int pp_tlp_dataset_load_pretrain(pp_tlp_dataset *ds, const char *path, const pp_tlp_split *sp, pp_tlp_vocab *v,
                                  const char *platform, int *n_added, pt_diag *d) {
-  load_ctx c = {ds, sp, v, true, true, platform};
+  load_ctx c = {ds, sp, v, true, true, platform, "", NULL};
   int n_bad = 0, n0 = ds->n;
   int rc = pc_record_read_file(path, on_record, on_bad, &c, &n_bad, d);
+  pc_program_free(c.prog);
   if (n_added) *n_added = ds->n - n0;
   return rc < 0 ? rc : 0;
 }

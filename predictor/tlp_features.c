@@ -1,7 +1,11 @@
 /* TLP's features: the schedule primitives themselves, no program generated (TLP section 4).
  * Each step is one row: a one-hot of its kind, then its arguments in record order, numbers as
  * sign(x) log2(1 + |x|) and names (pragma names, cache scopes) as token ids of a vocabulary
- * built on the training set. Rows beyond seq_len and columns beyond emb are cropped. */
+ * built on the training set. Rows beyond seq_len and argument columns beyond PP_TLP_STEP_COLS
+ * are cropped. Columns from PP_TLP_STEP_COLS to emb hold the loop extents the step makes or
+ * names, read by replaying the steps on the workload's loop nest (no lowering): an iterator id
+ * says nothing by itself, and the network sees the rows as a set, so it cannot follow an id to
+ * the split that made the loop (session 21). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,12 +109,64 @@ static void encode_step(const pc_step *s, pp_tlp_vocab *v, bool grow, row_writer
   }
 }
 
-int pp_tlp_features(int n_steps, const pc_step *steps, pp_tlp_vocab *v, bool grow, int seq_len, int emb, float *out) {
+static int64_t leaf_extent(const pc_stage *st, int i) {
+  return i >= 0 && i < st->n_leaves ? st->nodes[st->leaves[i]].extent : 0;
+}
+
+/* The extents of the loops step s made or named, read from state `st` after it is applied: a
+ * split's parts outer to inner (a vectorized or unrolled loop's length is one of them), a fused
+ * loop's, an annotated loop's (the vector length, the parallel extent), after a reorder the
+ * innermost loops outer to inner, and for compute_at how many times the attach point runs and
+ * the target's loop volume inside it. */
+static void put_extents(const pc_state *state, const pc_step *s, row_writer *w) {
+  const pc_stage *st = &state->stages[s->stage_id];
+  int parts = 0;
+  switch (s->kind) {
+  case PC_STEP_SP: parts = s->n_lengths + 1; break;
+  case PC_STEP_FSP: parts = s->n_split + 1; break;
+  case PC_STEP_FFSP: parts = 2; break;
+  case PC_STEP_FU: put_num(w, (double)leaf_extent(st, s->ids[0])); return;
+  case PC_STEP_AN: put_num(w, (double)leaf_extent(st, s->iter_id)); return;
+  case PC_STEP_RE: {
+    int first = st->n_leaves - (w->emb - w->col);
+    for (int i = first < 0 ? 0 : first; i < st->n_leaves; i++) put_num(w, (double)leaf_extent(st, i));
+    return;
+  }
+  case PC_STEP_CA: {
+    const pc_stage *t = &state->stages[s->target_stage_id];
+    double outer = 1, inner = 1;
+    for (int i = 0; i < t->n_leaves; i++) {
+      if (i <= s->target_iter_id) outer *= (double)leaf_extent(t, i);
+      else inner *= (double)leaf_extent(t, i);
+    }
+    put_num(w, outer), put_num(w, inner);
+    return;
+  }
+  default: return;
+  }
+  for (int c = 0; c < parts; c++) put_num(w, (double)leaf_extent(st, s->iter_id + c));
+}
+
+int pp_tlp_features(int n_steps, const pc_step *steps, const pc_program *prog, pp_tlp_vocab *v, bool grow,
+                    int seq_len, int emb, float *out) {
   memset(out, 0, sizeof(float) * (size_t)seq_len * (size_t)emb);
   int rows = n_steps < seq_len ? n_steps : seq_len;
+  int arg_cols = emb < PP_TLP_STEP_COLS ? emb : PP_TLP_STEP_COLS;
+  pc_state *state = prog && emb > PP_TLP_STEP_COLS ? pc_state_new(prog) : NULL;
   for (int k = 0; k < rows; k++) {
-    row_writer w = {out + (size_t)k * (size_t)emb, emb, 0};
+    float *row = out + (size_t)k * (size_t)emb;
+    row_writer w = {row, arg_cols, 0};
     encode_step(&steps[k], v, grow, &w);
+    if (!state) continue;
+    pt_diag d = {0};
+    if (pc_state_apply(state, &steps[k], &d) < 0) { /* a step that does not replay: no extents from here on */
+      pc_state_free(state);
+      state = NULL;
+      continue;
+    }
+    row_writer e = {row, emb, PP_TLP_STEP_COLS};
+    put_extents(state, &steps[k], &e);
   }
+  pc_state_free(state);
   return rows;
 }

@@ -32,7 +32,7 @@ static void test_features(void) {
   snprintf(s[2].scope, sizeof s[2].scope, "local");
   pp_tlp_vocab v = {0};
   float x[4 * PP_TLP_EMB];
-  int rows = pp_tlp_features(3, s, &v, true, 4, PP_TLP_EMB, x);
+  int rows = pp_tlp_features(3, s, NULL, &v, true, 4, PP_TLP_EMB, x);
   CHECK(rows == 3);
   CHECK(x[PC_STEP_SP] == 1 && x[PC_STEP_AN] == 0);               /* one-hot kind */
   CHECK(fabsf(x[PC_STEP_COUNT] - log2f(3)) < 1e-6);              /* stage 2 -> log2(1 + 2) */
@@ -44,10 +44,10 @@ static void test_features(void) {
   for (int k = 0; k < PP_TLP_EMB; k++) CHECK(x[3 * PP_TLP_EMB + k] == 0); /* padding row */
   /* A token never seen encodes as 0 and does not grow a frozen vocabulary. */
   snprintf(s[2].scope, sizeof s[2].scope, "shared");
-  pp_tlp_features(3, s, &v, false, 4, PP_TLP_EMB, x);
+  pp_tlp_features(3, s, NULL, &v, false, 4, PP_TLP_EMB, x);
   CHECK(x[2 * PP_TLP_EMB + PC_STEP_COUNT + 1] == 0 && v.n == 2);
   /* Cropping: 3 steps into 2 rows, 22 columns into 16. */
-  CHECK(pp_tlp_features(3, s, &v, false, 2, 16, x) == 2);
+  CHECK(pp_tlp_features(3, s, NULL, &v, false, 2, 16, x) == 2);
   pp_tlp_vocab_clear(&v);
   char plat[64];
   pp_tlp_platform("llvm -keys=cpu -mcpu=znver4", plat, sizeof plat);
@@ -203,6 +203,81 @@ static pp_tlp_config small_config(void) {
   c.heads = 4;
   c.dec[0] = 32, c.dec[1] = 16, c.dec[2] = 8;
   return c;
+}
+
+/* The replayed extents of a measured dense schedule (BERT-base's 128x3072x768, zen4-test.jsonl), each
+ * expected value worked out by hand from the steps: a split's parts outer to inner, compute_at's attach
+ * instances and the volume inside them, a fused loop's extent, an annotated loop's. */
+static void test_step_extents(void) {
+  const char *key = "[\"dense\", 128, 3072, 768, 1, 0, \"float32\"]";
+  const char *json = "[[\"SP\", 2, 0, 128, [2, 8, 8], 1], [\"SP\", 2, 4, 768, [2, 1, 48], 1], [\"SP\", 2, 8, 3072, "
+                     "[8], 1], [\"RE\", 2, [0, 4, 1, 5, 8, 2, 6, 9, 3, 7]], [\"FSP\", 4, 0, 0, 2], [\"FSP\", 4, 3, 1, "
+                     "2], [\"RE\", 4, [0, 3, 1, 4, 2, 5]], [\"CA\", 2, 4, 3], [\"FU\", 4, [0, 1, 2, 3]], [\"AN\", 4, 0, "
+                     "3], [\"PR\", 2, 0, \"auto_unroll_max_step$64\"], [\"AN\", 2, 9, 2], [\"AN\", 4, 2, 2]]";
+  pt_diag d = {0};
+  pc_program *p = pc_workload_build(key, &d);
+  CHECK(p != NULL);
+  if (!p) return;
+  pc_step steps[16];
+  int n = 0;
+  CHECK(pc_steps_from_json(json, &n, steps, 16, &d) == 0 && n == 13);
+  enum { E = PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS, C = PP_TLP_STEP_COLS };
+  pp_tlp_vocab v = {0};
+  float x[PP_TLP_SEQ_LEN * E], plain[16 * PP_TLP_STEP_COLS]; /* x: the cost model's check takes seq_len rows */
+  CHECK(pp_tlp_features(n, steps, p, &v, true, 16, E, x) == 13);
+#define AT(row, col, value) CHECK(fabsf(x[(row) * E + (col)] - log2f(1 + (value))) < 1e-5)
+  AT(0, C, 1); AT(0, C + 1, 2); AT(0, C + 2, 8); AT(0, C + 3, 8); /* 128 = 1 x 2 x 8 x 8 */
+  AT(1, C, 8); AT(1, C + 1, 2); AT(1, C + 2, 1); AT(1, C + 3, 48); /* 768 = 8 x 2 x 1 x 48 */
+  AT(2, C, 384); AT(2, C + 1, 8);                                 /* the reduction, 3072 = 384 x 8 */
+  AT(3, C, 1); AT(3, C + 1, 8); AT(3, C + 2, 8); AT(3, C + 3, 48); /* the innermost four after the reorder */
+  AT(4, C, 1); AT(4, C + 1, 2); AT(4, C + 2, 64);                 /* follows step 0 in two: 2 and 8 x 8 */
+  AT(5, C, 8); AT(5, C + 1, 2); AT(5, C + 2, 48);                 /* follows step 1: 2 and 1 x 48 */
+  AT(6, C, 2); AT(6, C + 1, 2); AT(6, C + 2, 64); AT(6, C + 3, 48);
+  AT(7, C, 32); AT(7, C + 1, 3072); /* attached under 1 x 8 x 2 x 2 loops, 64 x 48 inside each */
+  AT(8, C, 32);                     /* the fused loop */
+  AT(9, C, 32);                     /* parallel over it */
+  AT(11, C, 48); AT(12, C, 48);     /* vectorized: the dense stage's j.3 and the output's j.2 */
+#undef AT
+  for (int k = C; k < E; k++) CHECK(x[10 * E + k] == 0); /* a pragma names no loop */
+  /* Without the program, or with TLP's 22 columns, the step's own columns are unchanged and no extent is written. */
+  pp_tlp_features(n, steps, p, &v, false, 16, PP_TLP_STEP_COLS, plain);
+  bool same = true;
+  for (int r = 0; r < 13; r++)
+    for (int k = 0; k < C; k++) same = same && plain[r * C + k] == x[r * E + k];
+  CHECK(same);
+  pp_tlp_features(n, steps, NULL, &v, false, 16, E, x);
+  for (int r = 0; r < 13; r++)
+    for (int k = C; k < E; k++) CHECK(x[r * E + k] == 0);
+  /* The tuner's cost model replays on the program it is given: its score is the network's on these features. */
+  pp_tlp_config c = small_config();
+  c.emb = E;
+  pp_tlp_model *m = pp_tlp_model_new(&c, 3, &d);
+  pc_cost_model *cm = m && pp_tlp_model_save(m, tmp("extents.safetensors"), &d) == 0
+                          ? pp_cost_model_tlp(tmp("extents.safetensors"), NULL, NULL, &d)
+                          : NULL;
+  pc_state *state = pc_state_new(p);
+  CHECK_MSG(cm && state && pc_state_apply_all(state, n, steps, &d) == 0, "%s", d.msg);
+  if (cm && state) {
+    double with_prog, without;
+    float net;
+    int rows = pp_tlp_features(n, steps, p, pp_tlp_model_vocab(m), false, c.seq_len, E, x);
+    const float *xs = x;
+    CHECK(pp_tlp_model_predict(m, 1, &xs, &rows, 0, &net) == 0);
+    CHECK(cm->predict(cm->self, p, 1, &state, &with_prog, &d) == 0 && with_prog == net);
+    CHECK(cm->predict(cm->self, NULL, 1, &state, &without, &d) == 0 && without != with_prog);
+  }
+  pc_state_free(state);
+  pp_cost_model_free(cm);
+  pp_tlp_model_free(m);
+  /* A step that does not replay (an iterator out of range) ends the extents there; its row keeps its arguments. */
+  steps[8].ids[0] = 40, steps[8].ids[1] = 41;
+  pp_tlp_features(n, steps, p, &v, false, 16, E, x);
+  CHECK(x[7 * E + C] > 0);
+  for (int r = 8; r < 13; r++)
+    for (int k = C; k < E; k++) CHECK(x[r * E + k] == 0);
+  CHECK(x[8 * E + PC_STEP_FU] == 1 && fabsf(x[8 * E + PC_STEP_COUNT + 1] - log2f(41)) < 1e-5);
+  pp_tlp_vocab_clear(&v);
+  pc_program_free(p);
 }
 
 /* Batches of whole tasks (LambdaRank within each task) with TLP's gradient clipping learn the
@@ -945,6 +1020,7 @@ int main(int argc, char **argv) {
   test_averaging_and_label_power();
   test_pretrain();
   test_top_heavy_rank();
+  test_step_extents();
   test_group_weights();
   test_mtl();
   test_thinning();
