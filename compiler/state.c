@@ -1,6 +1,7 @@
 /* Schedule state: stages and iterator nodes, and the loop transform steps of Ansor (split,
  * follow splits, fuse, reorder, annotate, pragma, storage_align) with their validation.
  * Attachment steps (compute_at/inline/root) live in attach.c; lowering reads the result. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,10 +378,19 @@ static int apply_storage_align(pc_state *s, const pc_step *step, pt_diag *d) {
   return 0;
 }
 
+/* The bytes of a state a step can change: the fields before the stages and the live stages (a DAG
+ * step adds one, which pc_stage_init fills whole; stages past n_stages are never read), while steps
+ * are only appended. Saving the 400 KB struct whole was most of the time of replaying a schedule
+ * step by step (TLP's replayed extents, session 21). */
+static size_t live_bytes(const pc_state *s) {
+  return offsetof(pc_state, stages) + sizeof(pc_stage) * (size_t)s->n_stages;
+}
+
 int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d) {
   if (s->n_steps >= PC_MAX_STEPS) return pt_fail(d, PT_ERR_INVALID, "more than %d steps", PC_MAX_STEPS);
   pc_state backup;
-  memcpy(&backup, s, sizeof backup);
+  size_t live = live_bytes(s);
+  memcpy(&backup, s, live);
   int rc;
   switch (step->kind) {
   case PC_STEP_SP:
@@ -404,7 +414,7 @@ int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d) {
     break;
   }
   if (rc) {
-    memcpy(s, &backup, sizeof backup);
+    memcpy(s, &backup, live);
     return rc;
   }
   s->steps[s->n_steps++] = *step;
