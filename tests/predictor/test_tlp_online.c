@@ -41,7 +41,7 @@ static void test_online(void) {
   make_states(st, sp);
   pp_tlp_finetune_opts o;
   pp_tlp_finetune_opts_default(&o);
-  o.epochs = 30, o.lr = 3e-3;
+  o.epochs = 60, o.lr = 3e-3; /* 30 left seed 3 at 0.76 with the extents columns; 60 passes seeds 1-7 */
   pc_cost_model *cm = pp_cost_model_tlp(path, "b", &o, &d);
   CHECK_MSG(cm && cm->update, "%s", d.msg);
   if (!cm) {
