@@ -223,6 +223,10 @@ typedef struct {
   pt_diag *d;
   int err;
   char path[400];
+  /* opcode and type names, one copy each: equal names are one pointer, which the predictor
+   * hashes in place of the characters (predictor/predict.c block_key) */
+  const char *names[256];
+  int n_names;
 } reader;
 
 static bool bad(reader *r, const char *what) {
@@ -264,6 +268,17 @@ static const char *str(reader *r, const cJSON *o, const char *key, const char *c
   const cJSON *x = field(r, o, key, ctx);
   if (!cJSON_IsString(x)) return bad(r, "a string"), "";
   return pt_strdup(r->a, x->valuestring);
+}
+
+/* A string field, interned among the reader's names (up to 256 distinct; copies beyond). */
+static const char *name(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  const cJSON *x = field(r, o, key, ctx);
+  if (!cJSON_IsString(x)) return bad(r, "a string"), "";
+  for (int i = 0; i < r->n_names; i++)
+    if (strcmp(r->names[i], x->valuestring) == 0) return r->names[i];
+  const char *s = pt_strdup(r->a, x->valuestring);
+  if (r->n_names < (int)PT_ARRAY_LEN(r->names)) r->names[r->n_names++] = s;
+  return s;
 }
 
 static int *ints(reader *r, const cJSON *o, const char *key, const char *ctx, int *n, int limit) {
@@ -374,8 +389,8 @@ static void read_block(reader *r, const cJSON *o, const char *ctx, int n_blocks,
     int op = pa_opclass_from_name(str(r, x, "op", c));
     if (op < 0) bad(r, "a known operation class");
     n->op = op < 0 ? PA_OP_OTHER : (pa_opclass)op;
-    n->opcode = str(r, x, "opcode", c);
-    n->elem = str(r, x, "type", c);
+    n->opcode = name(r, x, "opcode", c);
+    n->elem = name(r, x, "type", c);
     n->lanes = inum(r, x, "lanes", c);
     n->bits = inum(r, x, "bits", c);
     n->is_memory = cJSON_IsTrue(field(r, x, "memory", c));
@@ -580,7 +595,7 @@ pa_profile *pa_profile_parse(const char *text, const char *path, pt_diag *d) {
   pt_arena *a = pt_arena_new();
   pa_profile *p = pt_alloc(a, sizeof *p);
   p->arena = a;
-  reader r = {a, path, d, 0, ""};
+  reader r = {.a = a, .file = path, .d = d};
   /* another portent file (a target, a prediction) passed as a profile: say so, not which of its
    * fields a profile lacks */
   const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");

@@ -5,6 +5,7 @@
  * iteration loses (cpu.store_forward_fail_cycles, microbench/forward.c); the predictor adds it
  * to the block of the load, once per execution however many such loads it holds (Zen 4: one
  * or four of them in an iteration cost the same, docs/validation.md "Session 14"). */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -33,9 +34,13 @@ static bool spans_store(const pa_node *l, const pa_node *s) {
 }
 
 void pp_forward_waits(const pa_function *f, bool *waits) {
-  /* one pass in block order: the stores of loop blocks seen so far, each with its loop */
+  /* one pass in block order: the stores of loop blocks seen so far, each with its loop, and per
+   * loop the narrowest of them: a load no wider than that spans none (spans_store), so an
+   * unrolled body of equal-width loads and stores skips the search */
   const pa_node **stores = NULL;
   int *store_loop = NULL, n = 0, cap = 0;
+  int *narrowest = malloc(sizeof(int) * (size_t)(f->n_loops > 0 ? f->n_loops : 1));
+  for (int l = 0; narrowest && l < f->n_loops; l++) narrowest[l] = INT_MAX;
   for (int j = 0; j < f->n_blocks; j++) {
     const pa_block *b = &f->blocks[j];
     waits[j] = false;
@@ -53,11 +58,14 @@ void pp_forward_waits(const pa_function *f, bool *waits) {
           cap = more;
         }
         stores[n] = x, store_loop[n++] = b->loop;
-      } else if (x->op == PA_OP_LOAD && x->array > 0 && x->bytes > 1 && !waits[j]) {
+        if (narrowest && b->loop < f->n_loops && x->bytes > 0 && x->bytes < narrowest[b->loop])
+          narrowest[b->loop] = x->bytes;
+      } else if (x->op == PA_OP_LOAD && x->array > 0 && x->bytes > 1 && !waits[j] &&
+                 (!narrowest || b->loop >= f->n_loops || x->bytes > narrowest[b->loop])) {
         for (int m = 0; m < n && !waits[j]; m++)
           waits[j] = store_loop[m] == b->loop && spans_store(x, stores[m]);
       }
     }
   }
-  free(stores), free(store_loop);
+  free(stores), free(store_loop), free(narrowest);
 }

@@ -18,6 +18,7 @@ typedef struct {
   double stride_trip, stride_stall; /* pp_stride_stalls at that trip count (-1: not yet) */
   int uops, unit;
   bool issue;
+  int ops_function, ops_block; /* whose kept ops (pp_block_ops) hold its legalized graph */
 } pp_block_memo;
 
 typedef struct {
@@ -61,6 +62,12 @@ struct pp_predictor {
   int *s_walks, *s_table; /* pp_stride_stalls scratch */
   uint64_t *s_table_hash;
   int s_cap_walks, s_cap_table;
+  /* the current function's blocks as pp_predict legalized them (pp_block_ops): kept_from[j] is
+   * the block whose ops at kept + kept_base[..] are block j's (an identical block's), or -1 */
+  const pa_function *kept_f;
+  double kept_latency;
+  const pp_op *kept;
+  const int *kept_base, *kept_from;
 };
 
 void pp_timelines_free(pp_predictor *pp);
@@ -93,6 +100,9 @@ void pp_forward_waits(const pa_function *f, bool *waits);
 /* +regs (spills.c): cycles per execution that block b, a loop body whose accumulators spill on
  * this target, takes at least; 0 when they fit, the option is off or the target lacks the figure. */
 double pp_spill_floor(const pp_predictor *pp, const pa_function *f, const pa_block *b);
+/* Block j of f legalized at load_latency (pp_legalize_block): the ops pp_predict kept for it
+ * when it is the function being predicted, else legalized into scratch (b->n_nodes entries). */
+const pp_op *pp_block_ops(pp_predictor *pp, const pa_function *f, int j, double load_latency, pp_op *scratch);
 /* Resource lower bounds of a legalized block: issue (uops / width) and the busiest unit. */
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit);
 

@@ -323,3 +323,10 @@ void pp_legalize_block(pp_predictor *pp, const pa_block *b, double load_latency,
   }
   if (pp->fuse_branch || pp->fold_loads) fuse_macro_ops(pp, b, consumers, consumer, ops);
 }
+
+const pp_op *pp_block_ops(pp_predictor *pp, const pa_function *f, int j, double load_latency, pp_op *scratch) {
+  if (pp->kept_f == f && pp->kept_latency == load_latency && pp->kept_from[j] >= 0)
+    return pp->kept + pp->kept_base[pp->kept_from[j]];
+  pp_legalize_block(pp, &f->blocks[j], load_latency, scratch);
+  return scratch;
+}

@@ -212,7 +212,7 @@ static double walk_lost(double trip, int64_t step, int64_t sets, int ways, doubl
  * stride of a line or more). A load and a store of the same element (read-modify-write) walk one
  * stream, whose second access hits the line the first brought; neighbouring elements too; rows
  * of an unrolled loop (offsets a row apart, the stride several rows) are separate walks. */
-bool pp_same_stream(const pa_node *a, const pa_node *b) {
+static inline bool same_stream(const pa_node *a, const pa_node *b) {
   if (a->array != b->array || a->n_strides != b->n_strides) return false;
   /* offsets first: the rows of an unrolled loop, one object and one stride vector, differ there */
   if (a->has_offset && b->has_offset) { /* unknown: taken as one stream, as before offsets */
@@ -229,6 +229,8 @@ bool pp_same_stream(const pa_node *a, const pa_node *b) {
     if (a->strides[k] != b->strides[k]) return false;
   return true;
 }
+
+bool pp_same_stream(const pa_node *a, const pa_node *b) { return same_stream(a, b); }
 
 /* Whether a node's strides walk its own bytes: a gather's or scatter's are its first lane's,
  * the others lane_step apart (pp_gather_lanes_missing_l1 prices those). */
@@ -264,7 +266,7 @@ static int distinct_walks(pp_predictor *pp, const pa_block *b, int *walks) {
     size_t k = h & (size_t)(cap - 1);
     /* walks of one stream share the hash: the others in the probe chain are skipped unread */
     for (; table[k] >= 0 && !seen; k = (k + 1) & (size_t)(cap - 1))
-      seen = hashes[k] == h && pp_same_stream(&b->nodes[table[k]], n);
+      seen = hashes[k] == h && same_stream(&b->nodes[table[k]], n);
     if (seen) continue;
     table[k] = i, hashes[k] = h; /* the probe ended on the first free slot */
     walks[m++] = i;
@@ -461,7 +463,7 @@ static int64_t abs_lane_step(const pa_node *n) { return n->lane_step < 0 ? -n->l
 static bool same_lanes_earlier(const pa_block *b, int node) {
   const pa_node *n = &b->nodes[node];
   for (int k = 0; k < node; k++)
-    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && pp_same_stream(&b->nodes[k], n)) return true;
+    if (b->nodes[k].op == PA_OP_GATHER && b->nodes[k].lane_step == n->lane_step && same_stream(&b->nodes[k], n)) return true;
   return false;
 }
 
@@ -571,7 +573,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       if (!walks_own_bytes(n) || n->strides[0] == PA_STRIDE_UNKNOWN || abs_stride(n) < PA_LINE_BYTES || pp_wraps_in_loop(n)) continue;
       if (!sweep_reused(n) && !pp->o.far_sets) continue;
       int at = 0;
-      while (at < m && !(pp_same_stream(w[at].n, n) && meets_in_sweep(w[at].n, n, trip[j]))) at++;
+      while (at < m && !(same_stream(w[at].n, n) && meets_in_sweep(w[at].n, n, trip[j]))) at++;
       if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], false, false, false};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
       w[at].loaded |= n->op == PA_OP_LOAD, w[at].stored |= n->op == PA_OP_STORE;

@@ -124,7 +124,8 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
    * Each iteration's last store forwards to no one then. A loop's chain is its longest
    * element's. The paths are found only for elements that can chain (most cannot). */
   double iterations = executions[L->header], best = 0;
-  int legalized = -1; /* the block whose ops are in ops[] */
+  int legalized = -1; /* the block whose ops block_ops points to */
+  const pp_op *block_ops = NULL;
   for (int a = 0; a < m; a++) {
     const pa_node *e = &f->blocks[s[a].block].nodes[s[a].store];
     bool first_site = true;
@@ -139,8 +140,8 @@ double pp_memory_chains(pp_predictor *pp, const pa_function *f, int loop, double
     for (int v = a; v < m; v++) {
       if (!same_site(&s[v], &s[a], f)) continue;
       const pa_block *b = &f->blocks[s[v].block];
-      if (legalized != s[v].block) pp_legalize_block(pp, b, load_latency, ops), legalized = s[v].block;
-      s[v].link = path_cycles(b, ops, s[v].load, s[v].store, len);
+      if (legalized != s[v].block) block_ops = pp_block_ops(pp, f, s[v].block, load_latency, ops), legalized = s[v].block;
+      s[v].link = path_cycles(b, block_ops, s[v].load, s[v].store, len);
       if (s[v].link < 0) continue; /* the store does not depend on the load */
       double x = executions[s[v].block];
       cycles += x * (s[v].link + forward);

@@ -225,13 +225,6 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
 
 static inline uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
 
-/* Mixes a string (NULL as "") byte by byte, then its end (so that consecutive strings cannot
- * run together). */
-static uint64_t mix_string(uint64_t h, const char *s) {
-  for (const char *c = s ? s : ""; *c; c++) h = mix(h, (unsigned char)*c);
-  return mix(h, 256);
-}
-
 static inline uint64_t two_ints(int a, int b) { return (uint32_t)a | (uint64_t)(uint32_t)b << 32; }
 
 /* FNV-1a over what a block's schedule depends on: its nodes and edges, the load latency,
@@ -263,7 +256,9 @@ static uint64_t block_key(const pa_block *b, double load_latency, double copies,
       if (!based[a]) offset_base[a] = n->offset, based[a] = true;
       h = mix(h, (uint64_t)(n->offset - offset_base[a]));
     }
-    h = mix_string(mix_string(h, n->opcode), n->elem);
+    /* names as pointers: the profile reader keeps one copy of each (a block the analyzer built
+     * may hold equal names apart: it then misses the memo, and costs the work it saves) */
+    h = mix(mix(h, (uint64_t)(uintptr_t)n->opcode), (uint64_t)(uintptr_t)n->elem);
   }
   for (int e = 0; e < b->n_edges; e++) h = mix(h, two_ints(b->edges[e].src, b->edges[e].dst)), h = mix(h, b->edges[e].kind);
   return h;
@@ -528,11 +523,20 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
   for (int i = 0; i < p->n_functions; i++) nb += p->functions[i].n_blocks;
   r->blocks = pt_alloc(r->arena, sizeof *r->blocks * (nb ? nb : 1));
   double hz = pp->freq_ghz * 1e9, by_bound[PP_BOUND_COUNT] = {0};
-  int max_nodes = 1;
-  for (int i = 0; i < p->n_functions; i++)
-    for (int j = 0; j < p->functions[i].n_blocks; j++)
+  int max_nodes = 1, fn_nodes = 1, fn_blocks = 1;
+  for (int i = 0; i < p->n_functions; i++) {
+    int sum = 0;
+    for (int j = 0; j < p->functions[i].n_blocks; j++) {
       if (p->functions[i].blocks[j].n_nodes > max_nodes) max_nodes = p->functions[i].blocks[j].n_nodes;
-  pp_op *ops = malloc(sizeof *ops * max_nodes), *ops_l1 = malloc(sizeof *ops * max_nodes);
+      sum += p->functions[i].blocks[j].n_nodes;
+    }
+    if (sum > fn_nodes) fn_nodes = sum;
+    if (p->functions[i].n_blocks > fn_blocks) fn_blocks = p->functions[i].n_blocks;
+  }
+  pp_op *ops_charged = malloc(sizeof(pp_op) * max_nodes), *ops_l1 = malloc(sizeof(pp_op) * max_nodes);
+  /* each block's legalized graph, kept for the function's chains (pp_block_ops) */
+  pp_op *kept = malloc(sizeof *kept * fn_nodes);
+  int *kept_base = malloc(sizeof(int) * fn_blocks), *kept_from = malloc(sizeof(int) * fn_blocks);
   /* per node (lane_walks): lanes missing L1, cycles waiting for the TLB */
   double *missing = malloc(sizeof(double) * max_nodes), *tlb_wait = malloc(sizeof(double) * max_nodes);
   int max_loops = 1;
@@ -556,6 +560,9 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     double l1_bytes = 0;
     int first_block = r->n_blocks;
     double *trip = NULL, *loop_pages = NULL; /* block_trips and pp_loop_gather_pages, when a block has lane walks */
+    for (int j = 0, base = 0; j < f->n_blocks; base += f->blocks[j++].n_nodes) kept_base[j] = base, kept_from[j] = -1;
+    pp->kept_f = f, pp->kept_latency = fp->load_latency, pp->kept = kept;
+    pp->kept_base = kept_base, pp->kept_from = kept_from;
     for (int l = 0; l < f->n_loops; l++)
       loop_chain[l] = loop_cycles[l] = 0, loop_costliest[l] = -1, loop_phis[l] = header_fp_phis(f, l), chain_scale[l] = 1;
     if (pp->o.overlap && pp->o.steady_state) chain_scales(p, f, chain_scale);
@@ -593,10 +600,17 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
       }
       pp_block_memo *memo = &pp->memo[key & (PP_MEMO - 1)];
       if (memo->key != key || key == 0 || memo->generation != pp->memo_generation) {
-        pp_legalize_block(pp, b, fp->load_latency, ops);
-        for (int k = 0; lane_walks && k < b->n_nodes; k++) {
-          if (missing[k] > 0) pp_charge_missing_lanes(pp, &b->nodes[k], missing[k], &ops[k]);
-          if (tlb_wait[k] > 0 && ops[k].parts > 0) ops[k].occupancy += tlb_wait[k] / ops[k].parts; /* the unit waits */
+        pp_op *legal = kept + kept_base[j];
+        pp_legalize_block(pp, b, fp->load_latency, legal);
+        kept_from[j] = j, memo->ops_function = i, memo->ops_block = j;
+        const pp_op *ops = legal; /* what is scheduled: the lane walks' charges on a copy */
+        if (lane_walks) {
+          pp_op *charged = memcpy(ops_charged, legal, sizeof *legal * b->n_nodes);
+          for (int k = 0; k < b->n_nodes; k++) {
+            if (missing[k] > 0) pp_charge_missing_lanes(pp, &b->nodes[k], missing[k], &charged[k]);
+            if (tlb_wait[k] > 0 && charged[k].parts > 0) charged[k].occupancy += tlb_wait[k] / charged[k].parts; /* the unit waits */
+          }
+          ops = charged;
         }
         memo->resource = pp_resource_bound(pp, b->n_nodes, ops, &memo->issue, &memo->unit);
         double cyc = repeat ? pp_schedule_copies(pp, b->n_nodes, ops, b->n_edges, b->edges, bp->ecount, memo->resource)
@@ -618,6 +632,8 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         }
         memo->chain = pp->o.steady_state && b->loop >= 0 ? open_chain(b, ops) : 0;
         memo->stride_trip = -1;
+      } else {
+        kept_from[j] = memo->ops_function == i ? memo->ops_block : -1;
       }
       double cyc = memo->cycles, compute = memo->compute, lines = memo->lines, res = memo->resource;
       int uops = memo->uops, unit = memo->unit;
@@ -766,7 +782,9 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
     r->compute_seconds += fp->compute_cycles / hz;
     r->memory_seconds += fp->memory_cycles / hz;
   }
-  free(ops), free(ops_l1), free(missing), free(tlb_wait), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
+  pp->kept_f = NULL;
+  free(kept), free(kept_base), free(kept_from);
+  free(ops_charged), free(ops_l1), free(missing), free(tlb_wait), free(loop_chain), free(loop_cycles), free(loop_costliest), free(loop_phis), free(chain_scale);
   r->bound = PP_BOUND_ISSUE;
   for (int b = 0; b < PP_BOUND_COUNT; b++)
     if (by_bound[b] > by_bound[r->bound]) r->bound = (pp_bound)b;

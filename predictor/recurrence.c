@@ -56,7 +56,8 @@ double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, d
   }
   pp_op *dst_ops = malloc(sizeof *dst_ops * (size_t)max_nodes), *src_ops = malloc(sizeof *src_ops * (size_t)max_nodes);
   double *len = malloc(sizeof(double) * (size_t)max_nodes);
-  int dst_have = -1, src_have = -1; /* the blocks legalized into dst_ops / src_ops */
+  int dst_have = -1, src_have = -1; /* the blocks whose ops dst / src point to */
+  const pp_op *dst = NULL, *src_legal = NULL;
   double best = 0;
   for (int c = 0; c < f->n_carried; c++) {
     const pa_carried_edge *ce = &f->carried[c];
@@ -68,14 +69,15 @@ double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, d
     /* a chain that enters an inner loop (its user or its source in a block of a deeper loop)
      * is that loop's recurrence, which its own steady state carries */
     if (db->loop != loop || sb->loop != loop || !(executions[ce->dst_block] > 0)) continue;
-    if (dst_have != ce->dst_block) pp_legalize_block(pp, db, load_latency, dst_ops), dst_have = ce->dst_block;
-    double chain = chain_from(db, dst_ops, ce->dst_node, true, len);
+    if (dst_have != ce->dst_block) dst = pp_block_ops(pp, f, ce->dst_block, load_latency, dst_ops), dst_have = ce->dst_block;
+    double chain = chain_from(db, dst, ce->dst_node, true, len);
     if (chain <= 0) continue;
     /* in another block, the chain goes on into the value the phi gets back, unless that value
      * is a merge (a phi of a guarded update), which costs nothing */
     if (ce->src_block != ce->dst_block && !is_phi(src)) {
-      if (src_have != ce->src_block) pp_legalize_block(pp, sb, load_latency, src_ops), src_have = ce->src_block;
-      chain += chain_from(sb, src_ops, ce->src_node, false, len);
+      if (src_have != ce->src_block)
+        src_legal = pp_block_ops(pp, f, ce->src_block, load_latency, src_ops), src_have = ce->src_block;
+      chain += chain_from(sb, src_legal, ce->src_node, false, len);
     }
     /* the chain runs when its user's block does: a guarded path taken rarely bounds little */
     if (chain * executions[ce->dst_block] > best) best = chain * executions[ce->dst_block];
