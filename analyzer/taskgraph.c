@@ -131,7 +131,23 @@ static bool is_scatter(const pa_node *n) { return starts(n->opcode, "llvm.masked
 
 LLVMValueRef pa_lanes_address(LLVMValueRef in, const pa_node *n) { return LLVMGetOperand(in, is_scatter(n) ? 1 : 0); }
 
-static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
+/* The callees' names copied once per function: equal names are one pointer, which the predictor
+ * hashes in place of the characters (predictor/predict.c block_key; profile_json.c does the same
+ * for profiles read back). Past its capacity a name is copied again. */
+typedef struct {
+  const char *llvm[64], *copy[64];
+  int n;
+} callee_names;
+
+static const char *callee_copy(pt_arena *a, callee_names *names, const char *callee) {
+  for (int i = 0; i < names->n; i++)
+    if (names->llvm[i] == callee) return names->copy[i];
+  const char *c = pt_strdup(a, callee);
+  if (names->n < (int)PT_ARRAY_LEN(names->llvm)) names->llvm[names->n] = callee, names->copy[names->n++] = c;
+  return c;
+}
+
+static void make_node(pt_arena *a, callee_names *names, LLVMValueRef in, pa_node *n) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   n->op = classify(op);
   n->is_memory = op == LLVMLoad || op == LLVMStore;
@@ -139,7 +155,7 @@ static void make_node(pt_arena *a, LLVMValueRef in, pa_node *n) {
   if (op == LLVMStore || op == LLVMICmp || op == LLVMFCmp) t = LLVMTypeOf(LLVMGetOperand(in, 0));
   if (op == LLVMCall) {
     const char *callee = callee_name(in);
-    n->opcode = pt_strdup(a, callee);
+    n->opcode = callee_copy(a, names, callee);
     for (size_t i = 0; i < PT_ARRAY_LEN(intrinsics); i++)
       if (starts(callee, intrinsics[i].prefix)) {
         n->op = intrinsics[i].op;
@@ -200,7 +216,7 @@ void pa_features_add(pa_features *sum, const pa_features *x) {
   sum->vector_instructions += x->vector_instructions;
 }
 
-static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
+static void block_graph(pt_arena *a, callee_names *names, LLVMBasicBlockRef bb, pa_block *b) {
   int n = 0;
   for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) n++;
   b->n_nodes = n;
@@ -212,7 +228,7 @@ static void block_graph(pt_arena *a, LLVMBasicBlockRef bb, pa_block *b) {
   for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in), i++) {
     insts[i] = in;
     pa_ptrmap_put(&idx, in, i);
-    make_node(a, in, &b->nodes[i]);
+    make_node(a, names, in, &b->nodes[i]);
   }
   int cap = 2 * n + 4, ne = 0;
   pa_edge *edges = malloc(sizeof *edges * (size_t)cap);
@@ -363,8 +379,9 @@ static void carried_edges(pt_arena *a, LLVMValueRef fn, pa_function *f) {
 void pa_taskgraph_build(pt_arena *a, LLVMValueRef fn, pa_function *f) {
   int bi = 0;
   memset(&f->features, 0, sizeof f->features);
+  callee_names names = {.n = 0};
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb), bi++) {
-    block_graph(a, bb, &f->blocks[bi]);
+    block_graph(a, &names, bb, &f->blocks[bi]);
     pa_features_add(&f->features, &f->blocks[bi].features);
   }
   carried_edges(a, fn, f);
