@@ -249,6 +249,9 @@ pc_state *pc_state_copy(const pc_state *s);
 void pc_state_free(pc_state *s);
 /* Validates and applies one step; on error the state is unchanged. */
 int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d);
+/* pc_state_apply without the rollback (and its copy of the live stages): on error the state is
+ * left part-changed and serves only to be freed. For replays that stop at the first failure. */
+int pc_state_replay(pc_state *s, const pc_step *step, pt_diag *d);
 int pc_state_apply_all(pc_state *s, int n, const pc_step *steps, pt_diag *d);
 /* Prints the loop structure (like Ansor's State print). */
 void pc_state_print(const pc_state *s, char *buf, size_t cap);

@@ -386,11 +386,7 @@ static size_t live_bytes(const pc_state *s) {
   return offsetof(pc_state, stages) + sizeof(pc_stage) * (size_t)s->n_stages;
 }
 
-int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d) {
-  if (s->n_steps >= PC_MAX_STEPS) return pt_fail(d, PT_ERR_INVALID, "more than %d steps", PC_MAX_STEPS);
-  pc_state backup;
-  size_t live = live_bytes(s);
-  memcpy(&backup, s, live);
+static int apply_step(pc_state *s, const pc_step *step, pt_diag *d) {
   int rc;
   switch (step->kind) {
   case PC_STEP_SP:
@@ -413,12 +409,28 @@ int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d) {
     rc = pt_fail(d, PT_ERR_UNSUPPORTED, "%s: step not supported yet", pc_step_code(step->kind));
     break;
   }
+  return rc;
+}
+
+int pc_state_apply(pc_state *s, const pc_step *step, pt_diag *d) {
+  if (s->n_steps >= PC_MAX_STEPS) return pt_fail(d, PT_ERR_INVALID, "more than %d steps", PC_MAX_STEPS);
+  pc_state backup;
+  size_t live = live_bytes(s);
+  memcpy(&backup, s, live);
+  int rc = apply_step(s, step, d);
   if (rc) {
     memcpy(s, &backup, live);
     return rc;
   }
   s->steps[s->n_steps++] = *step;
   return 0;
+}
+
+int pc_state_replay(pc_state *s, const pc_step *step, pt_diag *d) {
+  if (s->n_steps >= PC_MAX_STEPS) return pt_fail(d, PT_ERR_INVALID, "more than %d steps", PC_MAX_STEPS);
+  int rc = apply_step(s, step, d);
+  if (!rc) s->steps[s->n_steps++] = *step;
+  return rc;
 }
 
 int pc_state_apply_all(pc_state *s, int n, const pc_step *steps, pt_diag *d) {

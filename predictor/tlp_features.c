@@ -159,7 +159,7 @@ int pp_tlp_features(int n_steps, const pc_step *steps, const pc_program *prog, p
     encode_step(&steps[k], v, grow, &w);
     if (!state) continue;
     pt_diag d = {0};
-    if (pc_state_apply(state, &steps[k], &d) < 0) { /* a step that does not replay: no extents from here on */
+    if (pc_state_replay(state, &steps[k], &d) < 0) { /* a step that does not replay: no extents from here on */
       pc_state_free(state);
       state = NULL;
       continue;
