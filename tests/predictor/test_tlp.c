@@ -832,6 +832,19 @@ static void test_thinning(void) {
       bool room = total >= b * ds.n_groups;
       CHECK_MSG(hi - lo <= b && (room ? lo >= b : hi <= b), "spread %d: tasks keep %d to %d of %d", b, lo, hi, total);
     }
+  /* B above any task's size deals whole tasks: every task keeps all of its labels or none, but the
+   * last one dealt, which keeps what the count leaves (40% of 137 labels over 6 tasks). */
+  o.thin_spread = 1000, o.target_fraction = 0.4;
+  CHECK(pp_tlp_train_keep(&ds, &o, keep) == ds.n);
+  int whole = 0, partial = 0, kept_total = 0, labelled_total = 0;
+  for (int g = 0; g < ds.n_groups; g++) {
+    int n = 0, k = 0;
+    for (int i = 0; i < ds.n; i++)
+      if (ds.s[i].group == g) n += ds.s[i].latency[tp] > 0, k += keep[(size_t)i * np + tp];
+    whole += k == n && n > 0, partial += k > 0 && k < n, kept_total += k, labelled_total += n;
+  }
+  CHECK_MSG(whole >= 1 && partial <= 1 && kept_total == (int)lround(0.4 * labelled_total),
+            "whole tasks: %d whole, %d partial, %d of %d kept", whole, partial, kept_total, labelled_total);
   o.thin_spread = 0, o.target_fraction = 0.25;
   o.thin_block = 1, o.target_only = true;
   pp_tlp_train_keep(&ds, &o, keep);
