@@ -264,19 +264,25 @@ static uint64_t unum(reader *r, const cJSON *o, const char *key, const char *ctx
   return (uint64_t)whole(r, o, key, ctx, 0, 1.8e19);
 }
 
-static const char *str(reader *r, const cJSON *o, const char *key, const char *ctx) {
+/* A string field's text in the document (NULL, reported, when it is not a string). */
+static const char *text(reader *r, const cJSON *o, const char *key, const char *ctx) {
   const cJSON *x = field(r, o, key, ctx);
-  if (!cJSON_IsString(x)) return bad(r, "a string"), "";
-  return pt_strdup(r->a, x->valuestring);
+  if (!cJSON_IsString(x)) return bad(r, "a string"), NULL;
+  return x->valuestring;
+}
+
+static const char *str(reader *r, const cJSON *o, const char *key, const char *ctx) {
+  const char *t = text(r, o, key, ctx);
+  return t ? pt_strdup(r->a, t) : "";
 }
 
 /* A string field, interned among the reader's names (up to 256 distinct; copies beyond). */
 static const char *name(reader *r, const cJSON *o, const char *key, const char *ctx) {
-  const cJSON *x = field(r, o, key, ctx);
-  if (!cJSON_IsString(x)) return bad(r, "a string"), "";
+  const char *t = text(r, o, key, ctx);
+  if (!t) return "";
   for (int i = 0; i < r->n_names; i++)
-    if (strcmp(r->names[i], x->valuestring) == 0) return r->names[i];
-  const char *s = pt_strdup(r->a, x->valuestring);
+    if (strcmp(r->names[i], t) == 0) return r->names[i];
+  const char *s = pt_strdup(r->a, t);
   if (r->n_names < (int)PT_ARRAY_LEN(r->names)) r->names[r->n_names++] = s;
   return s;
 }

@@ -214,14 +214,14 @@ int cmd_bench_learn(int argc, char **argv) {
     }
   }
   if (!n_files || o.epochs < 1 || o.batch < 1 || o.width < 8 || o.width % 8 || o.analytic_per_task < 0 ||
-      o.emb < PC_STEP_COUNT + 1 || o.emb > PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS ||
+      o.emb < PP_TLP_EMB_MIN || o.emb > PP_TLP_EMB_MAX ||
       !(o.lr > 0) || !(o.clip >= 0) || !(o.aux_weight >= 0) || o.n_seeds < 1 || o.n_seeds > 8 || o.thin_block < 0 ||
       o.thin_spread < 0 || o.warm_epochs < 0 || o.warm_epochs >= o.epochs || o.avg_epochs < 0 ||
       o.avg_epochs > o.epochs || !(o.label_power > 0 && o.label_power < 1e3) || !avg_rows_ok(&o)) {
     fprintf(stderr, "portent bench learn: --data is required; --epochs, --batch, --lr, --label-power positive; "
-                    "--width a multiple of 8; --emb 15 to 26; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to "
+                    "--width a multiple of 8; --emb %d to %d; --clip, --aux-weight, --thin-block, --thin-spread >= 0; --seeds 1 to "
                     "8; --warm-epochs 0 to epochs - 1; --avg-epochs 0 to epochs; --avg-rows 1 to %d windows of 1 "
-                    "to epochs\n", LB_MAX_AVG_ROWS);
+                    "to epochs\n", PP_TLP_EMB_MIN, PP_TLP_EMB_MAX, LB_MAX_AVG_ROWS);
     return EXIT_USAGE;
   }
   if (pre_epochs >= 0 && !o.pretrain) {

@@ -120,9 +120,8 @@ int cmd_train(int argc, char **argv) {
       }
     } else if (strcmp(a, "--emb") == 0 && v) {
       emb = atoi(argv[++i]);
-      if (emb < PC_STEP_COUNT + 1 || emb > PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS) {
-        fprintf(stderr, "portent train: --emb wants %d to %d feature columns\n", PC_STEP_COUNT + 1,
-                PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS);
+      if (emb < PP_TLP_EMB_MIN || emb > PP_TLP_EMB_MAX) {
+        fprintf(stderr, "portent train: --emb wants %d to %d feature columns\n", PP_TLP_EMB_MIN, PP_TLP_EMB_MAX);
         free(files);
         return EXIT_USAGE;
       }

@@ -130,14 +130,6 @@ static void held_out_split(const lb_data *data, pp_tlp_split *sp) {
     if (data->t[i].role != LB_TRAIN) sp->test_keys[sp->n_test++] = strdup(data->t[i].key);
 }
 
-/* The task's program when the model's features replay the steps on it (NULL otherwise, or when
- * portent cannot build the workload: its extent columns stay 0, as in training). */
-static pc_program *feature_program(const pp_tlp_config *c, const char *key) {
-  if (c->emb <= PP_TLP_STEP_COLS) return NULL;
-  pt_diag d = {0};
-  return pc_workload_build(key, &d);
-}
-
 /* The model's scores of every validation and test candidate into out[task] (n entries each). */
 static void score_tlp_into(lb_data *data, double **out, pp_tlp_model *m, int head) {
   const pp_tlp_config *c = pp_tlp_model_config(m);
@@ -148,7 +140,7 @@ static void score_tlp_into(lb_data *data, double **out, pp_tlp_model *m, int hea
     float *x = calloc((size_t)stride * (size_t)t->n, sizeof(float)), *sc = malloc(sizeof(float) * (size_t)t->n);
     const float **xp = malloc(sizeof *xp * (size_t)t->n);
     int *rows = malloc(sizeof(int) * (size_t)t->n);
-    pc_program *p = feature_program(c, t->key);
+    pc_program *p = pp_tlp_feature_program(c->emb, t->key);
     for (int k = 0; k < t->n; k++) {
       rows[k] = pp_tlp_features(t->c[k].n_steps, t->c[k].steps, p, pp_tlp_model_vocab(m), false, c->seq_len, c->emb,
                                 x + (size_t)k * stride);
@@ -199,7 +191,7 @@ static void tlp_throughput(const lb_data *data, pp_tlp_model *m, double secs, do
   const pc_program **prog = malloc(sizeof *prog * (size_t)cap);
   for (int i = 0; i < data->n_tasks && n < cap; i++) {
     if (data->t[i].role != LB_TEST) continue;
-    task_prog[i] = feature_program(c, data->t[i].key);
+    task_prog[i] = pp_tlp_feature_program(c->emb, data->t[i].key);
     for (int k = 0; k < data->t[i].n && n < cap; k++) prog[n] = task_prog[i], cand[n++] = &data->t[i].c[k];
   }
   float *x = calloc((size_t)stride * (size_t)(n ? n : 1), sizeof(float)), *sc = malloc(sizeof(float) * (size_t)(n ? n : 1));

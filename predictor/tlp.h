@@ -45,8 +45,10 @@ int64_t pp_st_numel(const pp_st_tensor *t);
 #define PP_TLP_SEQ_LEN 25    /* TLP: cropping 54 x 40 to 25 x 22 improved accuracy */
 #define PP_TLP_STEP_COLS 22  /* kind, stage and arguments: TLP's 22 */
 #define PP_TLP_EXTENT_COLS 4 /* replayed loop extents after them (session 21) */
-/* The default width: TLP's 22 and the extents (validation task-mean +0.043, SE 0.014, six seeds; session 21) */
+/* The default width: TLP's 22 and the extents (validation task-mean +0.048, SE 0.011, twelve seeds; session 21) */
 #define PP_TLP_EMB (PP_TLP_STEP_COLS + PP_TLP_EXTENT_COLS)
+#define PP_TLP_EMB_MIN (PC_STEP_COUNT + 1) /* the kind's one-hot and the stage id */
+#define PP_TLP_EMB_MAX PP_TLP_EMB
 
 /* Name arguments (pragma names, scopes) become token ids; 0 is "unknown". */
 typedef struct pp_tlp_vocab {
@@ -67,6 +69,9 @@ void pp_tlp_vocab_clear(pp_tlp_vocab *v);
  * real rows. */
 int pp_tlp_features(int n_steps, const pc_step *steps, const pc_program *prog, pp_tlp_vocab *v, bool grow,
                     int seq_len, int emb, float *out);
+/* The program pp_tlp_features replays a workload's steps on at width emb: NULL when emb has no
+ * extent columns, or when portent cannot build the workload (its extent columns stay 0). Caller frees. */
+pc_program *pp_tlp_feature_program(int emb, const char *workload_key);
 
 /* ---------------------------------------------------------------- datasets */
 

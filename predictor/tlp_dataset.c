@@ -161,8 +161,7 @@ static const pc_program *record_program(load_ctx *c, const char *key) {
   if (c->ds->emb <= PP_TLP_STEP_COLS) return NULL;
   if (strcmp(c->prog_key, key) != 0) {
     pc_program_free(c->prog);
-    pt_diag d = {0};
-    c->prog = pc_workload_build(key, &d);
+    c->prog = pp_tlp_feature_program(c->ds->emb, key);
     snprintf(c->prog_key, sizeof c->prog_key, "%s", key);
   }
   return c->prog;

@@ -170,3 +170,9 @@ int pp_tlp_features(int n_steps, const pc_step *steps, const pc_program *prog, p
   pc_state_free(state);
   return rows;
 }
+
+pc_program *pp_tlp_feature_program(int emb, const char *workload_key) {
+  if (emb <= PP_TLP_STEP_COLS) return NULL;
+  pt_diag d = {0};
+  return pc_workload_build(workload_key, &d);
+}
