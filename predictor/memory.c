@@ -48,16 +48,39 @@ static double set_miss(double d, double sets, int ways) {
   return below >= 1 ? 0 : 1 - below;
 }
 
-/* Misses of a set-associative level: each log2 bin of distances evaluated at four points
- * spread over it (geometrically), cold accesses always. */
-double pp_misses_set_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
-  double sets = (double)lines / ways, m = h->cold;
+/* Each log2 bin's miss probability in a level of `lines` lines and `ways` ways: the bin
+ * evaluated at four points spread over it (geometrically). A level's bins are the same for
+ * every histogram, and a prediction asks for a target's few levels thousands of times: the
+ * last few levels' bins are kept, per thread (predictions may run in several). */
+static const double *set_assoc_bins(int64_t lines, int ways) {
+  enum { KEPT = 8 };
+  static __thread struct {
+    int64_t lines;
+    int ways;
+    double p[PA_REUSE_BINS];
+  } kept[KEPT];
+  static __thread int next;
+  for (int i = 0; i < KEPT; i++)
+    if (kept[i].lines == lines && kept[i].ways == ways) return kept[i].p;
+  int i = next;
+  next = (next + 1) % KEPT;
+  double sets = (double)lines / ways;
+  kept[i].lines = lines, kept[i].ways = ways, kept[i].p[0] = 0;
   for (int k = 1; k < PA_REUSE_BINS; k++) {
-    if (h->bins[k] <= 0) continue;
     double p = 0;
     for (int q = 0; q < 4; q++) p += set_miss(exp2(k - 1 + (q + 0.5) / 4), sets, ways);
-    m += h->bins[k] * p / 4;
+    kept[i].p[k] = p / 4;
   }
+  return kept[i].p;
+}
+
+/* Misses of a set-associative level: each log2 bin at its miss probability, cold accesses
+ * always. */
+double pp_misses_set_assoc(const pa_reuse_hist *h, int64_t lines, int ways) {
+  const double *p = set_assoc_bins(lines, ways);
+  double m = h->cold;
+  for (int k = 1; k < PA_REUSE_BINS; k++)
+    if (h->bins[k] > 0) m += h->bins[k] * p[k];
   return m;
 }
 
