@@ -11,10 +11,12 @@
 
 static void usage(FILE *f) {
   fprintf(f, "usage: portent eval --model model.safetensors --data records.jsonl [--data more.jsonl ...]\n"
-             "       [--split split.json] [--platform P] [--weights weights.json] [--json]\n\n"
+             "       [--split split.json] [--platform P] [--weights weights.json] [--json] [--scores FILE]\n\n"
              "  --split FILE    evaluate only the workloads its \"test\" list holds out\n"
              "  --platform P    MTL-TLP: the platform (head) to rank for; default: every head in the data\n"
              "  --weights FILE  {\"workload key\": weight, ...}: weighted task averages (absent keys weigh 0)\n"
+             "  --scores FILE   also write each sample's raw features and every head's score, one JSON\n"
+             "                  object a line (scripts/tlp_torch_check.py recomputes them in PyTorch)\n"
              "Tokens the model's vocabulary lacks encode as 0 (unknown); failed measurements are skipped.\n");
 }
 
@@ -46,9 +48,38 @@ static double *read_weights(const char *path, const pp_tlp_dataset *ds, pt_diag 
   return w;
 }
 
+/* --scores: per sample its task, rows, raw features (seq_len x emb, before the model's
+ * normalization) and every head's score, so that another implementation of the network can be
+ * checked against this one on the same inputs. Written to a temporary file and renamed. */
+static int write_scores(const char *path, pp_tlp_model *m, const pp_tlp_dataset *ds, pt_diag *d) {
+  const pp_tlp_config *c = pp_tlp_model_config(m);
+  int n = ds->n, n_out = c->n_out;
+  const float **x = malloc(sizeof *x * (size_t)(n ? n : 1));
+  int *rows = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  float *scores = malloc(sizeof(float) * (size_t)(n ? n : 1) * (size_t)n_out);
+  int rc = x && rows && scores ? 0 : pt_fail(d, PT_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n && rc == 0; i++) x[i] = ds->s[i].x, rows[i] = ds->s[i].n_rows;
+  for (int o = 0; o < n_out && rc == 0; o++)
+    if (pp_tlp_model_predict(m, n, x, rows, o, scores + (size_t)o * n) < 0) rc = pt_fail(d, PT_ERR_NOMEM, "out of memory");
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = rc == 0 ? fopen(tmp, "w") : NULL;
+  if (rc == 0 && !f) rc = pt_fail(d, PT_ERR_IO, "%s: cannot write", path);
+  for (int i = 0; i < n && f; i++) {
+    fprintf(f, "{\"task\": %d, \"n_rows\": %d, \"x\": [", ds->s[i].group, rows[i]);
+    for (int k = 0; k < c->seq_len * c->emb; k++) fprintf(f, "%s%.9g", k ? ", " : "", x[i][k]);
+    fprintf(f, "], \"scores\": [");
+    for (int o = 0; o < n_out; o++) fprintf(f, "%s%.9g", o ? ", " : "", scores[(size_t)o * n + i]);
+    fprintf(f, "]}\n");
+  }
+  if (f && (fclose(f) != 0 || rename(tmp, path) != 0)) rc = pt_fail(d, PT_ERR_IO, "%s: cannot write", path);
+  free(x), free(rows), free(scores);
+  return rc;
+}
+
 int cmd_eval(int argc, char **argv) {
   restart_without_forced_blas_core(NULL, argc, argv);
-  const char *model_path = NULL, *split_path = NULL, *platform = NULL, *weights_path = NULL;
+  const char *model_path = NULL, *split_path = NULL, *platform = NULL, *weights_path = NULL, *scores_path = NULL;
   double *weights = NULL;
   char **files = calloc((size_t)argc + 1, sizeof(char *));
   int n_files = 0;
@@ -65,6 +96,7 @@ int cmd_eval(int argc, char **argv) {
     else if (strcmp(a, "--split") == 0 && v) split_path = argv[++i];
     else if (strcmp(a, "--platform") == 0 && v) platform = argv[++i];
     else if (strcmp(a, "--weights") == 0 && v) weights_path = argv[++i];
+    else if (strcmp(a, "--scores") == 0 && v) scores_path = argv[++i];
     else if (strcmp(a, "--json") == 0) json = true;
     else {
       fprintf(stderr, "portent eval: unexpected argument '%s'\n", a);
@@ -108,6 +140,11 @@ int cmd_eval(int argc, char **argv) {
   if (weights_path && !(weights = read_weights(weights_path, &ds, &d))) {
     fprintf(stderr, "portent eval: %s\n", d.msg);
     rc = EXIT_USAGE;
+    goto done;
+  }
+  if (scores_path && write_scores(scores_path, m, &ds, &d) < 0) {
+    fprintf(stderr, "portent eval: %s\n", d.msg);
+    rc = EXIT_FAILED;
     goto done;
   }
   if (json) printf("[");

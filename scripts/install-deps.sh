@@ -15,3 +15,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# Optional: PyTorch, with which cli_tlp_torch reads the TLP weights file (scripts/tlp_torch_check.py);
+# that test skips without it, so a failed install here does not stop the build.
+if ! dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed'; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "installing (optional): python3-torch"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-torch; } ||
+    echo "python3-torch not installed: the PyTorch check of the weights file will skip"
+fi
