@@ -24,12 +24,19 @@ typedef struct {
   const pa_tracked_locals *tracked; /* sampled hooks: locals whose accesses always pass (or NULL) */
 } hooks;
 
-/* One access to hook: an address and its size in bytes (constant, or a value when 0). */
+/* One access to hook: an address and its size in bytes (constant, or a value when 0). A
+ * masked one (mask set: a masked load or store, or one lane of a gather or scatter, whose mask
+ * is not a constant) moves only its active lanes: addr and bytes are the whole vector's (or
+ * lane's), a bound the sampled path's inline test and line groups use, and masked_span gives
+ * the bytes it moves at run time. */
 typedef struct {
   LLVMValueRef addr, bytes_value;
   uint64_t bytes;
   unsigned align;
   const pa_filtered_access *filter; /* line filter: hooked only when its line changed */
+  LLVMValueRef mask;                /* its <N x i1> mask, or NULL */
+  int lane;                         /* a gather's or scatter's lane of mask; -1: a load or store */
+  uint64_t lane_bytes;
 } access_item;
 
 typedef struct {
@@ -50,33 +57,79 @@ static const char *callee_of(LLVMValueRef call) {
 }
 
 static access_item const_item(hooks *h, LLVMValueRef addr, LLVMTypeRef t, unsigned align) {
-  return (access_item){.addr = addr, .bytes = LLVMStoreSizeOfType(h->td, t), .align = align};
+  return (access_item){.addr = addr, .bytes = LLVMStoreSizeOfType(h->td, t), .align = align, .lane = -1};
+}
+
+/* The accesses of a masked intrinsic: a load's or store's bytes from its first active lane to
+ * its last, a gather's or scatter's active lanes, each on its own; a constant mask folded here
+ * (nothing for one with no lane active), any other read at run time (masked_span). */
+static void masked_items(hooks *h, const pa_masked *m, item_list *out) {
+  if (!m->lanes_apart) {
+    uint64_t off;
+    int64_t span = pa_mask_span(m, &off);
+    if (span == 0) return;
+    if (span > 0) { /* constant: the active lanes' bytes, from a getelementptr when they start past lane 0 */
+      LLVMValueRef at = LLVMConstInt(h->i64, off, 0);
+      LLVMValueRef addr = off ? LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), m->ptr, &at, 1, "") : m->ptr;
+      push_item(out, (access_item){.addr = addr, .bytes = (uint64_t)span, .align = 1, .lane = -1});
+    } else /* the whole vector when its lanes are not whole bytes */
+      push_item(out, (access_item){.addr = m->ptr, .bytes = m->bytes, .align = 1, .lane = -1,
+                                   .mask = m->whole_lanes ? m->mask : NULL, .lane_bytes = m->lane_bytes});
+    return;
+  }
+  for (unsigned l = 0; l < m->lanes; l++) {
+    int on = pa_mask_lane(m->mask, l);
+    if (on == 0) continue;
+    LLVMValueRef lane = LLVMBuildExtractElement(h->b, m->ptr, LLVMConstInt(h->i32, l, 0), "");
+    push_item(out, (access_item){.addr = lane, .bytes = m->lane_bytes, .align = 1, .mask = on < 0 ? m->mask : NULL,
+                                 .lane = (int)l, .lane_bytes = m->lane_bytes});
+  }
+}
+
+/* A masked item's bytes at run time, built at the builder's position: *len, the bytes from its
+ * first active lane to its last (0 when none is), and *off, that lane's offset from its
+ * address (i64 values). The mask as an integer, bit k lane k: cttz counts the inactive lanes
+ * before the first active one, ctlz those after the last. */
+static void masked_span(hooks *h, const access_item *it, LLVMValueRef *off, LLVMValueRef *len) {
+  LLVMValueRef zero = LLVMConstInt(h->i64, 0, 0), lane_bytes = LLVMConstInt(h->i64, it->lane_bytes, 0);
+  if (it->lane >= 0) {
+    LLVMValueRef on = LLVMBuildExtractElement(h->b, it->mask, LLVMConstInt(h->i32, (unsigned long long)it->lane, 0), "");
+    *off = zero, *len = LLVMBuildSelect(h->b, on, lane_bytes, zero, "pa.lane.bytes");
+    return;
+  }
+  unsigned n = LLVMGetVectorSize(LLVMTypeOf(it->mask));
+  LLVMTypeRef in = LLVMIntTypeInContext(h->ctx, n);
+  LLVMValueRef bits = LLVMBuildBitCast(h->b, it->mask, in, "pa.mask");
+  LLVMModuleRef mod = LLVMGetGlobalParent(LLVMGetBasicBlockParent(LLVMGetInsertBlock(h->b)));
+  LLVMValueRef args[2] = {bits, LLVMConstInt(h->i1, 0, 0)}, count[2];
+  const char *names[2] = {"llvm.cttz", "llvm.ctlz"};
+  for (int k = 0; k < 2; k++) {
+    unsigned id = LLVMLookupIntrinsicID(names[k], strlen(names[k]));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(mod, id, &in, 1);
+    LLVMValueRef c = LLVMBuildCall2(h->b, LLVMIntrinsicGetType(h->ctx, id, &in, 1), fn, args, 2, "");
+    count[k] = LLVMBuildIntCast2(h->b, c, h->i64, 0, ""); /* at most n */
+  }
+  LLVMValueRef lanes = LLVMBuildSub(h->b, LLVMBuildSub(h->b, LLVMConstInt(h->i64, n, 0), count[0], ""), count[1], "");
+  LLVMValueRef none = LLVMBuildICmp(h->b, LLVMIntEQ, bits, LLVMConstInt(in, 0, 0), "");
+  *len = LLVMBuildSelect(h->b, none, zero, LLVMBuildMul(h->b, lanes, lane_bytes, ""), "pa.mask.bytes");
+  *off = LLVMBuildMul(h->b, count[0], lane_bytes, "pa.mask.off");
 }
 
 /* The accesses of one instruction, in the order it makes them. Extracting gather lanes
  * builds instructions at the builder's position. */
 static void items_of(hooks *h, LLVMValueRef in, item_list *out) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  pa_masked m;
   if (op == LLVMLoad || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) {
     LLVMTypeRef t = op == LLVMLoad ? LLVMTypeOf(in) : LLVMTypeOf(LLVMGetOperand(in, op == LLVMAtomicRMW ? 1 : 2));
     push_item(out, const_item(h, LLVMGetOperand(in, 0), t, op == LLVMLoad ? LLVMGetAlignment(in) : 1));
   } else if (op == LLVMStore) {
     push_item(out, const_item(h, LLVMGetOperand(in, 1), LLVMTypeOf(LLVMGetOperand(in, 0)), LLVMGetAlignment(in)));
+  } else if (pa_masked_of(h->td, in, &m)) {
+    masked_items(h, &m, out);
   } else if (op == LLVMCall) {
     const char *c = callee_of(in);
-    if (strncmp(c, "llvm.masked.load.", 17) == 0)
-      push_item(out, const_item(h, LLVMGetOperand(in, 0), LLVMTypeOf(in), 1));
-    else if (strncmp(c, "llvm.masked.store.", 18) == 0)
-      push_item(out, const_item(h, LLVMGetOperand(in, 1), LLVMTypeOf(LLVMGetOperand(in, 0)), 1));
-    else if (strncmp(c, "llvm.masked.gather.", 19) == 0 || strncmp(c, "llvm.masked.scatter.", 20) == 0) {
-      /* per-lane accesses (the mask is ignored: every lane is counted) */
-      bool gather = c[12] == 'g';
-      LLVMValueRef ptrs = LLVMGetOperand(in, gather ? 0 : 1);
-      LLVMTypeRef elem = LLVMGetElementType(LLVMTypeOf(gather ? in : LLVMGetOperand(in, 0)));
-      unsigned n = LLVMGetVectorSize(LLVMTypeOf(ptrs));
-      for (unsigned l = 0; l < n; l++)
-        push_item(out, const_item(h, LLVMBuildExtractElement(h->b, ptrs, LLVMConstInt(h->i32, l, 0), ""), elem, 1));
-    } else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
+    if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
                strncmp(c, "llvm.memset.", 12) == 0) {
       LLVMValueRef len = LLVMBuildZExtOrBitCast(h->b, LLVMGetOperand(in, 2), h->i64, "");
       if (strncmp(c, "llvm.memset.", 12) != 0) push_item(out, (access_item){.addr = LLVMGetOperand(in, 1), .bytes_value = len}); /* source */
@@ -86,8 +139,13 @@ static void items_of(hooks *h, LLVMValueRef in, item_list *out) {
 }
 
 static void call_access(hooks *h, const access_item *it) {
-  LLVMValueRef bytes = it->bytes_value ? it->bytes_value : LLVMConstInt(h->i64, it->bytes, 0);
-  LLVMValueRef args[4] = {h->state, it->addr, bytes, LLVMConstInt(h->i32, (unsigned long long)h->fid, 0)};
+  LLVMValueRef bytes = it->bytes_value ? it->bytes_value : LLVMConstInt(h->i64, it->bytes, 0), addr = it->addr;
+  if (it->mask) {
+    LLVMValueRef off;
+    masked_span(h, it, &off, &bytes);
+    addr = LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), addr, &off, 1, "");
+  }
+  LLVMValueRef args[4] = {h->state, addr, bytes, LLVMConstInt(h->i32, (unsigned long long)h->fid, 0)};
   LLVMBuildCall2(h->b, h->access_ty, h->access, args, 4, "");
 }
 
@@ -223,6 +281,8 @@ static LLVMValueRef groups_sampled(hooks *h, LLVMValueRef base_addr, const pa_li
 typedef struct {
   LLVMValueRef value, base, base_int;
   int64_t off;
+  const access_item *masked; /* a masked item's active bytes (masked_span), or their offset (span_off) */
+  bool span_off;
 } slow_word;
 
 /* The slow path is rare: weights keep the kernel's registers out of its spill code. */
@@ -370,7 +430,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   for (int k = 0; k < items.n; k++) out_of_line &= !items.v[k].filter;
   LLVMValueRef limit = out_of_line ? NULL : LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
   /* the words the slow path stores in the thread's buffer (addresses, lengths) before its call */
-  slow_word *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
+  slow_word *words_out = malloc(sizeof *words_out * (size_t)(3 * items.n + 1));
   int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);
   uint64_t *desc = calloc((size_t)words_n, sizeof *desc);
   /* accesses tested together (line_groups.c): static sizes, not filtered */
@@ -412,6 +472,10 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
     } else {
       ai[k] = it->filter ? it->filter->addr : LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
       words_out[slot++] = (slow_word){.value = ai[k]};
+    }
+    if (it->mask) { /* tested inline as the whole vector (or lane); the runtime takes the active lanes */
+      words_out[slot++] = (slow_word){.masked = it}, words_out[slot++] = (slow_word){.masked = it, .span_off = true};
+      d[0] |= PA_DESC_MASKED;
     }
     LLVMValueRef c = NULL;
     if (out_of_line) { /* the flags its inline test would leave; bit 0 (d[3]) */
@@ -490,10 +554,14 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   }
   LLVMPositionBuilderAtEnd(h->b, slow);
   LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
+  LLVMValueRef span_off = NULL; /* the masked item's whose bytes the word before holds */
   for (int w = 0; w < slot; w++) {
     slow_word *sw = &words_out[w];
     LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)w, 0), v = sw->value;
-    if (!v) { /* the base's address as an integer, built once */
+    if (sw->masked) { /* its bytes, then their offset: built here, so H pays nothing for the mask */
+      if (!sw->span_off) masked_span(h, sw->masked, &span_off, &v);
+      else v = span_off;
+    } else if (!v) { /* the base's address as an integer, built once */
       for (int u = 0; u < w && !sw->base_int; u++)
         if (words_out[u].base && words_out[u].base == sw->base) sw->base_int = words_out[u].base_int;
       if (!sw->base_int) sw->base_int = LLVMBuildPtrToInt(h->b, sw->base, h->i64, "");
@@ -515,13 +583,14 @@ static int buffer_items(hooks *h, LLVMValueRef in, LLVMValueRef pos, LLVMValueRe
   items_of(h, in, &items);
   for (int i = 0; i < items.n; i++, k++) {
     const access_item *it = &items.v[i];
-    LLVMValueRef meta = it->bytes_value
-                            ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, it->bytes_value, LLVMConstInt(h->i64, 16, 0), ""),
-                                          LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
-                            : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
+    LLVMValueRef bytes = it->bytes_value, off = NULL, addr = LLVMBuildPtrToInt(h->b, it->addr, h->i64, "");
+    if (it->mask) masked_span(h, it, &off, &bytes), addr = LLVMBuildAdd(h->b, addr, off, ""); /* 0 bytes: flush skips it */
+    LLVMValueRef meta = bytes ? LLVMBuildOr(h->b, LLVMBuildShl(h->b, bytes, LLVMConstInt(h->i64, 16, 0), ""),
+                                            LLVMConstInt(h->i64, (unsigned long long)h->fid, 0), "")
+                              : LLVMConstInt(h->i64, (it->bytes << 16) | (uint64_t)h->fid, 0);
     LLVMValueRef at = LLVMBuildAdd(h->b, pos, LLVMConstInt(h->i64, 2 * (unsigned long long)k, 0), "");
     LLVMValueRef at1 = LLVMBuildAdd(h->b, at, LLVMConstInt(h->i64, 1, 0), "");
-    LLVMBuildStore(h->b, LLVMBuildPtrToInt(h->b, it->addr, h->i64, ""), LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
+    LLVMBuildStore(h->b, addr, LLVMBuildGEP2(h->b, h->i64, buf, &at, 1, ""));
     LLVMBuildStore(h->b, meta, LLVMBuildGEP2(h->b, h->i64, buf, &at1, 1, ""));
   }
   free(items.v);
@@ -566,7 +635,7 @@ static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
   LLVMBuildBr(h->b, bb);
 }
 
-static int count_items(LLVMValueRef *mem, int n_mem);
+static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem, int *words);
 
 /* Windowed: the body moves into H (as in instrument_sampled), untouched. H then counts the
  * thread's gate down by the block's accesses, so time is counted in accesses (calling
@@ -578,7 +647,7 @@ static int count_items(LLVMValueRef *mem, int n_mem);
 static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
   move_body_to_head(h, fn, bb);
   LLVMValueRef gate_ptr = state_word(h, PA_GATE_OFFSET);
-  LLVMValueRef weight = LLVMConstInt(h->i64, (unsigned long long)count_items(mem, n_mem), 0);
+  LLVMValueRef weight = LLVMConstInt(h->i64, (unsigned long long)count_items(h->td, mem, n_mem, NULL), 0);
   LLVMValueRef g = LLVMBuildSub(h->b, LLVMBuildLoad2(h->b, h->i64, gate_ptr, "pa.gate"), weight, "");
   LLVMBuildStore(h->b, g, gate_ptr);
   LLVMBasicBlockRef phase = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.phase");
@@ -607,17 +676,26 @@ static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LL
   LLVMBuildBr(h->b, bb);
 }
 
-/* Items (hooked accesses) of a block, as items_of counts them without building anything. */
-static int count_items(LLVMValueRef *mem, int n_mem) {
-  int n = 0;
+/* Items (hooked accesses) of a block, as items_of counts them without building anything;
+ * *words (when not NULL): the words the sampled slow path stores for them, at most 2 an item but
+ * 3 for a masked one (masked_items: a mask that is not a constant). */
+static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem, int *words) {
+  int n = 0, w = 0;
   for (int k = 0; k < n_mem; k++) {
     const char *c = LLVMGetInstructionOpcode(mem[k]) == LLVMCall ? callee_of(mem[k]) : "";
-    if (strncmp(c, "llvm.masked.gather.", 19) == 0 || strncmp(c, "llvm.masked.scatter.", 20) == 0) {
-      bool gather = c[12] == 'g';
-      n += (int)LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(mem[k], gather ? 0 : 1)));
-    } else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2;
-    else n += 1;
+    pa_masked m;
+    uint64_t off;
+    if (pa_masked_of(td, mem[k], &m))
+      for (unsigned l = 0; l < (m.lanes_apart ? m.lanes : 1); l++) {
+        int64_t span = m.lanes_apart ? 0 : pa_mask_span(&m, &off);
+        int on = m.lanes_apart ? pa_mask_lane(m.mask, l) : span < 0 ? -1 : span > 0; /* -1: read at run time */
+        bool masked = on < 0 && (m.lanes_apart || m.whole_lanes);
+        n += on != 0, w += masked ? 3 : on != 0 ? 2 : 0;
+      }
+    else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2, w += 4;
+    else n += 1, w += 2;
   }
+  if (words) *words = w;
   return n;
 }
 
@@ -741,11 +819,12 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
           LLVMBuildStore(h.b, LLVMBuildAdd(h.b, LLVMBuildLoad2(h.b, h.i64, slot, ""), LLVMConstInt(h.i64, 1, 0), ""), slot);
         }
       }
+      int words = 0, n_items = n ? count_items(h.td, mem, n, &words) : 0;
       bool buffered = (mode == PA_HOOKS_BUFFERED || mode == PA_HOOKS_WINDOWED) && !direct && fi < (1 << 16) && n &&
-                      count_items(mem, n) <= PA_BUF_MAX_ITEMS;
+                      n_items <= PA_BUF_MAX_ITEMS;
       if (buffered && mode == PA_HOOKS_WINDOWED) instrument_gated(&h, fn, bb, mem, n);
       else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
-      else if (n && (direct || mode != PA_HOOKS_FILTERED || 2 * count_items(mem, n) > PA_BUF_WORDS))
+      else if (n && (direct || mode != PA_HOOKS_FILTERED || words > PA_BUF_WORDS))
         instrument_direct(&h, mem, n);
       else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered, cold && cold[bi]);
       free(mem);

@@ -56,6 +56,23 @@ LLVMValueRef pa_node_address(LLVMValueRef in, const pa_node *n);
  * scatter's second). */
 LLVMValueRef pa_lanes_address(LLVMValueRef in, const pa_node *n);
 
+/* masks.c: a call to llvm.masked.{load,store,gather,scatter}: its address (the vector's, or
+ * the gather's and scatter's vector of pointers), mask (<lanes x i1>) and sizes. */
+typedef struct {
+  LLVMValueRef ptr, mask;
+  unsigned lanes;
+  uint64_t bytes, lane_bytes; /* the whole vector's store size, and a lane's */
+  bool lanes_apart;           /* gather or scatter: an address per lane */
+  bool whole_lanes;           /* lane k is bytes [k x lane_bytes, (k + 1) x lane_bytes) of the vector */
+} pa_masked;
+bool pa_masked_of(LLVMTargetDataRef td, LLVMValueRef in, pa_masked *m); /* false: not a masked intrinsic */
+/* Lane k of a mask: 1 active, 0 not, -1 not a constant (an undef or poison lane neither). */
+int pa_mask_lane(LLVMValueRef mask, unsigned k);
+/* A masked load's or store's constant mask: the bytes from its first active lane to its last
+ * (0: no lane active) and *off, the first's offset from ptr; -1 when the mask is not a
+ * constant, or for a gather or scatter, or lanes that are not whole bytes. */
+int64_t pa_mask_span(const pa_masked *m, uint64_t *off);
+
 /* lanes.c: bytes from one lane's address to the next of a gather's or scatter's pointer
  * vector when the IR makes it constant (a getelementptr of one base by a constant vector, or
  * by a splat plus a constant vector); 0 when not known. */
@@ -126,7 +143,8 @@ typedef enum {
 #define PA_LOCALS_OFFSET 48  /* void *: the thread's region for moved locals (locals.c), or NULL */
 #define PA_COUNTS_OFFSET 56  /* uint64_t *: the thread's block counters, one per block of the module */
 /* The sampled slow path (PA_HOOKS_FILTERED): a block stores its accesses' addresses (and a
- * memory intrinsic's length after its address) at the start of the thread's buffer and, when
+ * memory intrinsic's length after its address; after a masked access's, the bytes from its
+ * first active lane to its last and that lane's offset) at the start of the thread's buffer and, when
  * an inline test passes, calls __pa_block(state, desc, passed, first): desc is a constant of
  * PA_DESC_HEADER words (items, function, repeat bin) and PA_DESC_ITEM per item (flags | bytes;
  * a filtered item's stride in bytes per iteration; its address's word in the buffer; the bit
@@ -139,7 +157,12 @@ typedef enum {
 #define PA_DESC_FILTERED (1ULL << 62) /* line filter: hooked when its line changed and is sampled */
 #define PA_DESC_ALWAYS (1ULL << 61)   /* no inline test (over 4 lines, a length, or a tracked local, locals.c): always hooked (filtered: whenever it crossed) */
 #define PA_DESC_DYNAMIC (1ULL << 60)  /* its length is the buffer word after its address */
-#define PA_DESC_BYTES ((1ULL << 60) - 1)
+#define PA_DESC_MASKED (1ULL << 59)   /* a masked load or store, or a lane of a gather or scatter,
+                                         whose mask is not a constant: the bytes are the whole
+                                         vector's (or lane's), the inline test's bound; the two
+                                         words after its address are the active lanes' bytes
+                                         and their offset from it */
+#define PA_DESC_BYTES ((1ULL << 59) - 1)
 /* line_groups.c: accesses of one block whose addresses differ by constants and leave no whole
  * line untouched between them (at most 4 lines from the lowest address to the highest end):
  * together they touch exactly the lines of [leader's address, + bytes), so one inline test of
@@ -224,8 +247,9 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
 typedef struct pa_tracked_locals pa_tracked_locals;
 pa_tracked_locals *pa_tracked_locals_new(LLVMTargetDataRef td, LLVMValueRef *fns, int nf);
 void pa_tracked_locals_free(pa_tracked_locals *t);
-/* An access at addr (an item's address, or a gather lane extracted from such a vector) may be to
- * a tracked alloca: its inline test always passes. */
+/* An access at addr (an item's address, a gather lane extracted from such a vector, or a
+ * getelementptr of either: a constant mask's first active lane) may be to a tracked alloca: its
+ * inline test always passes. */
 bool pa_tracked_local_access(const pa_tracked_locals *t, LLVMValueRef addr);
 /* *tracked_map (when tracked_map and tracked are given): NULL, or a bitmap over the region's
  * lines of those that only tracked allocas use (the caller frees it). */

@@ -29,7 +29,8 @@ static bool one_line(uint64_t bytes, unsigned align) {
   return bytes && bytes <= PA_LINE_BYTES && (bytes & (bytes - 1)) == 0 && align >= bytes;
 }
 
-/* Lines instruction `in` may touch per execution, as instrument.c hooks it (0 for none);
+/* Lines instruction `in` may touch per execution, as instrument.c hooks it (0 for none; a
+ * masked access whose mask is not a constant: its whole vector's, a bound);
  * -1 when the loop holding it cannot be filtered (a call out, a memory intrinsic of variable
  * size, exception handling). */
 static int64_t lines_of(LLVMTargetDataRef td, LLVMValueRef in) {
@@ -37,20 +38,22 @@ static int64_t lines_of(LLVMTargetDataRef td, LLVMValueRef in) {
   if (op == LLVMInvoke || op == LLVMCallBr || op == LLVMLandingPad || op == LLVMCatchPad || op == LLVMCleanupPad ||
       op == LLVMCatchSwitch)
     return -1;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, off;
   unsigned align = 1;
-  if (op == LLVMLoad) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(in)), align = LLVMGetAlignment(in);
+  pa_masked m;
+  if (pa_masked_of(td, in, &m)) { /* as instrument.c's masked_items: a constant mask's lanes, else a bound */
+    int64_t span = pa_mask_span(&m, &off);
+    int64_t active = 0;
+    for (unsigned l = 0; m.lanes_apart && l < m.lanes; l++) active += pa_mask_lane(m.mask, l) != 0;
+    if (m.lanes_apart) return 2 * active;
+    if (span == 0) return 0;
+    bytes = span > 0 ? (uint64_t)span : m.bytes;
+  } else if (op == LLVMLoad) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(in)), align = LLVMGetAlignment(in);
   else if (op == LLVMStore) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(LLVMGetOperand(in, 0))), align = LLVMGetAlignment(in);
   else if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) return 2;
   else if (op == LLVMCall) {
     const char *c = callee_of(in);
-    if (strncmp(c, "llvm.", 5) != 0) return -1;
-    if (strncmp(c, "llvm.masked.load.", 17) == 0) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(in));
-    else if (strncmp(c, "llvm.masked.store.", 18) == 0) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(LLVMGetOperand(in, 0)));
-    else if (strncmp(c, "llvm.masked.gather.", 19) == 0) return 2 * (int64_t)LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(in, 0)));
-    else if (strncmp(c, "llvm.masked.scatter.", 20) == 0) return 2 * (int64_t)LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(in, 1)));
-    else if (strncmp(c, "llvm.mem", 8) == 0) return -1;
-    else return 0;
+    return strncmp(c, "llvm.", 5) != 0 || strncmp(c, "llvm.mem", 8) == 0 ? -1 : 0;
   } else
     return 0;
   return one_line(bytes, align) ? 1 : (int64_t)((bytes + PA_LINE_BYTES - 1) / PA_LINE_BYTES) + 1;

@@ -159,6 +159,7 @@ void pa_tracked_locals_free(pa_tracked_locals *t) {
 bool pa_tracked_local_access(const pa_tracked_locals *t, LLVMValueRef addr) {
   if (!t || !t->derived.n) return false;
   if (LLVMIsAExtractElementInst(addr) && set_has(&t->derived, LLVMGetOperand(addr, 0))) return true; /* a gather's lane */
+  if (LLVMIsAGetElementPtrInst(addr) && set_has(&t->derived, LLVMGetOperand(addr, 0))) return true; /* a constant mask's first lane */
   return set_has(&t->derived, addr);
 }
 

@@ -348,6 +348,8 @@ static bool lines_sampled(const pa_thread_state *st, uint64_t a, uint64_t bytes)
 static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, int64_t first) {
   const uint64_t *item = desc + PA_DESC_HEADER + PA_DESC_ITEM * k, *word = st->buf + item[2];
   uint64_t a = word[0], bytes = item[0] & PA_DESC_DYNAMIC ? word[1] : item[0] & PA_DESC_BYTES;
+  if (item[0] & PA_DESC_MASKED) a += word[2], bytes = word[1]; /* the active lanes' bytes, maybe none */
+  if (!bytes) return;
   if (item[0] & PA_DESC_FILTERED) { /* instrument.c's line_crossed, then the line's test */
     int64_t stride = (int64_t)item[1];
     uint64_t off = a & (PA_LINE_BYTES - 1);

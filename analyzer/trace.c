@@ -27,6 +27,7 @@ typedef struct {
   int pred, bits, src_bits;
   int dst, a, b, c;     /* slots */
   int64_t bytes;        /* T_ACCESS: bytes moved; T_GEP: constant offset */
+  int64_t off;          /* T_ACCESS: bytes from the address to the first moved (a constant mask's first lane) */
   int n_idx;            /* T_GEP: variable indices (slot, scale) */
   int *idx;
   int64_t *scale;
@@ -127,10 +128,14 @@ static int operand(tracer *t, tfunc *tf, pa_ptrmap *map, LLVMValueRef v, uint64_
   return s;
 }
 
-/* Bytes a memory node moves and its address, as the instrumentation counts them; 0 if none. */
-static LLVMValueRef access_of(tracer *t, LLVMValueRef in, int64_t *bytes, bool *gather) {
+/* Bytes a memory node moves from *off bytes past its address, and the address, as the
+ * instrumentation counts them; NULL if none. *gather: one the trace cannot follow (a masked
+ * load or store among them unless its mask is a constant: the run counts the active lanes,
+ * and the trace computes no vectors). */
+static LLVMValueRef access_of(tracer *t, LLVMValueRef in, int64_t *bytes, int64_t *off, bool *gather) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
-  *gather = false;
+  pa_masked m;
+  *gather = false, *off = 0;
   if (op == LLVMLoad) {
     *bytes = (int64_t)LLVMStoreSizeOfType(t->td, LLVMTypeOf(in));
     return LLVMGetOperand(in, 0);
@@ -142,13 +147,12 @@ static LLVMValueRef access_of(tracer *t, LLVMValueRef in, int64_t *bytes, bool *
   if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) return *gather = true, NULL;
   if (op != LLVMCall) return NULL;
   const char *c = callee_name(in);
-  if (strncmp(c, "llvm.masked.load.", 17) == 0) {
-    *bytes = (int64_t)LLVMStoreSizeOfType(t->td, LLVMTypeOf(in));
-    return LLVMGetOperand(in, 0);
-  }
-  if (strncmp(c, "llvm.masked.store.", 18) == 0) {
-    *bytes = (int64_t)LLVMStoreSizeOfType(t->td, LLVMTypeOf(LLVMGetOperand(in, 0)));
-    return LLVMGetOperand(in, 1);
+  if (pa_masked_of(t->td, in, &m) && !m.lanes_apart) {
+    uint64_t first;
+    int64_t span = pa_mask_span(&m, &first);
+    if (!m.whole_lanes) return *bytes = (int64_t)m.bytes, m.ptr; /* as the run: the whole vector */
+    *bytes = span, *off = (int64_t)first, *gather = span < 0;
+    return span <= 0 ? NULL : m.ptr;
   }
   if (strncmp(c, "llvm.masked.", 12) == 0 || strncmp(c, "llvm.mem", 8) == 0) *gather = true;
   return NULL;
@@ -188,9 +192,9 @@ static int prepare(tracer *t, int fi) {
   int sp = 0, scap = 0;
   for (int b = 0; b < nb; b++)
     for (LLVMValueRef in = LLVMGetFirstInstruction(bbs[b]); in; in = LLVMGetNextInstruction(in)) {
-      int64_t bytes;
+      int64_t bytes, off;
       bool gather;
-      LLVMValueRef addr = access_of(t, in, &bytes, &gather);
+      LLVMValueRef addr = access_of(t, in, &bytes, &off, &gather);
       if (addr) need(&needed, addr, &stack, &sp, &scap);
       LLVMOpcode op = LLVMGetInstructionOpcode(in);
       if (op == LLVMBr && LLVMIsConditional(in)) need(&needed, LLVMGetCondition(in), &stack, &sp, &scap);
@@ -287,15 +291,15 @@ static int prepare(tracer *t, int fi) {
         continue;
       }
       tinst ti = {.dst = dst};
-      int64_t bytes;
+      int64_t bytes, off;
       bool gather;
-      LLVMValueRef addr = access_of(t, in, &bytes, &gather);
+      LLVMValueRef addr = access_of(t, in, &bytes, &off, &gather);
       if (gather) {
-        fail_at(t, f, in, "a gather, scatter, atomic or memory intrinsic");
+        fail_at(t, f, in, "a gather, scatter, atomic, memory intrinsic or masked access whose mask is not a constant");
         break;
       }
       if (addr) {
-        tinst acc = {.op = T_ACCESS, .a = operand(t, tf, &map, addr, &tf->init, &icap, f, in), .bytes = bytes, .dst = -1};
+        tinst acc = {.op = T_ACCESS, .a = operand(t, tf, &map, addr, &tf->init, &icap, f, in), .bytes = bytes, .off = off, .dst = -1};
         tb->inst[tb->n_inst++] = acc;
         if (dst < 0) continue;
         if (op != LLVMLoad) {
@@ -506,7 +510,7 @@ static int run_fn(tracer *t, int fi, const uint64_t *args) {
         v[x->dst] = (uint64_t)(k + 1) << REGION_SHIFT;
         break;
       }
-      case T_ACCESS: access(t, a, x->bytes); break;
+      case T_ACCESS: access(t, a + (uint64_t)x->off, x->bytes); break;
       case T_PARFOR: run_parallel(t, x->callee, a, pa_int_sext(v[x->b], 64)); break;
       case T_CALL: {
         uint64_t cargs[16] = {0};

@@ -2,8 +2,11 @@
  * windows of its block executions, whose exact histograms are scaled to the whole run) against
  * the full instrumented run: with every block measured the histograms are equal bin for bin;
  * with the default windows the miss-ratio curves stay within 0.05 over 4 KiB..64 MiB and the
- * scaled access count within 1%, on default and random schedules (whose parallel ranges are
- * too short for pa_profile_traced's windows); more than one thread is refused. */
+ * scaled access count within 3%, on default and random schedules (whose parallel ranges are
+ * too short for pa_profile_traced's windows); more than one thread is refused. (Within 1%
+ * while masked loads counted their whole vector; their active lanes now vary over the run,
+ * fewer on conv2d's padded rows than elsewhere, which windows in time sample: -2.2% on its
+ * default schedule.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +51,7 @@ static void check(const char *what, const pc_state *s) {
     double acc = w->reuse_total.accesses / a->accesses - 1;
     printf("  %s: windows' miss-ratio curve within %.4f of the run's, accesses %+.4f%%\n", what, dist, 100 * acc);
     CHECK_MSG(dist <= 0.05, "%s: windows' miss-ratio curve %.4f from the run's (bound 0.05)", what, dist);
-    CHECK_MSG(acc > -0.01 && acc < 0.01, "%s: windows scaled to %.0f accesses, the run made %.0f", what,
+    CHECK_MSG(acc > -0.03 && acc < 0.03, "%s: windows scaled to %.0f accesses, the run made %.0f", what,
               w->reuse_total.accesses, a->accesses);
     CHECK_MSG(w->window_share == 0.05 && strcmp(w->counts_source, "static") == 0, "%s: window_share %g, counts %s", what,
               w->window_share, w->counts_source);
