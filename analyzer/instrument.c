@@ -27,8 +27,9 @@ typedef struct {
 /* One access to hook: an address and its size in bytes (constant, or a value when 0). A
  * masked one (mask set: a masked load or store, or one lane of a gather or scatter, whose mask
  * is not a constant) moves only its active lanes: addr and bytes are the whole vector's (or
- * lane's), a bound the sampled path's inline test and line groups use, and masked_span gives
- * the bytes it moves at run time. */
+ * lane's), a bound the sampled path's inline test and line groups use; masked_span gives the
+ * bytes it moves at run time (the sampled slow path passes the mask, mask_bits, and
+ * pa_rt_block takes them from it). */
 typedef struct {
   LLVMValueRef addr, bytes_value;
   uint64_t bytes;
@@ -72,9 +73,9 @@ static void masked_items(hooks *h, const pa_masked *m, item_list *out) {
       LLVMValueRef at = LLVMConstInt(h->i64, off, 0);
       LLVMValueRef addr = off ? LLVMBuildGEP2(h->b, LLVMInt8TypeInContext(h->ctx), m->ptr, &at, 1, "") : m->ptr;
       push_item(out, (access_item){.addr = addr, .bytes = (uint64_t)span, .align = 1, .lane = -1});
-    } else /* the whole vector when its lanes are not whole bytes */
+    } else /* the whole vector when its lanes are not whole bytes, or over 64 (the runtime's mask word) */
       push_item(out, (access_item){.addr = m->ptr, .bytes = m->bytes, .align = 1, .lane = -1,
-                                   .mask = m->whole_lanes ? m->mask : NULL, .lane_bytes = m->lane_bytes});
+                                   .mask = m->whole_lanes && m->lanes <= 64 ? m->mask : NULL, .lane_bytes = m->lane_bytes});
     return;
   }
   for (unsigned l = 0; l < m->lanes; l++) {
@@ -84,6 +85,15 @@ static void masked_items(hooks *h, const pa_masked *m, item_list *out) {
     push_item(out, (access_item){.addr = lane, .bytes = m->lane_bytes, .align = 1, .mask = on < 0 ? m->mask : NULL,
                                  .lane = (int)l, .lane_bytes = m->lane_bytes});
   }
+}
+
+/* A masked item's mask as an i64, bit k lane k (a gather's or scatter's lane: bit 0, its own),
+ * built at the builder's position: the sampled slow path's word after the item's address
+ * (pa_rt_block takes the active bytes from it). */
+static LLVMValueRef mask_bits(hooks *h, const access_item *it) {
+  LLVMValueRef bits = it->lane >= 0 ? LLVMBuildExtractElement(h->b, it->mask, LLVMConstInt(h->i32, (unsigned long long)it->lane, 0), "")
+                                    : LLVMBuildBitCast(h->b, it->mask, LLVMIntTypeInContext(h->ctx, LLVMGetVectorSize(LLVMTypeOf(it->mask))), "");
+  return LLVMBuildZExt(h->b, bits, h->i64, "pa.mask");
 }
 
 /* A masked item's bytes at run time, built at the builder's position: *len, the bytes from its
@@ -281,8 +291,7 @@ static LLVMValueRef groups_sampled(hooks *h, LLVMValueRef base_addr, const pa_li
 typedef struct {
   LLVMValueRef value, base, base_int;
   int64_t off;
-  const access_item *masked; /* a masked item's active bytes (masked_span), or their offset (span_off) */
-  bool span_off;
+  const access_item *masked; /* a masked item's mask (mask_bits) */
 } slow_word;
 
 /* The slow path is rare: weights keep the kernel's registers out of its spill code. */
@@ -430,7 +439,7 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   for (int k = 0; k < items.n; k++) out_of_line &= !items.v[k].filter;
   LLVMValueRef limit = out_of_line ? NULL : LLVMBuildLoad2(h->b, h->i64, h->state, "pa.limit");
   /* the words the slow path stores in the thread's buffer (addresses, lengths) before its call */
-  slow_word *words_out = malloc(sizeof *words_out * (size_t)(3 * items.n + 1));
+  slow_word *words_out = malloc(sizeof *words_out * (size_t)(2 * items.n + 1));
   int words_n = PA_DESC_HEADER + PA_DESC_ITEM * items.n + (items.n <= 64 ? 64 : 0);
   uint64_t *desc = calloc((size_t)words_n, sizeof *desc);
   /* accesses tested together (line_groups.c): static sizes, not filtered */
@@ -474,8 +483,8 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
       words_out[slot++] = (slow_word){.value = ai[k]};
     }
     if (it->mask) { /* tested inline as the whole vector (or lane); the runtime takes the active lanes */
-      words_out[slot++] = (slow_word){.masked = it}, words_out[slot++] = (slow_word){.masked = it, .span_off = true};
-      d[0] |= PA_DESC_MASKED;
+      words_out[slot++] = (slow_word){.masked = it};
+      d[0] |= PA_DESC_MASKED, d[1] = it->lane_bytes;
     }
     LLVMValueRef c = NULL;
     if (out_of_line) { /* the flags its inline test would leave; bit 0 (d[3]) */
@@ -554,14 +563,11 @@ static void instrument_sampled(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, 
   }
   LLVMPositionBuilderAtEnd(h->b, slow);
   LLVMValueRef buf = LLVMBuildLoad2(h->b, h->ptr, state_word(h, PA_BUF_OFFSET_BUF), "pa.buf");
-  LLVMValueRef span_off = NULL; /* the masked item's whose bytes the word before holds */
   for (int w = 0; w < slot; w++) {
     slow_word *sw = &words_out[w];
     LLVMValueRef at = LLVMConstInt(h->i64, (unsigned long long)w, 0), v = sw->value;
-    if (sw->masked) { /* its bytes, then their offset: built here, so H pays nothing for the mask */
-      if (!sw->span_off) masked_span(h, sw->masked, &span_off, &v);
-      else v = span_off;
-    } else if (!v) { /* the base's address as an integer, built once */
+    if (sw->masked) v = mask_bits(h, sw->masked); /* built here: H pays nothing for the mask */
+    else if (!v) { /* the base's address as an integer, built once */
       for (int u = 0; u < w && !sw->base_int; u++)
         if (words_out[u].base && words_out[u].base == sw->base) sw->base_int = words_out[u].base_int;
       if (!sw->base_int) sw->base_int = LLVMBuildPtrToInt(h->b, sw->base, h->i64, "");
@@ -635,7 +641,7 @@ static void instrument_buffered(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb,
   LLVMBuildBr(h->b, bb);
 }
 
-static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem, int *words);
+static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem);
 
 /* Windowed: the body moves into H (as in instrument_sampled), untouched. H then counts the
  * thread's gate down by the block's accesses, so time is counted in accesses (calling
@@ -647,7 +653,7 @@ static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem, int *
 static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LLVMValueRef *mem, int n_mem) {
   move_body_to_head(h, fn, bb);
   LLVMValueRef gate_ptr = state_word(h, PA_GATE_OFFSET);
-  LLVMValueRef weight = LLVMConstInt(h->i64, (unsigned long long)count_items(h->td, mem, n_mem, NULL), 0);
+  LLVMValueRef weight = LLVMConstInt(h->i64, (unsigned long long)count_items(h->td, mem, n_mem), 0);
   LLVMValueRef g = LLVMBuildSub(h->b, LLVMBuildLoad2(h->b, h->i64, gate_ptr, "pa.gate"), weight, "");
   LLVMBuildStore(h->b, g, gate_ptr);
   LLVMBasicBlockRef phase = LLVMAppendBasicBlockInContext(h->ctx, fn, "pa.phase");
@@ -676,26 +682,20 @@ static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LL
   LLVMBuildBr(h->b, bb);
 }
 
-/* Items (hooked accesses) of a block, as items_of counts them without building anything;
- * *words (when not NULL): the words the sampled slow path stores for them, at most 2 an item but
- * 3 for a masked one (masked_items: a mask that is not a constant). */
-static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem, int *words) {
-  int n = 0, w = 0;
+/* Items (hooked accesses) of a block, as items_of counts them without building anything (a
+ * constant mask's inactive lanes make none). */
+static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem) {
+  int n = 0;
   for (int k = 0; k < n_mem; k++) {
     const char *c = LLVMGetInstructionOpcode(mem[k]) == LLVMCall ? callee_of(mem[k]) : "";
     pa_masked m;
     uint64_t off;
     if (pa_masked_of(td, mem[k], &m))
-      for (unsigned l = 0; l < (m.lanes_apart ? m.lanes : 1); l++) {
-        int64_t span = m.lanes_apart ? 0 : pa_mask_span(&m, &off);
-        int on = m.lanes_apart ? pa_mask_lane(m.mask, l) : span < 0 ? -1 : span > 0; /* -1: read at run time */
-        bool masked = on < 0 && (m.lanes_apart || m.whole_lanes);
-        n += on != 0, w += masked ? 3 : on != 0 ? 2 : 0;
-      }
-    else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2, w += 4;
-    else n += 1, w += 2;
+      for (unsigned l = 0; l < (m.lanes_apart ? m.lanes : 1); l++)
+        n += m.lanes_apart ? pa_mask_lane(m.mask, l) != 0 : pa_mask_span(&m, &off) != 0;
+    else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2;
+    else n += 1;
   }
-  if (words) *words = w;
   return n;
 }
 
@@ -819,12 +819,12 @@ int pa_instrument(LLVMModuleRef mod, const pa_hook_opts *o, int64_t *locals_byte
           LLVMBuildStore(h.b, LLVMBuildAdd(h.b, LLVMBuildLoad2(h.b, h.i64, slot, ""), LLVMConstInt(h.i64, 1, 0), ""), slot);
         }
       }
-      int words = 0, n_items = n ? count_items(h.td, mem, n, &words) : 0;
+      int n_items = n ? count_items(h.td, mem, n) : 0;
       bool buffered = (mode == PA_HOOKS_BUFFERED || mode == PA_HOOKS_WINDOWED) && !direct && fi < (1 << 16) && n &&
                       n_items <= PA_BUF_MAX_ITEMS;
       if (buffered && mode == PA_HOOKS_WINDOWED) instrument_gated(&h, fn, bb, mem, n);
       else if (buffered) instrument_buffered(&h, fn, bb, mem, n);
-      else if (n && (direct || mode != PA_HOOKS_FILTERED || words > PA_BUF_WORDS))
+      else if (n && (direct || mode != PA_HOOKS_FILTERED || 2 * n_items > PA_BUF_WORDS))
         instrument_direct(&h, mem, n);
       else if (n) instrument_sampled(&h, fn, bb, mem, n, filtered, n_filtered, cold && cold[bi]);
       free(mem);

@@ -143,12 +143,12 @@ typedef enum {
 #define PA_LOCALS_OFFSET 48  /* void *: the thread's region for moved locals (locals.c), or NULL */
 #define PA_COUNTS_OFFSET 56  /* uint64_t *: the thread's block counters, one per block of the module */
 /* The sampled slow path (PA_HOOKS_FILTERED): a block stores its accesses' addresses (and a
- * memory intrinsic's length after its address; after a masked access's, the bytes from its
- * first active lane to its last and that lane's offset) at the start of the thread's buffer and, when
+ * memory intrinsic's length, or a masked access's mask, after its address) at the start of the
+ * thread's buffer and, when
  * an inline test passes, calls __pa_block(state, desc, passed, first): desc is a constant of
  * PA_DESC_HEADER words (items, function, repeat bin) and PA_DESC_ITEM per item (flags | bytes;
- * a filtered item's stride in bytes per iteration; its address's word in the buffer; the bit
- * of `passed` its inline test sets: its own, or its line group's, pa_line_groups); passed: bit
+ * a filtered item's stride in bytes per iteration, a masked one's bytes a lane; its address's
+ * word in the buffer; the bit of `passed` its inline test sets: its own, or its line group's, pa_line_groups); passed: bit
  * b < 63 for the b-th test that passed, bit 63 for any later one; first: the filtered items'
  * loop is in its first iteration. Blocks of at most 64 items end their descriptor with 64
  * words: the set of items (bit k for item k) each bit of `passed` stands for. */
@@ -157,11 +157,12 @@ typedef enum {
 #define PA_DESC_FILTERED (1ULL << 62) /* line filter: hooked when its line changed and is sampled */
 #define PA_DESC_ALWAYS (1ULL << 61)   /* no inline test (over 4 lines, a length, or a tracked local, locals.c): always hooked (filtered: whenever it crossed) */
 #define PA_DESC_DYNAMIC (1ULL << 60)  /* its length is the buffer word after its address */
-#define PA_DESC_MASKED (1ULL << 59)   /* a masked load or store, or a lane of a gather or scatter,
-                                         whose mask is not a constant: the bytes are the whole
-                                         vector's (or lane's), the inline test's bound; the two
-                                         words after its address are the active lanes' bytes
-                                         and their offset from it */
+#define PA_DESC_MASKED (1ULL << 59)   /* a masked load or store (at most 64 lanes), or a lane of
+                                         a gather or scatter, whose mask is not a constant: the
+                                         bytes are the whole vector's (or lane's), the inline
+                                         test's bound; the word after its address is the mask,
+                                         bit k lane k (a lane's own: bit 0), and the item's
+                                         second word a lane's bytes */
 #define PA_DESC_BYTES ((1ULL << 59) - 1)
 /* line_groups.c: accesses of one block whose addresses differ by constants and leave no whole
  * line untouched between them (at most 4 lines from the lowest address to the highest end):

@@ -348,7 +348,12 @@ static bool lines_sampled(const pa_thread_state *st, uint64_t a, uint64_t bytes)
 static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, int64_t first) {
   const uint64_t *item = desc + PA_DESC_HEADER + PA_DESC_ITEM * k, *word = st->buf + item[2];
   uint64_t a = word[0], bytes = item[0] & PA_DESC_DYNAMIC ? word[1] : item[0] & PA_DESC_BYTES;
-  if (item[0] & PA_DESC_MASKED) a += word[2], bytes = word[1]; /* the active lanes' bytes, maybe none */
+  if (item[0] & PA_DESC_MASKED) { /* the bytes from the first active lane to the last (item[1] bytes a lane) */
+    uint64_t on = word[1];
+    if (!on) return;
+    int first = __builtin_ctzll(on), last = 63 - __builtin_clzll(on);
+    a += (uint64_t)first * item[1], bytes = (uint64_t)(last - first + 1) * item[1];
+  }
   if (!bytes) return;
   if (item[0] & PA_DESC_FILTERED) { /* instrument.c's line_crossed, then the line's test */
     int64_t stride = (int64_t)item[1];
