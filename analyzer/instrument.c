@@ -91,8 +91,9 @@ static void masked_items(hooks *h, const pa_masked *m, item_list *out) {
  * built at the builder's position: the sampled slow path's word after the item's address
  * (pa_rt_block takes the active bytes from it). */
 static LLVMValueRef mask_bits(hooks *h, const access_item *it) {
-  LLVMValueRef bits = it->lane >= 0 ? LLVMBuildExtractElement(h->b, it->mask, LLVMConstInt(h->i32, (unsigned long long)it->lane, 0), "")
-                                    : LLVMBuildBitCast(h->b, it->mask, LLVMIntTypeInContext(h->ctx, LLVMGetVectorSize(LLVMTypeOf(it->mask))), "");
+  LLVMValueRef bits;
+  if (it->lane >= 0) bits = LLVMBuildExtractElement(h->b, it->mask, LLVMConstInt(h->i32, (unsigned long long)it->lane, 0), "");
+  else bits = LLVMBuildBitCast(h->b, it->mask, LLVMIntTypeInContext(h->ctx, LLVMGetVectorSize(LLVMTypeOf(it->mask))), "");
   return LLVMBuildZExt(h->b, bits, h->i64, "pa.mask");
 }
 
@@ -140,7 +141,7 @@ static void items_of(hooks *h, LLVMValueRef in, item_list *out) {
   } else if (op == LLVMCall) {
     const char *c = callee_of(in);
     if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
-               strncmp(c, "llvm.memset.", 12) == 0) {
+        strncmp(c, "llvm.memset.", 12) == 0) {
       LLVMValueRef len = LLVMBuildZExtOrBitCast(h->b, LLVMGetOperand(in, 2), h->i64, "");
       if (strncmp(c, "llvm.memset.", 12) != 0) push_item(out, (access_item){.addr = LLVMGetOperand(in, 1), .bytes_value = len}); /* source */
       push_item(out, (access_item){.addr = LLVMGetOperand(in, 0), .bytes_value = len});

@@ -6,20 +6,17 @@
 
 #include "internal.h"
 
-static const char *callee_of(LLVMValueRef call) {
-  LLVMValueRef f = LLVMGetCalledValue(call);
-  if (!f || !LLVMIsAFunction(f)) return "";
-  size_t len;
-  return LLVMGetValueName2(f, &len);
-}
+static unsigned intrinsic(const char *name) { return LLVMLookupIntrinsicID(name, strlen(name)); }
 
 bool pa_masked_of(LLVMTargetDataRef td, LLVMValueRef in, pa_masked *m) {
   if (LLVMGetInstructionOpcode(in) != LLVMCall) return false;
-  const char *c = callee_of(in);
+  LLVMValueRef f = LLVMGetCalledValue(in);
+  unsigned id = f && LLVMIsAFunction(f) ? LLVMGetIntrinsicID(f) : 0;
+  if (!id) return false;
   /* operands: load (ptr, align, mask, passthru), store (value, ptr, align, mask); gather and
    * scatter the same with a vector of pointers */
-  bool load = strncmp(c, "llvm.masked.load.", 17) == 0, store = strncmp(c, "llvm.masked.store.", 18) == 0;
-  bool gather = strncmp(c, "llvm.masked.gather.", 19) == 0, scatter = strncmp(c, "llvm.masked.scatter.", 20) == 0;
+  bool load = id == intrinsic("llvm.masked.load"), store = id == intrinsic("llvm.masked.store");
+  bool gather = id == intrinsic("llvm.masked.gather"), scatter = id == intrinsic("llvm.masked.scatter");
   if (!load && !store && !gather && !scatter) return false;
   bool reads = load || gather;
   *m = (pa_masked){.ptr = LLVMGetOperand(in, reads ? 0 : 1), .mask = LLVMGetOperand(in, reads ? 2 : 3),
