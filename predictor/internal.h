@@ -60,6 +60,8 @@ struct pp_predictor {
   double *s_finish, *s_retire, *s_cum; /* per simulated op: finish, in-order retire, uops through it */
   int s_cap_nodes, s_cap_edges, s_cap_total;
   int *s_walks, *s_table; /* pp_stride_stalls scratch */
+  void *s_l1;             /* pp_loop_l1_sets scratch: its walks, then their groups */
+  size_t s_l1_bytes;
   uint64_t *s_table_hash;
   int s_cap_walks, s_cap_table;
   /* the current function's blocks as pp_predict legalized them (pp_block_ops): kept_from[j] is
@@ -131,6 +133,12 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
  * ways: per iteration, the target's set_streams figure for that many streams and read-modify-
  * write share, per stream; arguments as pp_loop_l1_sets. 0 without the figure. */
 double pp_loop_set_streams(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount);
+
+/* A phi node (its opcode compared by letters: every node of a prediction may be asked). */
+static inline bool pp_is_phi(const pa_node *n) {
+  const char *o = n->opcode;
+  return o && o[0] == 'p' && o[1] == 'h' && o[2] == 'i' && o[3] == 0;
+}
 
 /* +llcwalk (llc_walks.c): cycles loop `loop` of f takes at least for its walks that open a new
  * line at each access, at a stride the target's memory.strided_walks measure, whose lines come

@@ -104,7 +104,7 @@ static bool folded(const char *opcode) {
  * all (docs/validation.md, session 4). */
 static bool crosses_as_scalars(const pp_predictor *pp, const pa_node *n) {
   return n->lanes > 2 && (n->lanes & (n->lanes - 1)) != 0 && n->bits > pp->native_bits && n->opcode &&
-         n->opcode[0] == 'p' && strcmp(n->opcode, "phi") == 0;
+         pp_is_phi(n);
 }
 
 static pp_op legalize_as(pp_predictor *pp, ptg_op op, const pa_node *n, int max_parts) {
@@ -165,7 +165,7 @@ ptg_op pp_node_class(const pa_node *n) {
   /* llvm.masked.load/store with a mask not known to be all on: the masked row. A constant
    * full mask is an ordinary load or store to the backend. Profiles written before the mask
    * fields existed name the intrinsic only: their masks count as unknown. */
-  bool by_name = n->opcode && n->opcode[0] == 'l' &&
+  bool by_name = n->opcode && n->opcode[0] == 'l' && n->opcode[1] == 'l' && /* not "load" */
                  (strncmp(n->opcode, "llvm.masked.load.", 17) == 0 || strncmp(n->opcode, "llvm.masked.store.", 18) == 0);
   bool full = n->masked && n->mask_lanes >= 0 && n->mask_lanes >= n->lanes;
   if ((n->masked || by_name) && !full) return n->op == PA_OP_LOAD ? PTG_OP_MASKLOAD : PTG_OP_MASKSTORE;

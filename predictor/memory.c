@@ -570,6 +570,13 @@ static bool meets_in_sweep(const pa_node *a, const pa_node *b, double trip) {
  * (union_positions), so their misses add up over that many sets. trip[j] and
  * ecount[j] are block j's iterations per entry into its loop and its executions per thread. 0
  * when the target has no set walks. */
+typedef struct {
+  const pa_node *n;
+  double trip, execs;
+  bool far;            /* every access misses L1 (far_walk) */
+  bool loaded, stored; /* the stream is read, written: both, a read-modify-write walk */
+} pp_l1_walk;
+
 double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount, bool *one_set) {
   *one_set = false;
   const ptg_target *t = pp->t;
@@ -579,12 +586,10 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   const pa_loop *L = &f->loops[loop];
   int cap = pp_loop_nodes(f, L);
   if (cap == 0) return 0;
-  struct walk {
-    const pa_node *n;
-    double trip, execs;
-    bool far;    /* every access misses L1 (far_walk) */
-    bool loaded, stored; /* the stream is read, written: both, a read-modify-write walk */
-  } *w = malloc(sizeof *w * (size_t)cap);
+  /* the walks, then their groups' nodes: scratch kept in pp (a prediction asks per loop) */
+  size_t need_bytes = (sizeof(pp_l1_walk) + sizeof(const pa_node *)) * (size_t)cap;
+  if (need_bytes > pp->s_l1_bytes) pp->s_l1_bytes = 2 * need_bytes, pp->s_l1 = realloc(pp->s_l1, pp->s_l1_bytes);
+  pp_l1_walk *w = pp->s_l1;
   double l1_lines = (double)(sets * l1->associativity);
   int m = 0;
   for (int k = 0; k < L->n_blocks; k++) {
@@ -597,7 +602,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       if (!sweep_reused(n) && !pp->o.far_sets) continue;
       int at = 0;
       while (at < m && !(same_stream(w[at].n, n) && meets_in_sweep(w[at].n, n, trip[j]))) at++;
-      if (at == m) w[m++] = (struct walk){n, trip[j], ecount[j], false, false, false};
+      if (at == m) w[m++] = (pp_l1_walk){n, trip[j], ecount[j], false, false, false};
       else if (ecount[j] > w[at].execs) w[at].trip = trip[j], w[at].execs = ecount[j];
       w[at].loaded |= n->op == PA_OP_LOAD, w[at].stored |= n->op == PA_OP_STORE;
     }
@@ -621,7 +626,7 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
   }
   m = kept;
   double worst = 0;
-  const pa_node **group = malloc(sizeof *group * (size_t)(m > 0 ? m : 1));
+  const pa_node **group = (const pa_node **)(w + cap);
   for (int a = 0; a < m; a++) {
     int64_t s = abs_stride(w[a].n), step = s % PA_LINE_BYTES ? 1 : s / PA_LINE_BYTES;
     bool done = false; /* an earlier walk of the group with the same trip gave the same bound */
@@ -658,7 +663,5 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
       need = fmax(need, rmw_misses * rmw_ns * pp->freq_ghz + (misses - rmw_misses) * pp_level_latency(t, 2) / inflight);
     if (need > worst) worst = need, *one_set = positions <= 1 && !(rmw_ns > 0) && !wide;
   }
-  free(group);
-  free(w);
   return worst;
 }

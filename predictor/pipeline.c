@@ -240,7 +240,7 @@ void pp_timelines_free(pp_predictor *pp) {
   for (int u = 0; u < PP_MAX_UNITS; u++) free(pp->timelines[u].cell);
   free(pp->s_pred_start), free(pp->s_pred), free(pp->s_fill), free(pp->s_slots), free(pp->s_finish);
   free(pp->s_retire), free(pp->s_cum);
-  free(pp->s_walks), free(pp->s_table), free(pp->s_table_hash);
+  free(pp->s_walks), free(pp->s_table), free(pp->s_table_hash), free(pp->s_l1);
 }
 
 double pp_resource_bound(pp_predictor *pp, int n, const pp_op *ops, bool *issue_bound, int *unit) {

@@ -183,7 +183,6 @@ static bool fp_accumulate(const pa_node *n) {
          (n->elem[0] == 'f' || n->elem[0] == 'b');
 }
 
-static bool is_phi_node(const pa_node *n) { return n->opcode && n->opcode[0] == 'p' && strcmp(n->opcode, "phi") == 0; }
 
 /* Cycles of the longest chain of dependent float adds in a block that starts at an add with
  * an operand from another block: an accumulator whose phi lives in a loop header elsewhere.
@@ -198,7 +197,7 @@ static double open_chain(const pa_block *b, const pp_op *ops) {
   int in_preds[n];
   bool join[n];
   double len[n];
-  for (int i = 0; i < n; i++) in_preds[i] = 0, len[i] = 0, join[i] = is_phi_node(&b->nodes[i]);
+  for (int i = 0; i < n; i++) in_preds[i] = 0, len[i] = 0, join[i] = pp_is_phi(&b->nodes[i]);
   for (int e = 0; e < b->n_edges; e++)
     if (b->edges[e].kind == PA_EDGE_LOOP_CARRIED) join[b->edges[e].dst] = false;
   for (int e = 0; e < b->n_edges; e++)
@@ -272,7 +271,7 @@ static int header_fp_phis(const pa_function *f, int loop) {
   const pa_block *h = &f->blocks[f->loops[loop].header];
   int k = 0;
   for (int i = 0; i < h->n_nodes; i++)
-    k += is_phi_node(&h->nodes[i]) && h->nodes[i].elem && (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b') &&
+    k += pp_is_phi(&h->nodes[i]) && h->nodes[i].elem && (h->nodes[i].elem[0] == 'f' || h->nodes[i].elem[0] == 'b') &&
          !pp_phi_reloads(f, loop, i);
   return k;
 }
@@ -308,7 +307,7 @@ static bool passes_floats_on(const pa_block *b) {
   for (int i = 0; i < b->n_nodes; i++) {
     const pa_node *n = &b->nodes[i];
     bool fp = n->elem && (n->elem[0] == 'f' || n->elem[0] == 'b');
-    if (fp && (n->is_memory ? n->op == PA_OP_STORE || n->op == PA_OP_GATHER : !is_phi_node(n) && n->op != PA_OP_OTHER))
+    if (fp && (n->is_memory ? n->op == PA_OP_STORE || n->op == PA_OP_GATHER : !pp_is_phi(n) && n->op != PA_OP_OTHER))
       return false;
   }
   return true;

@@ -16,7 +16,6 @@ static bool reduction_op(const pa_node *n, const pp_op *o) {
 }
 
 /* the first letter before the call: most nodes are not phis */
-static bool is_phi(const pa_node *n) { return n->opcode && n->opcode[0] == 'p' && strcmp(n->opcode, "phi") == 0; }
 
 /* Longest chain of reduction ops in block b that starts at node `from` (forward, tail) or
  * ends at it (backward, head), in cycles of the legalized latencies. Data edges go forward in
@@ -54,8 +53,8 @@ double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, d
     if (f->blocks[ce->dst_block].n_nodes > max_nodes) max_nodes = f->blocks[ce->dst_block].n_nodes;
     if (f->blocks[ce->src_block].n_nodes > max_nodes) max_nodes = f->blocks[ce->src_block].n_nodes;
   }
-  pp_op *dst_ops = malloc(sizeof *dst_ops * (size_t)max_nodes), *src_ops = malloc(sizeof *src_ops * (size_t)max_nodes);
-  double *len = malloc(sizeof(double) * (size_t)max_nodes);
+  pp_op *dst_ops = NULL, *src_ops = NULL; /* allocated at the first float chain: most loops carry none */
+  double *len = NULL;
   int dst_have = -1, src_have = -1; /* the blocks whose ops dst / src point to */
   const pp_op *dst = NULL, *src_legal = NULL;
   double best = 0;
@@ -69,12 +68,16 @@ double pp_carried_recurrence(pp_predictor *pp, const pa_function *f, int loop, d
     /* a chain that enters an inner loop (its user or its source in a block of a deeper loop)
      * is that loop's recurrence, which its own steady state carries */
     if (db->loop != loop || sb->loop != loop || !(executions[ce->dst_block] > 0)) continue;
+    if (!len) {
+      dst_ops = malloc(sizeof *dst_ops * (size_t)max_nodes), src_ops = malloc(sizeof *src_ops * (size_t)max_nodes);
+      len = malloc(sizeof(double) * (size_t)max_nodes);
+    }
     if (dst_have != ce->dst_block) dst = pp_block_ops(pp, f, ce->dst_block, load_latency, dst_ops), dst_have = ce->dst_block;
     double chain = chain_from(db, dst, ce->dst_node, true, len);
     if (chain <= 0) continue;
     /* in another block, the chain goes on into the value the phi gets back, unless that value
      * is a merge (a phi of a guarded update), which costs nothing */
-    if (ce->src_block != ce->dst_block && !is_phi(src)) {
+    if (ce->src_block != ce->dst_block && !pp_is_phi(src)) {
       if (src_have != ce->src_block)
         src_legal = pp_block_ops(pp, f, ce->src_block, load_latency, src_ops), src_have = ce->src_block;
       chain += chain_from(sb, src_legal, ce->src_node, false, len);
@@ -109,7 +112,7 @@ int pp_accumulating_phis(const pa_function *f, int loop) {
   const pa_block *h = &f->blocks[header];
   for (int i = 0; i < h->n_nodes; i++) {
     const pa_node *phi = &h->nodes[i];
-    if (!is_phi(phi) || !phi->elem || !(phi->elem[0] == 'f' || phi->elem[0] == 'b') || pp_phi_reloads(f, loop, i))
+    if (!pp_is_phi(phi) || !phi->elem || !(phi->elem[0] == 'f' || phi->elem[0] == 'b') || pp_phi_reloads(f, loop, i))
       continue;
     bool accumulates = false;
     for (int c = 0; c < f->n_carried && !accumulates; c++) {

@@ -18,7 +18,6 @@
 
 static bool is_float(const pa_node *n) { return n->elem && (n->elem[0] == 'f' || n->elem[0] == 'b'); }
 
-static bool is_phi(const pa_node *n) { return n->opcode && strcmp(n->opcode, "phi") == 0; }
 
 /* Registers a value holds: its bits over the register width; a vector of a lane count that is not
  * a power of two and wider than a register lives lane by lane (LLVM 19 splits it into scalars
@@ -45,11 +44,11 @@ double pp_spill_floor(const pp_predictor *pp, const pa_function *f, const pa_blo
    * tile's FMAs, or each tap of a convolution's unrolled chain) */
   int accumulators = 0;
   for (int k = 0; k < b->n_nodes; k++)
-    if (is_phi(&b->nodes[k]) && is_float(&b->nodes[k])) accumulators += registers_of(&b->nodes[k], reg_bits);
+    if (pp_is_phi(&b->nodes[k]) && is_float(&b->nodes[k])) accumulators += registers_of(&b->nodes[k], reg_bits);
   if (accumulators + TILE_TEMPORARIES <= ptg_target_vector_registers(t)) return 0;
   unsigned char *mark = calloc((size_t)b->n_nodes, 1); /* bit 0: from a phi; bit 1: carried back */
   if (!mark) return 0; /* out of memory: no floor */
-  for (int k = 0; k < b->n_nodes; k++) mark[k] = is_phi(&b->nodes[k]) && is_float(&b->nodes[k]);
+  for (int k = 0; k < b->n_nodes; k++) mark[k] = pp_is_phi(&b->nodes[k]) && is_float(&b->nodes[k]);
   for (int e = 0; e < b->n_edges; e++) /* data edges go forward: sources are final first */
     if (b->edges[e].kind == PA_EDGE_DATA) mark[b->edges[e].dst] |= mark[b->edges[e].src] & 1;
   for (int e = 0; e < b->n_edges; e++)
@@ -59,9 +58,9 @@ double pp_spill_floor(const pp_predictor *pp, const pa_function *f, const pa_blo
   int updates = 0;
   for (int k = 0; k < b->n_nodes; k++) {
     const pa_node *n = &b->nodes[k];
-    if (mark[k] == 3 && !is_phi(n) && is_float(n) && n->lanes > 1) updates += (n->bits + reg_bits - 1) / reg_bits;
+    if (mark[k] == 3 && !pp_is_phi(n) && is_float(n) && n->lanes > 1) updates += (n->bits + reg_bits - 1) / reg_bits;
     /* an accumulator kept lane by lane is reloaded and stored a lane at a time */
-    if (is_phi(n) && is_float(n) && lane_by_lane(n, reg_bits)) updates += n->lanes;
+    if (pp_is_phi(n) && is_float(n) && lane_by_lane(n, reg_bits)) updates += n->lanes;
   }
   free(mark);
   return updates * per_update;
