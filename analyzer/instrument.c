@@ -690,10 +690,7 @@ static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem) {
   for (int k = 0; k < n_mem; k++) {
     const char *c = LLVMGetInstructionOpcode(mem[k]) == LLVMCall ? callee_of(mem[k]) : "";
     pa_masked m;
-    uint64_t off;
-    if (pa_masked_of(td, mem[k], &m))
-      for (unsigned l = 0; l < (m.lanes_apart ? m.lanes : 1); l++)
-        n += m.lanes_apart ? pa_mask_lane(m.mask, l) != 0 : pa_mask_span(&m, &off) != 0;
+    if (pa_masked_of(td, mem[k], &m)) n += pa_masked_items(&m);
     else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2;
     else n += 1;
   }

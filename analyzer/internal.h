@@ -72,6 +72,9 @@ int pa_mask_lane(LLVMValueRef mask, unsigned k);
  * (0: no lane active) and *off, the first's offset from ptr; -1 when the mask is not a
  * constant, or for a gather or scatter, or lanes that are not whole bytes. */
 int64_t pa_mask_span(const pa_masked *m, uint64_t *off);
+/* The accesses instrument.c hooks for it: a gather's or scatter's lanes not known inactive; a
+ * load or store 1, or 0 when its constant mask has no lane active. */
+int pa_masked_items(const pa_masked *m);
 
 /* lanes.c: bytes from one lane's address to the next of a gather's or scatter's pointer
  * vector when the IR makes it constant (a getelementptr of one base by a constant vector, or

@@ -42,10 +42,8 @@ static int64_t lines_of(LLVMTargetDataRef td, LLVMValueRef in) {
   unsigned align = 1;
   pa_masked m;
   if (pa_masked_of(td, in, &m)) { /* as instrument.c's masked_items: a constant mask's lanes, else a bound */
+    if (m.lanes_apart) return 2 * (int64_t)pa_masked_items(&m);
     int64_t span = pa_mask_span(&m, &off);
-    int64_t active = 0;
-    for (unsigned l = 0; m.lanes_apart && l < m.lanes; l++) active += pa_mask_lane(m.mask, l) != 0;
-    if (m.lanes_apart) return 2 * active;
     if (span == 0) return 0;
     bytes = span > 0 ? (uint64_t)span : m.bytes;
   } else if (op == LLVMLoad) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(in)), align = LLVMGetAlignment(in);

@@ -53,3 +53,11 @@ int64_t pa_mask_span(const pa_masked *m, uint64_t *off) {
   *off = (uint64_t)first * m->lane_bytes;
   return (last - first + 1) * (int64_t)m->lane_bytes;
 }
+
+int pa_masked_items(const pa_masked *m) {
+  uint64_t off;
+  if (!m->lanes_apart) return pa_mask_span(m, &off) != 0;
+  int n = 0;
+  for (unsigned l = 0; l < m->lanes; l++) n += pa_mask_lane(m->mask, l) != 0;
+  return n;
+}

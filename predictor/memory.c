@@ -558,6 +558,14 @@ static bool meets_in_sweep(const pa_node *a, const pa_node *b, double trip) {
   return (double)d < (trip - 1) * (double)abs_stride(a) + PA_LINE_BYTES; /* the first walk's last line */
 }
 
+/* A walk pp_loop_l1_sets prices: one stream of the loop, its busiest block's trip and executions. */
+typedef struct {
+  const pa_node *n;
+  double trip, execs;
+  bool far;            /* every access misses L1 (far_walk) */
+  bool loaded, stored; /* the stream is read, written: both, a read-modify-write walk */
+} pp_l1_walk;
+
 /* Cycles loop `loop` of f takes at least for the L1 fills of its set-conflicting walks: a walk
  * whose sweep comes back (sweep_reused) but falls in fewer of L1's sets than its lines need
  * misses L1 on the lost fraction of its accesses (walk_lost), and those misses all fall in the
@@ -570,13 +578,6 @@ static bool meets_in_sweep(const pa_node *a, const pa_node *b, double trip) {
  * (union_positions), so their misses add up over that many sets. trip[j] and
  * ecount[j] are block j's iterations per entry into its loop and its executions per thread. 0
  * when the target has no set walks. */
-typedef struct {
-  const pa_node *n;
-  double trip, execs;
-  bool far;            /* every access misses L1 (far_walk) */
-  bool loaded, stored; /* the stream is read, written: both, a read-modify-write walk */
-} pp_l1_walk;
-
 double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const double *trip, const double *ecount, bool *one_set) {
   *one_set = false;
   const ptg_target *t = pp->t;

@@ -15,6 +15,7 @@ name and shape must match, none missing, none left over. SCORES is `portent eval
 recomputes the scores from the features; exit 0 when every one is within T (default 1e-3) of
 portent's, relative to the largest |score|, 1 otherwise, 2 on a malformed file.
 """
+import argparse
 import json
 import struct
 import sys
@@ -132,13 +133,12 @@ class TLP(nn.Module):
 
 
 def main(argv):
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    tol = float(argv[argv.index("--tolerance") + 1]) if "--tolerance" in argv else 1e-3
-    if "--tolerance" in argv:
-        args.remove(argv[argv.index("--tolerance") + 1])
-    if len(args) != 2:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(description="Reads a portent TLP weights file in PyTorch and checks it against portent.")
+    ap.add_argument("model")
+    ap.add_argument("scores", help="portent eval --model MODEL --scores SCORES.jsonl")
+    ap.add_argument("--tolerance", type=float, default=1e-3)
+    a = ap.parse_args(argv[1:])
+    args, tol = [a.model, a.scores], a.tolerance
     try:
         tensors, meta = read_safetensors(args[0])
     except (OSError, Malformed) as e:
