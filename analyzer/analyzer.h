@@ -20,6 +20,13 @@
 #define PA_SETS 64
 #define PA_SET_EXACT 32
 #define PA_SET_BINS (PA_SET_EXACT + 1)
+/* Per-set reuse for larger set counts on request (pa_options.llc_sets, `analyze --llc-sets`): a
+ * last-level cache's sets, e.g. 1024 for 1 MiB 16-way; the same bins as the PA_SETS ones, each
+ * set's PA_SET_EXACT most recent lines tracked. At most PA_LLC_COUNTS set counts per profile,
+ * each a power of two in PA_LLC_SETS_MIN..PA_LLC_SETS_MAX. */
+#define PA_LLC_COUNTS 4
+#define PA_LLC_SETS_MIN 128
+#define PA_LLC_SETS_MAX 32768
 #define PA_MAX_THREADS 64 /* distinct threads one run may use */
 
 /* Operation classes: the same names the target descriptions key their instruction tables by. */
@@ -187,6 +194,14 @@ typedef struct {
    * accesses - cold. */
   bool has_sets;
   double sets[PA_SET_BINS];
+  /* Per-set distances for the n_llc larger set counts the profile was asked for
+   * (pa_options.llc_sets; 0 when none, and in profiles written before session 24): llc[i]'s
+   * bins as `sets`, for a cache of llc[i].sets sets (address bits 6 and up). */
+  int n_llc;
+  struct {
+    int sets;
+    double bins[PA_SET_BINS];
+  } llc[PA_LLC_COUNTS];
 } pa_reuse_hist;
 
 typedef struct {
@@ -317,6 +332,13 @@ typedef struct {
    * (locals.c, reuse.c; their hot lines set the estimate's error, at the price of their accesses
    * through the tracker). true: they are sampled by their hash like any line (as before session 19). */
   bool sample_locals;
+  /* Per-set reuse for these set counts besides the PA_SETS one (n_llc_sets of them, each a power
+   * of two in PA_LLC_SETS_MIN..PA_LLC_SETS_MAX, distinct): pa_reuse_hist.llc. Runs at rate 1
+   * only (full or windowed; a sampled run's bursts hold too few lines per set of a large cache),
+   * else pa_profile_build fails with PT_ERR_INPUT. Each set count costs its per-set stacks
+   * (about 400 bytes a set, per thread) and one more stack access per line access. */
+  int n_llc_sets;
+  int llc_sets[PA_LLC_COUNTS];
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */
@@ -377,6 +399,11 @@ double pa_reuse_misses_at(const pa_reuse_hist *h, double lines);
  * -1 when h has no per-set bins or ways > PA_SET_EXACT. */
 double pa_reuse_misses_sets(const pa_reuse_hist *h, int ways);
 int pa_set_bin(int64_t set_distance); /* the per-set bin of a distance */
+/* Misses of a `ways`-way LRU cache of `sets` sets from h's llc bins: cold + per-set distances >=
+ * ways (exact); -1 when h has no bins for that set count or ways > PA_SET_EXACT. */
+double pa_reuse_misses_llc(const pa_reuse_hist *h, int sets, int ways);
+/* NULL when n set counts are valid for pa_options.llc_sets (above), else why not. */
+const char *pa_llc_sets_invalid(int n, const int *sets);
 /* sum += x, the optional parts kept only when both have them (or sum is still empty). */
 void pa_reuse_hist_add(pa_reuse_hist *sum, const pa_reuse_hist *x);
 /* Largest |difference| of the miss ratios (misses / accesses) of two histograms over fully

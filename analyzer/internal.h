@@ -285,8 +285,9 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
  * (PA_TW_OUTSIDE); then, from PA_TW_QUARTERS, 4 x PA_REUSE_BINS counts by bin and quarter
  * (exact at rate 1; sampling: burst-measured below the window, SHARDS estimates beyond it),
  * which only say how each bin spreads over its quarters; then, from PA_TW_SETS, PA_SET_BINS
- * per-set distance counts (sampling: of the accesses a burst measured to lines it had seen).
- * Then, from PA_TW_LOCAL, the bins and cold of the lines tracked at weight 1 beside the
+ * per-set distance counts (sampling: of the accesses a burst measured to lines it had seen);
+ * then, from PA_TW_LLC, PA_SET_BINS per-set distance counts for each set count of
+ * pa_tracker_set_llc (in its order; rate 1 only, zero otherwise). Then, from PA_TW_LOCAL, the bins and cold of the lines tracked at weight 1 beside the
  * sample (pa_tracker_set_locals; counted apart from PA_TW_SAMPLED's, whose weight is 1/R),
  * and at PA_TW_LOCAL_OUTSIDE their accesses outside a burst's measurement.
  * pa_tracker_hist turns them into a histogram. Every word from PA_TW_QUARTERS to PA_TW_LOCAL
@@ -296,7 +297,8 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 #define PA_TW_OUTSIDE (2 * (PA_REUSE_BINS + 1))
 #define PA_TW_QUARTERS (PA_TW_OUTSIDE + 1)
 #define PA_TW_SETS (PA_TW_QUARTERS + 4 * PA_REUSE_BINS)
-#define PA_TW_LOCAL (PA_TW_SETS + PA_SET_BINS)
+#define PA_TW_LLC (PA_TW_SETS + PA_SET_BINS)
+#define PA_TW_LOCAL (PA_TW_LLC + PA_LLC_COUNTS * PA_SET_BINS)
 #define PA_TW_LOCAL_OUTSIDE (PA_TW_LOCAL + PA_REUSE_BINS + 1)
 #define PA_TRACKER_WORDS (PA_TW_LOCAL_OUTSIDE + 1)
 /* pa_tracker_access for lines first..last in order, the results ignored; returns
@@ -304,6 +306,12 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group);
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
 void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reuse_hist *h);
+/* Rate 1, before the first access: per-set distances also for these n set counts (valid for
+ * pa_options.llc_sets), counted from PA_TW_LLC. False (nothing changed) when sampling, for
+ * invalid counts, or out of memory. */
+bool pa_tracker_set_llc(pa_tracker *t, int n, const int *sets);
+/* h's llc bins from counts' PA_TW_LLC words, for the n set counts the tracker was given. */
+void pa_tracker_llc_hist(const uint64_t *counts, int n, const int *sets, pa_reuse_hist *h);
 /* True while a burst wants every access (not only sampled lines). */
 bool pa_tracker_bursting(const pa_tracker *t);
 int64_t pa_tracker_window(const pa_tracker *t); /* exact-window lines; 0 at rate 1 */
@@ -352,6 +360,9 @@ void pa_runtime_flush_all(pa_runtime *rt); /* after the run: every thread's rema
 /* Windowed runs (PA_HOOKS_WINDOWED, rate 1): o's windows over `accesses`, the accesses the
  * run is expected to make (static counts); before any thread enters. */
 void pa_runtime_set_windows(pa_runtime *rt, const pa_trace_opts *o, int64_t accesses);
+/* Before the run, rate 1: every thread's tracker also keeps per-set stacks for these set counts
+ * (pa_tracker_set_llc); false for a sampled run or invalid counts. */
+bool pa_runtime_set_llc(pa_runtime *rt, int n, const int *sets);
 void pa_rt_phase(pa_thread_state *st); /* the gate passed zero */
 /* Tracker counts of a thread slot and function (windowed: scaled to the whole run). */
 void pa_runtime_counts(const pa_runtime *rt, int slot, int fid, uint64_t *out);

@@ -105,6 +105,24 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
     pt_fail(d, PT_ERR_INPUT, "sampling rate %g is outside (0, 1]", opt->sample_rate);
     return NULL;
   }
+  if (opt->n_llc_sets) {
+    const char *why = pa_llc_sets_invalid(opt->n_llc_sets, opt->llc_sets);
+    if (why) {
+      pt_fail(d, PT_ERR_INPUT, "LLC set counts (llc_sets): %s", why);
+      return NULL;
+    }
+    /* a burst's window holds a few lines per set of a large cache: the 64-set way of sampling
+     * them (docs/formats.md) would call most reuses 32 or more */
+    if (opt->sample_rate > 0 && opt->sample_rate < 1) {
+      pt_fail(d, PT_ERR_INPUT, "LLC set counts (llc_sets) need every access (sample rate 1), got rate %g",
+              opt->sample_rate);
+      return NULL;
+    }
+    if (opt->no_reuse) {
+      pt_fail(d, PT_ERR_INPUT, "LLC set counts (llc_sets) need the reuse profile, not no_reuse");
+      return NULL;
+    }
+  }
   pa_profile *p = NULL;
   if (opt->windowed) {
     /* the windows are placed over the block executions the static counts give */
@@ -173,6 +191,7 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
       for (int t = 0; t < nt; t++) {
         pa_reuse_hist h;
         pa_tracker_hist(keys[t].hist + (size_t)f * PA_TRACKER_WORDS, rate, p->exact_window, &h);
+        pa_tracker_llc_hist(keys[t].hist + (size_t)f * PA_TRACKER_WORDS, opt->n_llc_sets, opt->llc_sets, &h);
         /* line filter: the repeats are counted exactly, beside the tracker's estimate */
         const uint64_t *rep = r.repeats + ((size_t)keys[t].slot * (size_t)nf + (size_t)f) * PA_REUSE_BINS;
         /* their distance is a bound (the loop body's lines) in bin k: counted in its first quarter,
@@ -180,6 +199,7 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
         for (int k = 0; k < PA_REUSE_BINS; k++) {
           h.bins[k] += (double)rep[k], h.quarters[k][0] += (double)rep[k], h.accesses += (double)rep[k];
           h.sets[0] += (double)rep[k];
+          for (int i = 0; i < h.n_llc; i++) h.llc[i].bins[0] += (double)rep[k];
         }
         if (h.accesses == 0) continue;
         p->reuse[p->n_reuse++] = (pa_reuse_entry){f, t, h};

@@ -54,6 +54,18 @@ static cJSON *hist_json(const pa_reuse_hist *h) {
     while (top >= 0 && h->sets[top] == 0) top--;
     for (int k = 0; k <= top; k++) cJSON_AddItemToArray(ss, cJSON_CreateNumber(h->sets[k]));
   }
+  if (h->n_llc) { /* optional (session 24): only profiles asked for them (pa_options.llc_sets) */
+    cJSON *ls = cJSON_AddArrayToObject(o, "llc_sets");
+    for (int i = 0; i < h->n_llc; i++) {
+      cJSON *l = cJSON_CreateObject(), *lb;
+      cJSON_AddNumberToObject(l, "sets", h->llc[i].sets);
+      lb = cJSON_AddArrayToObject(l, "bins");
+      int top = PA_SET_BINS - 1;
+      while (top >= 0 && h->llc[i].bins[top] == 0) top--;
+      for (int k = 0; k <= top; k++) cJSON_AddItemToArray(lb, cJSON_CreateNumber(h->llc[i].bins[k]));
+      cJSON_AddItemToArray(ls, l);
+    }
+  }
   return o;
 }
 
@@ -366,6 +378,33 @@ static void read_hist(reader *r, const cJSON *o, const char *ctx, pa_reuse_hist 
     }
     for (int k = 0; k < cJSON_GetArraySize(ss); k++) h->sets[k] = cJSON_GetArrayItem(ss, k)->valuedouble;
     h->has_sets = true;
+  }
+  const cJSON *ls = cJSON_GetObjectItemCaseSensitive(o, "llc_sets");
+  if (ls) { /* optional: only profiles made with llc_sets (session 24) have them */
+    path_fmt(r->path, sizeof r->path, "%s.llc_sets", ctx);
+    if (!cJSON_IsArray(ls) || cJSON_GetArraySize(ls) > PA_LLC_COUNTS) {
+      bad(r, "an array of at most 4 objects {\"sets\", \"bins\"}");
+      return;
+    }
+    int n = cJSON_GetArraySize(ls), sets[PA_LLC_COUNTS];
+    for (int i = 0; i < n; i++) {
+      const cJSON *l = cJSON_GetArrayItem(ls, i), *lb = cJSON_GetObjectItemCaseSensitive(l, "bins");
+      const cJSON *sn = cJSON_GetObjectItemCaseSensitive(l, "sets");
+      path_fmt(r->path, sizeof r->path, "%s.llc_sets[%d]", ctx, i);
+      if (!cJSON_IsNumber(sn) || !cJSON_IsArray(lb) || cJSON_GetArraySize(lb) > PA_SET_BINS) {
+        bad(r, "{\"sets\": N, \"bins\": an array of at most 33 per-set bin counts}");
+        return;
+      }
+      sets[i] = sn->valuedouble >= 1 && sn->valuedouble <= PA_LLC_SETS_MAX ? (int)sn->valuedouble : 0;
+      h->llc[i].sets = sets[i];
+      for (int k = 0; k < cJSON_GetArraySize(lb); k++) h->llc[i].bins[k] = cJSON_GetArrayItem(lb, k)->valuedouble;
+    }
+    if (pa_llc_sets_invalid(n, sets)) {
+      path_fmt(r->path, sizeof r->path, "%s.llc_sets", ctx);
+      bad(r, "distinct set counts, each a power of two in 128..32768");
+      return;
+    }
+    h->n_llc = n;
   }
 }
 

@@ -20,7 +20,8 @@
  * the line's bits above the set index and bounded at PA_SET_EXACT lines (caches of 64 sets have
  * at most 32 ways, so only "which of the 32 most recent of its set" matters): every line at rate
  * 1; when sampling, every line of a burst (the stacks cleared with the window), exact for lines
- * the burst has seen, since every access in between went through them too. */
+ * the burst has seen, since every access in between went through them too. Larger set counts
+ * on request (pa_tracker_set_llc: a last-level cache's 1024 sets) the same way, rate 1 only. */
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,22 @@ typedef struct {
   int16_t clock[PA_SETS]; /* the last stamp given in the set */
 } set_stacks;
 
+/* Per-set stacks for a larger set count (pa_tracker_set_llc): the slots of one set together
+ * (two cache lines of tags and stamps, four of keys), since a large cache's sets are far more
+ * than stay in the host's L1 and an access touches one. */
+typedef struct {
+  alignas(16) uint16_t tag[PA_SET_EXACT];
+  alignas(16) int16_t stamp[PA_SET_EXACT]; /* 0: an empty slot */
+  uint64_t key[PA_SET_EXACT];
+  int n;
+  int16_t clock;
+} llc_set;
+
+typedef struct {
+  int shift; /* log2 of the set count */
+  llc_set *set;
+} llc_stacks;
+
 struct pa_tracker {
   double rate;
   uint64_t threshold; /* keep a line iff pa_shards_hash(line) < threshold */
@@ -123,6 +140,8 @@ struct pa_tracker {
   lru near;           /* the exact window (rate < 1) */
   set_stacks *far_sets;  /* every line's per-set stack (rate 1) */
   set_stacks *near_sets; /* the bursts' per-set stacks (rate < 1 with a window) */
+  int n_llc;             /* larger set counts tracked (rate 1; pa_tracker_set_llc) */
+  llc_stacks llc[PA_LLC_COUNTS];
   burst_phase phase;
   int64_t left;        /* accesses left in this phase (warm: at most) */
   int64_t since;       /* sampled accesses since the last burst ended */
@@ -490,31 +509,32 @@ static void sets_clear(set_stacks *s) {
 _Static_assert(PA_SET_EXACT == FRONT_MAX, "a set's slots are compared as the front's");
 
 /* A set's stamps renumbered 1..n, order kept (once per 32K accesses to the set). */
-static __attribute__((noinline)) void set_renumber(set_stacks *s, int set) {
-  int16_t rank[PA_SET_EXACT], *st = s->stamp[set];
-  int n = s->n[set];
+static __attribute__((noinline)) void slots_renumber(int16_t *st, int n, int16_t *clock) {
+  int16_t rank[PA_SET_EXACT];
   for (int i = 0; i < n; i++) {
     rank[i] = 1;
     for (int j = 0; j < n; j++) rank[i] += st[j] < st[i];
   }
   memcpy(st, rank, sizeof *rank * (size_t)n);
-  s->clock[set] = (int16_t)n;
+  *clock = (int16_t)n;
 }
 
-/* The per-set distance of this access to `line`, -1 if it is not among the PA_SET_EXACT most
- * recent lines of its set (a first touch, or PA_SET_EXACT or more); it becomes the most recent. */
-static inline __attribute__((always_inline)) int64_t set_access(set_stacks *s, uint64_t line) {
-  int set = (int)(line & (PA_SETS - 1)), n = s->n[set];
-  uint64_t key = line / PA_SETS;
-  if (s->clock[set] == INT16_MAX) set_renumber(s, set);
-  int16_t stamp = ++s->clock[set], *st = s->stamp[set];
+/* One set's access to the line of `key` (its bits above the set index): the per-set distance,
+ * -1 if it is not among the set's PA_SET_EXACT most recent lines (a first touch, or PA_SET_EXACT
+ * or more); it becomes the most recent. tag, st, keys: the set's slots; *np its lines, *clock
+ * its last stamp. */
+static inline __attribute__((always_inline)) int64_t slots_access(uint16_t *tag, int16_t *st, uint64_t *keys, int *np,
+                                                                  int16_t *clock, uint64_t key) {
+  int n = *np;
+  if (*clock == INT16_MAX) slots_renumber(st, n, clock);
+  int16_t stamp = ++*clock;
   unsigned used = (unsigned)((1ULL << n) - 1);
 #ifdef __SSE2__
-  const __m128i *tv = (const __m128i *)s->tag[set], *sv = (const __m128i *)st;
+  const __m128i *tv = (const __m128i *)tag, *sv = (const __m128i *)st;
   const __m128i k = _mm_set1_epi16((short)(uint16_t)key);
   for (unsigned m = FRONT_MASK(_mm_cmpeq_epi16, tv, k) & used; m; m &= m - 1) {
     int p = __builtin_ctz(m);
-    if (s->key[set][p] == key) {
+    if (keys[p] == key) {
       const __m128i q = _mm_set1_epi16(st[p]);
       unsigned newer = FRONT_MASK(_mm_cmpgt_epi16, sv, q) & used;
       st[p] = stamp;
@@ -523,16 +543,28 @@ static inline __attribute__((always_inline)) int64_t set_access(set_stacks *s, u
   }
 #else
   for (int p = 0; p < n; p++)
-    if (s->tag[set][p] == (uint16_t)key && s->key[set][p] == key) {
+    if (tag[p] == (uint16_t)key && keys[p] == key) {
       int d = 0;
       for (int i = 0; i < n; i++) d += st[i] > st[p];
       st[p] = stamp;
       return d;
     }
 #endif
-  int p = n < PA_SET_EXACT ? s->n[set]++ : slots_oldest(st); /* a full set: the least recent falls out */
-  s->tag[set][p] = (uint16_t)key, s->key[set][p] = key, st[p] = stamp;
+  int p = n < PA_SET_EXACT ? (*np)++ : slots_oldest(st); /* a full set: the least recent falls out */
+  tag[p] = (uint16_t)key, keys[p] = key, st[p] = stamp;
   return -1;
+}
+
+/* The per-set distance of this access to `line` among PA_SETS sets (slots_access). */
+static inline __attribute__((always_inline)) int64_t set_access(set_stacks *s, uint64_t line) {
+  int set = (int)(line & (PA_SETS - 1));
+  return slots_access(s->tag[set], s->stamp[set], s->key[set], &s->n[set], &s->clock[set], line / PA_SETS);
+}
+
+/* The per-set distance of this access to `line` among 2^shift sets. */
+static inline __attribute__((always_inline)) int64_t llc_access(llc_stacks *s, uint64_t line) {
+  llc_set *x = &s->set[line & (((uint64_t)1 << s->shift) - 1)];
+  return slots_access(x->tag, x->stamp, x->key, &x->n, &x->clock, line >> s->shift);
 }
 
 pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
@@ -570,6 +602,7 @@ void pa_tracker_free(pa_tracker *t) {
   if (t->window) lru_free(&t->near);
   sets_free(t->far_sets);
   sets_free(t->near_sets);
+  for (int i = 0; i < t->n_llc; i++) free(t->llc[i].set);
   free(t->counts);
   free(t);
 }
@@ -579,6 +612,22 @@ const uint64_t *pa_tracker_counts(const pa_tracker *t, int group) {
 }
 
 int64_t pa_tracker_window(const pa_tracker *t) { return t->window; }
+
+bool pa_tracker_set_llc(pa_tracker *t, int n, const int *sets) {
+  if (t->rate < 1 || t->n_llc || pa_llc_sets_invalid(n, sets)) return false;
+  for (int i = 0; i < n; i++) {
+    size_t bytes = sizeof(llc_set) * (size_t)sets[i]; /* a multiple of its alignment */
+    llc_set *x = aligned_alloc(alignof(llc_set), bytes);
+    if (!x) {
+      for (int j = 0; j < i; j++) free(t->llc[j].set);
+      return false;
+    }
+    memset(x, 0, bytes);
+    t->llc[i] = (llc_stacks){__builtin_ctz((unsigned)sets[i]), x};
+  }
+  t->n_llc = n;
+  return true;
+}
 
 bool pa_tracker_set_locals(pa_tracker *t, uint64_t first_line, const uint64_t *map, int64_t n_lines) {
   lru *u = &t->far;
@@ -714,9 +763,19 @@ static inline __attribute__((always_inline)) int64_t full_access(pa_tracker *t, 
   return d;
 }
 
+/* full_access with the larger set counts too (a first touch is one in every set count). */
+static __attribute__((noinline)) int64_t full_access_llc(pa_tracker *t, uint64_t line, uint64_t *exact) {
+  int64_t d = full_access(t, line, exact);
+  for (int i = 0; i < t->n_llc; i++) {
+    int64_t in_set = llc_access(&t->llc[i], line);
+    if (d >= 0) exact[PA_TW_LLC + i * PA_SET_BINS + pa_set_bin(in_set)]++;
+  }
+  return d;
+}
+
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
   uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
-  if (t->rate >= 1) return full_access(t, line, exact);
+  if (t->rate >= 1) return t->n_llc ? full_access_llc(t, line, exact) : full_access(t, line, exact);
   if (t->far.lmap) return sampled_access_weighted(t, line, exact);
   return sampled_access(t, line, exact, false);
 }
@@ -725,7 +784,9 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
  * once, not per line; the same order and results as pa_tracker_access line by line). */
 bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group) {
   uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
-  if (t->rate >= 1)
+  if (t->rate >= 1 && t->n_llc)
+    for (uint64_t line = first; line <= last; line++) full_access_llc(t, line, exact);
+  else if (t->rate >= 1)
     for (uint64_t line = first; line <= last; line++) full_access(t, line, exact);
   else if (t->far.lmap)
     sampled_lines_weighted(t, first, last, exact);
@@ -796,6 +857,14 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
   quarters_from_counts(c + PA_TW_QUARTERS, h);
   for (int k = 0; k < PA_REUSE_BINS; k++) h->accesses += h->bins[k];
   h->accesses += h->cold;
+}
+
+void pa_tracker_llc_hist(const uint64_t *c, int n, const int *sets, pa_reuse_hist *h) {
+  h->n_llc = n;
+  for (int i = 0; i < n; i++) {
+    h->llc[i].sets = sets[i];
+    for (int k = 0; k < PA_SET_BINS; k++) h->llc[i].bins[k] = (double)c[PA_TW_LLC + i * PA_SET_BINS + k];
+  }
 }
 
 /* The iterations stand for the whole range, but the start does not: its first touches are

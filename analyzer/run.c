@@ -193,7 +193,7 @@ static int child_run(uint64_t entry, const pa_arg_setup *args, pa_runtime *rt, i
     return child_fail(h, "the kernel ran on more than %d threads; their counts and accesses cannot be kept apart",
                       PA_MAX_THREADS);
   if (pa_runtime_out_of_memory(rt))
-    return child_fail(h, "out of memory for a thread's hook buffers (its counts and accesses could not be kept apart)");
+    return child_fail(h, "out of memory for a thread's hook buffers or per-set stacks (its counts and accesses could not be kept apart)");
   pa_runtime_block_counts(rt, sh->counts);
   int nt = pa_runtime_threads(rt);
   h->threads = nt;
@@ -337,6 +337,7 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
       }
     pa_runtime_set_windows(rt, &opt->windows, win_blocks);
   }
+  if (reuse && opt->n_llc_sets) pa_runtime_set_llc(rt, opt->n_llc_sets, opt->llc_sets); /* checked by pa_profile_build */
   bool *count_blocks = malloc(sizeof *count_blocks * ((size_t)nf + 1));
   for (int i = 0; i < nf; i++) count_blocks[i] = !(opt->static_counts && pa_function_counted_statically(&p->functions[i]));
 

@@ -71,6 +71,8 @@ struct pa_runtime {
   bool windowed;
   pa_trace_opts win_opts;
   int64_t win_blocks;
+  int n_llc;                     /* larger set counts each tracker keeps per-set stacks for */
+  int llc_sets[PA_LLC_COUNTS];
   pthread_mutex_t lock; /* taken only when a thread is seen for the first time */
   _Atomic int n_threads;
   pthread_t tids[PA_MAX_THREADS];
@@ -184,6 +186,7 @@ static int thread_slot(pa_runtime *rt) {
     st->locals = locals_of_this_thread(rt);
     if (rt->track_reuse && rt->windowed) { /* warm-ups: one more group, never taken */
       st->tracker = pa_tracker_new(rt->n_functions + 1, 1, 0);
+      if (rt->n_llc && !pa_tracker_set_llc(st->tracker, rt->n_llc, rt->llc_sets)) atomic_store(&rt->out_of_memory, 1);
       st->sampled_threshold = UINT64_MAX;
       st->threshold = UINT64_MAX;
       win_state *w = calloc(1, sizeof *w);
@@ -195,6 +198,7 @@ static int thread_slot(pa_runtime *rt) {
       st->gate = 0; /* the first gated block calls __pa_phase, which starts the first window */
     } else if (rt->track_reuse) {
       st->tracker = pa_tracker_new(rt->n_functions, rt->rate, rt->window);
+      if (rt->n_llc && !pa_tracker_set_llc(st->tracker, rt->n_llc, rt->llc_sets)) atomic_store(&rt->out_of_memory, 1);
       /* every access at rate 1; a tracker starts in a burst when sampling */
       /* the limit on line x PA_SHARDS_MUL: hash < T iff the product is under T << (64 - bits) */
       st->sampled_threshold = rt->rate >= 1 ? UINT64_MAX
@@ -384,6 +388,13 @@ void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int
       if (!(passed >> desc[PA_DESC_HEADER + PA_DESC_ITEM * k + 3] & 1) && st->threshold == limit) continue;
       block_item(st, desc, k, first);
     }
+}
+
+bool pa_runtime_set_llc(pa_runtime *rt, int n, const int *sets) {
+  if (rt->rate < 1 || pa_llc_sets_invalid(n, sets)) return false;
+  rt->n_llc = n;
+  memcpy(rt->llc_sets, sets, sizeof *sets * (size_t)n);
+  return true;
 }
 
 void pa_runtime_set_windows(pa_runtime *rt, const pa_trace_opts *o, int64_t blocks) {

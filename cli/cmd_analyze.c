@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--sample-locals] [--run-static-counts] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
+          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--sample-locals] [--run-static-counts] [--llc-sets N[,N...]] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
           "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
           "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
           "                    seeded inputs (schedule options as for `portent compile --help`)\n"
@@ -40,6 +40,11 @@ static void usage(FILE *f) {
           "  --run-static-counts  in the run, functions whose blocks all have static counts get one\n"
           "                    counter (calls) instead of one per block (what bench analyze and the\n"
           "                    analytic cost model run)\n"
+          "  --llc-sets N[,N...]  also per-set reuse for caches of N sets (a power of two, 128..32768;\n"
+          "                    up to 4 counts), e.g. 1024 for a 1 MiB 16-way LL: a W-way LRU cache of N\n"
+          "                    sets misses the cold accesses and those at per-set distance >= W (W <= 32).\n"
+          "                    Runs at --sample 1 only (full or --reuse windows); adds \"llc_sets\" to\n"
+          "                    each histogram (docs/formats.md)\n"
           "  --seed S          seed of the random argument data (overrides the spec's)\n"
           "  --timeout SEC     kill the instrumented run after SEC seconds (overrides the spec's)\n"
           "  --no-reuse        block counts only (no memory-access hooks: faster)\n"
@@ -105,6 +110,36 @@ static int emit(pa_profile *p, const char *out, bool json, int fail_code, pt_dia
   }
   pa_profile_free(p);
   return rc;
+}
+
+/* --llc-sets N[,N...]: set counts for pa_options.llc_sets; 0, or -1 after saying why not. */
+static int parse_llc_sets(const char *text, pa_options *opt) {
+  const char *p = text;
+  int n = 0;
+  while (*p) {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || (*end && *end != ',') || n == PA_LLC_COUNTS) {
+      fprintf(stderr, "portent analyze: --llc-sets takes up to %d set counts separated by commas, got '%s'\n",
+              PA_LLC_COUNTS, text);
+      return -1;
+    }
+    if (v < PA_LLC_SETS_MIN || v > PA_LLC_SETS_MAX || (v & (v - 1))) {
+      fprintf(stderr, "portent analyze: --llc-sets: %lld is not a power of two in %d..%d (a cache's sets: bytes / 64 / ways)\n",
+              v, PA_LLC_SETS_MIN, PA_LLC_SETS_MAX);
+      return -1;
+    }
+    opt->llc_sets[n++] = (int)v;
+    p = *end ? end + 1 : end;
+    if (*end && !*p) break; /* a trailing comma: caught below */
+  }
+  const char *why = pa_llc_sets_invalid(n, opt->llc_sets);
+  if (n == 0 || why || text[strlen(text) - 1] == ',') {
+    fprintf(stderr, "portent analyze: --llc-sets '%s': %s\n", text, why ? why : "expected N[,N...]");
+    return -1;
+  }
+  opt->n_llc_sets = n;
+  return 0;
 }
 
 int cmd_analyze(int argc, char **argv) {
@@ -175,6 +210,8 @@ int cmd_analyze(int argc, char **argv) {
         return EXIT_USAGE;
       }
       opt.exact_window = w ? w : -1;
+    } else if (strcmp(arg, "--llc-sets") == 0 && has_val) {
+      if (parse_llc_sets(argv[++i], &opt) != 0) return EXIT_USAGE;
     } else if (strcmp(arg, "--seed") == 0 && has_val) {
       seed = strtoull(argv[++i], NULL, 10);
       have_seed = true;
@@ -199,6 +236,14 @@ int cmd_analyze(int argc, char **argv) {
   }
   if (!input && !sa.expr_file) {
     usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (opt.n_llc_sets && (opt.sample_rate < 1 || trace || static_counts || opt.no_reuse)) {
+    fprintf(stderr, "portent analyze: --llc-sets needs every access of a run: not with %s\n",
+            opt.sample_rate < 1 ? "--sample below 1 (a sampled run's bursts hold too few lines per set)"
+            : trace            ? "--reuse trace"
+            : static_counts    ? "--static-counts"
+                               : "--no-reuse");
     return EXIT_USAGE;
   }
   if (windows) {

@@ -1,5 +1,6 @@
 /* portent bench analyze: (a) D1 and LL misses predicted from reuse profiles (a 64-set A-way
- * LRU cache misses the accesses at per-set distance >= A plus the cold ones; a fully
+ * LRU cache misses the accesses at per-set distance >= A plus the cold ones, an LL of N sets
+ * likewise from the per-set bins the full profile keeps for N (pa_options.llc_sets); a fully
  * associative LRU cache of S lines those at distance >= S) against callgrind's cache simulation of the same compiled kernel, for suite workloads under
  * two schedules and clang-19-compiled C loop nests, at three cache configurations; (b) the
  * cost of profiling a candidate (static counts + 1% sampled reuse) next to its native time. */
@@ -49,7 +50,7 @@ typedef struct {
   double accesses; /* line accesses in the exact profile */
   bv_counts measured[N_CACHES];
   /* [config][D1, LL]: exact and 1% profiles (per-set bins where the level has PA_SETS sets,
-   * quarter bins otherwise), and the exact profile as session 9 predicted it (fully
+   * or, exact profile only, the llc bins of an LL's set count; quarter bins otherwise), and the exact profile as session 9 predicted it (fully
    * associative, log2 bins spread evenly) */
   double pred_full[N_CACHES][2], pred_sampled[N_CACHES][2], pred_before[N_CACHES][2];
   double pred_assoc[N_CACHES][2]; /* exact profile, set-associative LRU with random placement */
@@ -83,18 +84,34 @@ typedef struct {
 static double rel_err(double pred, double meas) { return meas > 0 ? (pred - meas) / meas : (pred > 0 ? INFINITY : 0); }
 
 /* Misses of a level of `bytes` and `ways`: exact from the per-set bins when it has PA_SETS
- * sets (every D1 here), else a fully associative LRU cache of its lines (distances >= lines
- * plus cold misses; inside a bin, its quarter's distances spread evenly). `before`: session 9's
- * rule, fully associative with log2 bins spread evenly (the 768-line D1 splits [512, 1024)). */
+ * sets (every D1 here) or a set count the profile has llc bins for (the full profile's LLs:
+ * llc_opts), else a fully associative LRU cache of its lines (distances >= lines plus cold
+ * misses; inside a bin, its quarter's distances spread evenly). `before`: session 9's rule,
+ * fully associative with log2 bins spread evenly (the 768-line D1 splits [512, 1024)). */
 static double misses(const pa_reuse_hist *h, int64_t bytes, int64_t ways, bool before) {
   int64_t lines = bytes / PA_LINE_BYTES;
   if (before) {
     pa_reuse_hist log2 = *h;
     log2.has_quarters = false;
+    log2.n_llc = 0;
     return pa_reuse_misses_at(&log2, (double)lines);
   }
   if (lines == ways * PA_SETS && h->has_sets) return pa_reuse_misses_sets(h, (int)ways);
-  return pa_reuse_misses_at(h, (double)lines);
+  double m = lines % ways == 0 && lines / ways <= PA_LLC_SETS_MAX ? pa_reuse_misses_llc(h, (int)(lines / ways), (int)ways) : -1;
+  return m >= 0 ? m : pa_reuse_misses_at(h, (double)lines);
+}
+
+/* The full profile's options for the miss predictions: every LL configuration's set count as
+ * llc bins (`analyze --llc-sets`), so the LLs are predicted per set as the D1s are. */
+static pa_options llc_opts(void) {
+  pa_options po = {.sample_rate = 1};
+  for (int c = 0; c < N_CACHES; c++) {
+    int sets = (int)(caches[c].ll_bytes / PA_LINE_BYTES / caches[c].ll_assoc);
+    bool seen = false;
+    for (int i = 0; i < po.n_llc_sets; i++) seen |= po.llc_sets[i] == sets;
+    if (!seen && po.n_llc_sets < PA_LLC_COUNTS) po.llc_sets[po.n_llc_sets++] = sets;
+  }
+  return po;
 }
 
 /* Set-associative columns: the predictor's own model of a level (pp_misses_set_assoc). */
@@ -153,14 +170,24 @@ static void analyze_case(const options *o, row *r, pa_module *m, const pa_run_sp
                          bool portent_abi, int n_buffers, const int64_t *floats) {
   pt_diag d = {0};
   r->trace_mrc = r->win_mrc = -1;
+  /* the predictions' full profile has the LLs' llc bins; the cost figures are a default
+   * profile's (made apart when both are wanted) */
+  pa_options fo = o->cost_only ? (pa_options){.sample_rate = 1} : llc_opts();
   double t0 = pt_now();
-  pa_profile *full = pa_profile_build(m, spec, &(pa_options){.sample_rate = 1}, &d);
+  pa_profile *full = pa_profile_build(m, spec, &fo, &d);
   r->full_total_s = pt_now() - t0;
   if (!full) {
     snprintf(r->note, sizeof r->note, "profile: %.180s", d.msg);
     return;
   }
   r->full_run_s = full->run_seconds;
+  if (!o->cost_only && !o->misses_only) {
+    t0 = pt_now();
+    pa_profile *plain = pa_profile_build(m, spec, &(pa_options){.sample_rate = 1}, &d);
+    r->full_total_s = pt_now() - t0;
+    r->full_run_s = plain ? plain->run_seconds : 0;
+    pa_profile_free(plain);
+  }
   r->accesses = full->reuse_total.accesses;
   predict(full, r->pred_full, r->pred_before, r->pred_assoc);
   if (!o->misses_only) other_profiles(r, m, spec, full);
@@ -404,8 +431,9 @@ static void c_case(const options *o, const c_kernel *ck, row *r) {
 static void print_text(const row *rows, int n) {
   printf("Misses predicted from the reuse profile vs callgrind --cache-sim (error = predicted / measured - 1)\n"
          "  before: session 9's rule, a fully associative LRU cache, log2 bins spread evenly\n"
-         "  predicted: a 64-set level (every D1 here) from the per-set bins, others fully associative with\n"
-         "             quarter bins; pred 1%%: the same from static counts + a 1%% SHARDS-sampled profile;\n"
+         "  predicted: a 64-set level (every D1 here) from the per-set bins, an LL from the per-set bins of\n"
+         "             its set count (analyze --llc-sets); pred 1%%: static counts + a 1%% SHARDS-sampled\n"
+         "             profile, its LLs fully associative with quarter bins (no llc bins when sampled);\n"
          "  pred assoc: the predictor's random-placement associativity term on the log2 bins\n");
   printf("%-34s %-9s %-3s %12s %12s %8s %12s %8s %12s %8s %12s %8s\n", "case", "caches", "lvl", "callgrind", "before",
          "error", "predicted", "error", "pred 1%", "error", "pred assoc", "error");
@@ -574,7 +602,8 @@ static void usage(FILE *f) {
           "usage: portent bench analyze [--quick] [--json] [--workloads a,b,...] [--kernels DIR] [--seed S]\n"
           "                             [--repeats N] [--max-accesses N] [--cost-only | --misses-only]\n\n"
           "(a) D1 and LL misses predicted from reuse profiles (exact and 1%% sampled; a 64-set level from\n"
-          "the per-set bins, others as fully associative caches; 'before' = fully associative, log2 bins) against callgrind's\n"
+          "the per-set bins, an LL from the exact profile's bins of its set count (analyze --llc-sets), others\n"
+          "as fully associative caches; 'before' = fully associative, log2 bins) against callgrind's\n"
           "cache simulation of the same compiled kernel (AVX2 object from the same IR, run once on cold\n"
           "caches by a generated driver) for %d cache configurations, for each suite workload under its\n"
           "default schedule and a random one (of seeds S..S+7, the one that executes the fewest instructions\n"
