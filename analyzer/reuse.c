@@ -132,7 +132,12 @@ typedef struct {
   llc_set *set;
 } llc_stacks;
 
+/* Which access path the tracker takes, chosen when it is set up (one compare per call on the
+ * runtime's path, as the rate test it replaces was). */
+typedef enum { PATH_FULL, PATH_FULL_LLC, PATH_SAMPLED, PATH_WEIGHTED } tracker_path;
+
 struct pa_tracker {
+  tracker_path path;
   double rate;
   uint64_t threshold; /* keep a line iff pa_shards_hash(line) < threshold */
   int64_t window;     /* lines in the exact window (sampled mode only) */
@@ -574,6 +579,7 @@ pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
   t->threshold = rate >= 1 ? SHARDS_P : (uint64_t)(rate * SHARDS_P + 0.5);
   lru_init(&t->far, 4096);
   if (rate >= 1) t->far_sets = sets_new();
+  t->path = rate >= 1 ? PATH_FULL : PATH_SAMPLED;
   if (rate < 1 && window >= 0) {
     /* W >= 16/R: then distances just beyond the window hold ~16 sampled lines. */
     t->window = window;
@@ -626,6 +632,7 @@ bool pa_tracker_set_llc(pa_tracker *t, int n, const int *sets) {
     t->llc[i] = (llc_stacks){__builtin_ctz((unsigned)sets[i]), x};
   }
   t->n_llc = n;
+  t->path = n ? PATH_FULL_LLC : PATH_FULL;
   return true;
 }
 
@@ -644,6 +651,7 @@ bool pa_tracker_set_locals(pa_tracker *t, uint64_t first_line, const uint64_t *m
   memcpy(m, map, sizeof *m * words);
   u->lmap = m, u->llo = first_line + 1, u->ln = (uint64_t)n_lines; /* keys are line + 1 */
   t->quarter_weight = (uint64_t)(1 / t->rate + 0.5);
+  t->path = PATH_WEIGHTED;
   return true;
 }
 
@@ -775,8 +783,9 @@ static __attribute__((noinline)) int64_t full_access_llc(pa_tracker *t, uint64_t
 
 int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
   uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
-  if (t->rate >= 1) return t->n_llc ? full_access_llc(t, line, exact) : full_access(t, line, exact);
-  if (t->far.lmap) return sampled_access_weighted(t, line, exact);
+  if (t->path == PATH_FULL) return full_access(t, line, exact);
+  if (t->path == PATH_FULL_LLC) return full_access_llc(t, line, exact);
+  if (t->path == PATH_WEIGHTED) return sampled_access_weighted(t, line, exact);
   return sampled_access(t, line, exact, false);
 }
 
@@ -784,11 +793,11 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group) {
  * once, not per line; the same order and results as pa_tracker_access line by line). */
 bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group) {
   uint64_t *exact = t->counts + (size_t)group * PA_TRACKER_WORDS;
-  if (t->rate >= 1 && t->n_llc)
-    for (uint64_t line = first; line <= last; line++) full_access_llc(t, line, exact);
-  else if (t->rate >= 1)
+  if (t->path == PATH_FULL)
     for (uint64_t line = first; line <= last; line++) full_access(t, line, exact);
-  else if (t->far.lmap)
+  else if (t->path == PATH_FULL_LLC)
+    for (uint64_t line = first; line <= last; line++) full_access_llc(t, line, exact);
+  else if (t->path == PATH_WEIGHTED)
     sampled_lines_weighted(t, first, last, exact);
   else
     for (uint64_t line = first; line <= last; line++) sampled_access(t, line, exact, false);

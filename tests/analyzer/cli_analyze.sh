@@ -37,6 +37,28 @@ grep -q '"line_filter":true' "$T/lf.json" || fail "--line-filter: no line_filter
 tot() { grep -o '"total":{[^}]*}' "$1" | grep -o '"cold":[-0-9.e+]*,"accesses":[-0-9.e+]*'; }
 [ -n "$(tot "$T/a.json")" ] && [ "$(tot "$T/lf.json")" = "$(tot "$T/a.json")" ] ||
   fail "--line-filter: $(tot "$T/lf.json") vs the run's $(tot "$T/a.json")"
+# Per-set bins for LL set counts (--llc-sets): added beside an otherwise unchanged profile, the
+# windowed run measuring every access gives the same; bad counts and sampled runs exit 2.
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --llc-sets 1024,128 -o "$T/llc.json" > /dev/null ||
+  fail "--llc-sets exited $?"
+grep -q '"total":{[^}]*"llc_sets":\[{"sets":1024,"bins":\[[^]]*\]},{"sets":128,"bins":\[' "$T/llc.json" ||
+  fail "--llc-sets: no llc_sets in the total"
+sed 's/,"llc_sets":\[\({"sets":[0-9]*,"bins":\[[^]]*\]},*\)*\]//g' "$T/llc.json" > "$T/llc_stripped.json"
+cmp -s "$T/llc_stripped.json" "$T/a.json" || fail "--llc-sets changed the rest of the profile"
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --llc-sets 1024,128 --reuse windows --trace-share 1 -o "$T/llcw.json" \
+  > /dev/null || fail "--llc-sets --reuse windows exited $?"
+llc() { grep -o '"llc_sets":\[\({"sets":[0-9]*,"bins":\[[^]]*\]},*\)*\]' "$1"; }
+[ -n "$(llc "$T/llc.json")" ] && [ "$(llc "$T/llcw.json")" = "$(llc "$T/llc.json")" ] ||
+  fail "--llc-sets --reuse windows: llc bins differ from the run's"
+for bad in 1000 64 65536 1024,1024 0x400 "1024," 128,256,512,1024,2048; do
+  "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --llc-sets "$bad" -o "$T/x.json" 2> "$T/err.txt"
+  rc=$?
+  [ $rc -eq 2 ] && grep -q -- '--llc-sets' "$T/err.txt" || fail "--llc-sets $bad: exit $rc, $(cat "$T/err.txt")"
+done
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --llc-sets 1024 --sample 0.01 -o "$T/x.json" 2> "$T/err.txt"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- '--llc-sets.*--sample' "$T/err.txt" || fail "--llc-sets with --sample: exit $rc, $(cat "$T/err.txt")"
+[ ! -e "$T/x.json" ] || fail "a profile was written for a refused --llc-sets"
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --reuse bogus > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--reuse bogus: want exit 2"
 # A stack-allocated local buffer: the same bytes in separate processes (stack starts differ).

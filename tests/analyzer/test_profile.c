@@ -91,6 +91,47 @@ int main(void) {
     free(old);
     pa_profile_free(q);
   }
+  /* LL set counts (pa_options.llc_sets): their bins beside an otherwise unchanged histogram,
+   * summed over both threads, written and read back; refused when sampling or out of range. */
+  pa_options lo = {.sample_rate = 1, .n_llc_sets = 2, .llc_sets = {1024, 128}};
+  pa_profile *pl = pa_profile_llvm(pa_module_llvm(m), s, &lo, &d);
+  CHECK_MSG(pl, "%s", d.msg);
+  if (pl) {
+    const pa_reuse_hist *h = &pl->reuse_total, *h0 = &p->reuse_total;
+    CHECK(h->n_llc == 2 && h->llc[0].sets == 1024 && h->llc[1].sets == 128 && h0->n_llc == 0);
+    CHECK(memcmp(h->bins, h0->bins, sizeof h->bins) == 0 && memcmp(h->sets, h0->sets, sizeof h->sets) == 0 &&
+          h->cold == h0->cold && h->accesses == h0->accesses);
+    for (int i = 0; i < 2; i++) {
+      double sum = 0;
+      for (int k = 0; k < PA_SET_BINS; k++) sum += h->llc[i].bins[k];
+      CHECK_MSG(sum == h->accesses - h->cold, "%d sets: %g, reuses %g", h->llc[i].sets, sum, h->accesses - h->cold);
+    }
+    CHECK(pa_reuse_misses_llc(h, 1024, 16) >= h->cold && pa_reuse_misses_llc(h, 512, 16) < 0 &&
+          pa_reuse_misses_llc(h0, 1024, 16) < 0);
+    char *js = pa_profile_to_json(pl), *js0 = pa_profile_to_json(p);
+    CHECK(js && strstr(js, "\"llc_sets\":[{\"sets\":1024,\"bins\":[") && js0 && !strstr(js0, "llc_sets"));
+    pa_profile *back = js ? pa_profile_parse(js, "llc", &d) : NULL;
+    CHECK_MSG(back, "%s", d.msg);
+    char *js2 = back ? pa_profile_to_json(back) : NULL;
+    CHECK(js2 && strcmp(js, js2) == 0);
+    /* a damaged set count names its path */
+    char *bad = js ? strstr(js, "\"sets\":1024") : NULL;
+    if (bad) memcpy(bad, "\"sets\":1000", 11);
+    pt_diag_clear(&d);
+    CHECK(bad && !pa_profile_parse(js, "llc", &d) && strstr(d.msg, "llc_sets"));
+    free(js), free(js0), free(js2);
+    pa_profile_free(back);
+  }
+  pa_profile_free(pl);
+  pa_options refused[] = {{.sample_rate = 0.01, .n_llc_sets = 1, .llc_sets = {1024}},
+                          {.sample_rate = 1, .n_llc_sets = 1, .llc_sets = {1000}},
+                          {.sample_rate = 1, .n_llc_sets = 2, .llc_sets = {256, 256}},
+                          {.sample_rate = 1, .no_reuse = true, .n_llc_sets = 1, .llc_sets = {1024}}};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    pt_diag_clear(&d);
+    CHECK_MSG(!pa_profile_llvm(pa_module_llvm(m), s, &refused[i], &d) && d.err == PT_ERR_INPUT && strstr(d.msg, "llc_sets"),
+              "refused[%zu]: %s", i, d.msg);
+  }
   /* A damaged file names the JSON path. */
   FILE *f = fopen(b, "w");
   fputs("{\"version\":1,\"module_id\":\"x\",\"source\":\"s\",\"counts_source\":\"none\",\"seed\":1,\"threads\":0,"
