@@ -7,34 +7,8 @@
 #include <stdlib.h>
 
 #include "analyzer/internal.h"
+#include "sa_cache.h"
 #include "test.h"
-
-/* A set-associative LRU cache: per set, its lines most recent first (at most `ways`). */
-typedef struct {
-  int ways, sets;
-  uint64_t *line; /* [set][ways] */
-  int *n;
-} sa_cache;
-
-static sa_cache sa_new(int sets, int ways) {
-  return (sa_cache){ways, sets, calloc((size_t)sets * (size_t)ways, sizeof(uint64_t)), calloc((size_t)sets, sizeof(int))};
-}
-
-static void sa_free(sa_cache *c) { free(c->line), free(c->n); }
-
-/* true on a miss */
-static bool sa_access(sa_cache *c, uint64_t line) {
-  int s = (int)(line % (uint64_t)c->sets);
-  uint64_t *l = c->line + (size_t)s * (size_t)c->ways;
-  int i = 0;
-  while (i < c->n[s] && l[i] != line) i++;
-  bool miss = i == c->n[s];
-  if (miss && c->n[s] < c->ways) c->n[s]++;
-  if (i == c->ways) i--; /* evict the least recent */
-  memmove(l + 1, l, sizeof *l * (size_t)i);
-  l[0] = line;
-  return miss;
-}
 
 enum { N_WAYS = 8 };
 static const int ways[N_WAYS] = {1, 2, 4, 8, 12, 16, 24, 32};
