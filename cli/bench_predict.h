@@ -10,8 +10,8 @@
 #include "common.h"
 #include "targets.h"
 
-#define BP_PRESETS 30
-#define BP_HEADLINE 26 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams: the default model */
+#define BP_PRESETS 31
+#define BP_HEADLINE 30 /* steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams+setloads: the default model */
 const char *bp_preset_name(int k);
 
 typedef struct {

@@ -22,15 +22,16 @@ static void usage(FILE *f) {
              "  --quick        fewer widths, sizes and repetitions (seconds instead of a minute)\n"
              "  --threads N    most threads for bandwidth and thread-pool figures (default: all cores)\n"
              "  --only LIST    instruction classes to measure, e.g. add:f32,fma:f32:512 (op[:type[:bits]]),\n"
-             "                 and/or parts: memory, mlp, l1sets, l1rmw, l1streams, forward, spills, runtime, units (naming a part\n"
+             "                 and/or parts: memory, mlp, l1sets, l1rmw, l1streams, l1loads, forward, spills, runtime, units (naming a part\n"
              "                 leaves out the parts not named, and the instruction table unless classes are\n"
              "                 named too); l1sets: L1 misses in flight per set (walks in few L1 sets); l1rmw:\n"
              "                 the same walks read-modify-write (set_walks[].rmw_ns_per_access); l1streams: rows\n"
              "                 4 KiB apart walked side by side, loaded or read-modify-written\n"
-             "                 (caches[0].set_streams); forward: a\n"
+             "                 (caches[0].set_streams); l1loads: the set walks read by 1..16 load\n"
+             "                 instructions at once (caches[0].set_loads); forward: a\n"
              "                 load spanning two stores in flight (cpu.store_forward_fail_cycles); spills:\n"
              "                 register tiles larger than the vector registers (cpu.spill_update_cycles)\n"
-             "  --skip LIST    parts to leave out: memory, mlp, l1sets, l1rmw, l1streams, forward, spills, runtime, units\n"
+             "  --skip LIST    parts to leave out: memory, mlp, l1sets, l1rmw, l1streams, l1loads, forward, spills, runtime, units\n"
              "                 (comma-separated)\n"
              "  --small-pages  memory buffers in 4 KiB pages (default: 2 MiB where the kernel allows)\n"
              "  --reps N       timed repetitions per figure (default 5, --quick 3)\n"
@@ -53,9 +54,9 @@ static int check_writable(const char *path) {
 
 /* The parts --skip and --only name, with the option each sets to leave it out. */
 static bool *part_flag(pmb_options *o, const char *p, size_t n) {
-  static const char *names[] = {"memory", "mlp", "l1sets", "l1rmw", "l1streams", "forward", "spills", "runtime", "units"};
-  bool *flags[] = {&o->skip_memory, &o->skip_mlp,     &o->skip_l1_sets, &o->skip_l1_rmw,
-                   &o->skip_l1_streams, &o->skip_forward, &o->skip_spills, &o->skip_runtime, &o->skip_units};
+  static const char *names[] = {"memory", "mlp", "l1sets", "l1rmw", "l1streams", "l1loads", "forward", "spills", "runtime", "units"};
+  bool *flags[] = {&o->skip_memory,     &o->skip_mlp,     &o->skip_l1_sets, &o->skip_l1_rmw,  &o->skip_l1_streams,
+                   &o->skip_l1_loads,   &o->skip_forward, &o->skip_spills,  &o->skip_runtime, &o->skip_units};
   for (size_t i = 0; i < PT_ARRAY_LEN(names); i++)
     if (strlen(names[i]) == n && strncmp(p, names[i], n) == 0) return flags[i];
   return NULL;
@@ -69,7 +70,7 @@ static int parse_skip(const char *list, pmb_options *o) {
     size_t n = strcspn(p, ",");
     bool *f = part_flag(o, p, n);
     if (!f) {
-      fprintf(stderr, "portent characterize: --skip: unknown part '%.*s' (memory, mlp, l1sets, l1rmw, l1streams, forward, spills, runtime, units)\n", (int)n, p);
+      fprintf(stderr, "portent characterize: --skip: unknown part '%.*s' (memory, mlp, l1sets, l1rmw, l1streams, l1loads, forward, spills, runtime, units)\n", (int)n, p);
       return -1;
     }
     *f = true;
@@ -104,6 +105,7 @@ static void parse_only(char *list, pmb_options *o) {
   o->skip_l1_sets |= !named.skip_l1_sets;
   o->skip_l1_rmw |= !named.skip_l1_rmw;
   o->skip_l1_streams |= !named.skip_l1_streams;
+  o->skip_l1_loads |= !named.skip_l1_loads;
   o->skip_forward |= !named.skip_forward;
   o->skip_spills |= !named.skip_spills;
   o->skip_runtime |= !named.skip_runtime;
@@ -140,13 +142,13 @@ static ptg_target *load_for_update(const char *path, pmb_options *o, pt_diag *d)
 static ptg_target *merge_update(const ptg_target *base, ptg_target *fresh, const pmb_options *o, const char *path,
                                 pt_diag *d) {
   ptg_update_summary s = {.units = !o->skip_units, .memory = !o->skip_memory, .mlp = !o->skip_mlp, .sets = !o->skip_l1_sets,
-                          .rmw = !o->skip_l1_rmw, .streams = !o->skip_l1_streams, .forward = !o->skip_forward, .spills = !o->skip_spills, .runtime = !o->skip_runtime, .gpu = o->gpu};
+                          .rmw = !o->skip_l1_rmw, .streams = !o->skip_l1_streams, .loads = !o->skip_l1_loads, .forward = !o->skip_forward, .spills = !o->skip_spills, .runtime = !o->skip_runtime, .gpu = o->gpu};
   ptg_target *t = ptg_target_update(base, fresh, &s, d);
   ptg_target_free(fresh);
   if (t)
-    fprintf(stderr, "characterize: %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s\n", path, s.replaced, s.added,
+    fprintf(stderr, "characterize: %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s%s\n", path, s.replaced, s.added,
             s.units ? ", units" : "", s.memory ? ", caches and memory" : "", s.mlp ? ", misses in flight" : "",
-            s.sets ? ", L1 set walks" : "", s.rmw ? ", L1 read-modify-write walks" : "", s.streams ? ", L1 set streams" : "", s.forward ? ", store forwarding" : "", s.spills ? ", spilled register tiles" : "", s.runtime ? ", thread pool" : "");
+            s.sets ? ", L1 set walks" : "", s.rmw ? ", L1 read-modify-write walks" : "", s.streams ? ", L1 set streams" : "", s.loads ? ", L1 set walks by loads" : "", s.forward ? ", store forwarding" : "", s.spills ? ", spilled register tiles" : "", s.runtime ? ", thread pool" : "");
   return t;
 }
 

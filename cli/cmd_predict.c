@@ -18,8 +18,8 @@ static void usage(FILE *f) {
           "  --model M        patent | patent+bw | steady | steady+mlp | steady+bw | full, optionally\n"
           "                   + \"+strides\", \"+overlap\", \"+carried\", \"+lanes\", \"+sets\", \"+shared\", \"+far\",\n"
           "                   \"+busy\", \"+forward\", \"+dirty\", \"+streams\", \"+llcwalk\", \"+regs\", \"+cmpbr\",\n"
-          "                   \"+fold\", \"+setsum\", \"+setns\", \"+memchain\", \"-assoc\"\n"
-          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams:\n"
+          "                   \"+fold\", \"+setsum\", \"+setns\", \"+setloads\", \"+memchain\", \"-assoc\"\n"
+          "                   (default steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams+setloads:\n"
           "                   steady-state loops, the bandwidth bound, overlapping instances of latency-\n"
           "                   bound inner loops and the profile's per-access strides on top of the\n"
           "                   patent's formula; full adds memory-level parallelism; +carried bounds\n"
@@ -51,7 +51,9 @@ static void usage(FILE *f) {
           "                   its arithmetic user: one issue slot for each pair; +setsum adds a\n"
           "                   loop's +sets misses in one L1 set position, no access wider than a\n"
           "                   line, to its other cycles instead of bounding them; +setns (not in the default)\n"
-          "                   prices those misses at the set walks' own ns per access\n"
+          "                   prices those misses at the set walks' own ns per access; +setloads\n"
+          "                   prices a group read by several load instructions at the target's\n"
+          "                   caches[0].set_loads ratio to one load (targets without it: unchanged)\n"
           "  --blocks K       list the K costliest blocks (default 8)\n"
           "  --json           print the prediction as JSON\n"
           "Exit 2 for bad usage or input (unreadable profile or target, thread count out of range).\n");
@@ -66,7 +68,7 @@ static ptg_target *load_target(const char *arg, pt_diag *d) {
 }
 
 int cmd_predict(int argc, char **argv) {
-  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams";
+  const char *target_path = NULL, *profile_path = NULL, *model = "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams+setloads";
   int threads = 0, blocks = 8;
   bool json = false, have_threads = false;
   for (int i = 1; i < argc; i++) {

@@ -21,6 +21,7 @@ static bool no_mlp(const pmb_options *o) { return o->skip_mlp; }
 static bool no_l1_sets(const pmb_options *o) { return o->skip_l1_sets; }
 static bool no_l1_rmw(const pmb_options *o) { return o->skip_l1_rmw; }
 static bool no_l1_streams(const pmb_options *o) { return o->skip_l1_streams; }
+static bool no_l1_loads(const pmb_options *o) { return o->skip_l1_loads; }
 static bool no_forward(const pmb_options *o) { return o->skip_forward; }
 static bool no_spills(const pmb_options *o) { return o->skip_spills; }
 static bool no_instructions(const pmb_options *o) { return o->skip_instructions; }
@@ -41,6 +42,7 @@ static const struct {
     {"L1 misses in flight per set", pmb_measure_set_walks, no_l1_sets},
     {"L1 read-modify-write set walks", pmb_measure_set_walks_rmw, no_l1_rmw},
     {"L1 set streams", pmb_measure_set_streams, no_l1_streams},
+    {"L1 set walks by loads", pmb_measure_set_loads, no_l1_loads},
     {"store forwarding", pmb_measure_store_forward, no_forward},
     {"spilled register tiles", pmb_measure_spills, no_spills},
     {"the thread pool", pmb_measure_runtime, no_runtime},

@@ -25,6 +25,7 @@ typedef struct {
   bool skip_l1_sets;      /* L1 misses in flight per set: the set walks (set_walks.c) */
   bool skip_l1_rmw;       /* the same walks read-modify-write (set_walks.c) */
   bool skip_l1_streams;   /* sequential streams in one L1 set position (set_streams.c) */
+  bool skip_l1_loads;     /* the set walks read by 1..16 load instructions at once (set_loads.c) */
   bool skip_forward;      /* a load spanning two stores in flight (forward.c) */
   bool skip_spills;       /* register tiles larger than the vector registers (spills.c) */
   bool skip_instructions; /* no instruction table (a run of other sections only) */

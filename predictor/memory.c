@@ -662,6 +662,9 @@ double pp_loop_l1_sets(pp_predictor *pp, const pa_function *f, int loop, const d
     double rmw_ns = pp->o.dirty_sets && rmw_misses > 0 ? ptg_target_set_rmw_ns(t, positions) : NAN;
     if (rmw_ns > 0 && inflight > 0)
       need = fmax(need, rmw_misses * rmw_ns * pp->freq_ghz + (misses - rmw_misses) * pp_level_latency(t, 2) / inflight);
+    /* +setloads: the group's walks are g load instructions reading one column at once (an
+     * unrolled loop's rows), which the target serves slower than one load walking alone */
+    if (pp->o.set_loads && g > 1) need *= ptg_target_set_loads_ratio(t, positions, g);
     if (need > worst) worst = need, *one_set = positions <= 1 && !(rmw_ns > 0) && !wide;
   }
   return worst;

@@ -86,6 +86,10 @@ typedef struct pp_options {
   bool set_ns;          /* sets: a set-conflicting group's misses each take the target's set walks'
                            ns_per_access at the positions they fall in, instead of L2 latency over
                            the walks' misses in flight (their chase latency / ns per access) */
+  bool set_loads;       /* sets: a set-conflicting group read by several load instructions (an
+                           unrolled loop's rows of one column) takes its misses at the target's
+                           ratio of such walks by that many loads to one load's
+                           (ptg_target_set_loads_ratio); a target without set_loads: unchanged */
   bool spills;          /* a single-block loop whose float header phis need more of the target's
                            vector registers (ptg_target_vector_registers) than a register tile
                            leaves free takes at least its vector float updates at the target's
@@ -93,7 +97,7 @@ typedef struct pp_options {
                            unchanged */
 } pp_options;
 
-/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams" (threads = cores). */
+/* The default model, "steady+bw+overlap+strides+lanes+sets+carried+shared+far+busy+forward+dirty+llcwalk+regs+memchain+setsum+streams+setloads" (threads = cores). */
 void pp_options_default(pp_options *o);
 /* The ablation rows: "patent" "patent+bw" "steady" "steady+mlp" "steady+bw" "full" (all three);
  * any of them + "-assoc": with fully associative caches; + "+overlap": with the overlap of

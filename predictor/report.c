@@ -22,11 +22,11 @@ static int cmp_block(const void *a, const void *b) {
 
 void pp_prediction_print(FILE *f, const pp_prediction *r, int top_blocks) {
   const pp_options *o = &r->options;
-  fprintf(f, "target %s, %d thread(s), %.3f GHz; model:%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n", r->target, r->threads, r->frequency_ghz,
+  fprintf(f, "target %s, %d thread(s), %.3f GHz; model:%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n", r->target, r->threads, r->frequency_ghz,
           o->steady_state ? " steady-state" : " patent", o->mlp ? " +mlp" : "", o->bandwidth ? " +bandwidth" : "",
           o->overlap ? " +overlap" : "", o->strides ? " +strides" : "", o->carried ? " +carried" : "",
           o->level_inflight ? " +inflight" : "", o->lanes ? " +lanes" : "", o->l1_sets ? " +sets" : "", o->shared ? " +shared" : "",
-          o->far_sets ? " +far" : "", o->busy ? " +busy" : "", o->forward ? " +forward" : "", o->dirty_sets ? " +dirty" : "", o->llc_walks ? " +llcwalk" : "", o->spills ? " +regs" : "", o->set_streams ? " +streams" : "", o->fuse_branch ? " +cmpbr" : "", o->fold_loads ? " +fold" : "", o->sets_sum ? " +setsum" : "", o->set_ns ? " +setns" : "", o->mem_chains ? " +memchain" : "", o->fully_assoc ? " -assoc" : "");
+          o->far_sets ? " +far" : "", o->busy ? " +busy" : "", o->forward ? " +forward" : "", o->dirty_sets ? " +dirty" : "", o->llc_walks ? " +llcwalk" : "", o->spills ? " +regs" : "", o->set_streams ? " +streams" : "", o->fuse_branch ? " +cmpbr" : "", o->fold_loads ? " +fold" : "", o->sets_sum ? " +setsum" : "", o->set_ns ? " +setns" : "", o->set_loads ? " +setloads" : "", o->mem_chains ? " +memchain" : "", o->fully_assoc ? " -assoc" : "");
   fprintf(f, "predicted %.6g s (%.4g ms): compute %.4g ms, memory %.4g ms, bandwidth %.4g ms, fork/join %.4g ms; "
              "bound: %s\n",
           r->seconds, r->seconds * 1e3, r->compute_seconds * 1e3, r->memory_seconds * 1e3,

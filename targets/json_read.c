@@ -267,6 +267,27 @@ static ptg_set_stream *set_streams(reader *r, const cJSON *cache, const char *pa
   return rows;
 }
 
+static ptg_set_load *set_loads(reader *r, const cJSON *cache, const char *path, int *n) {
+  const cJSON *arr = array(r, cache, path, "set_loads", false);
+  *n = arr ? cJSON_GetArraySize(arr) : 0;
+  ptg_set_load *rows = pt_alloc(r->a, sizeof(ptg_set_load) * (size_t)(*n + 1));
+  for (int i = 0; i < *n && !r->err; i++) {
+    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's */
+    snprintf(p, sizeof p, "%.*s.set_loads[%d]", PATH_MAX_LEN - 1, path, i);
+    const cJSON *e = cJSON_GetArrayItem(arr, i);
+    if (!cJSON_IsObject(e)) {
+      bad(r, p, NULL, "expected an object");
+      break;
+    }
+    rows[i].stride_bytes = integer64(r, e, p, "stride", true);
+    rows[i].sets = integer(r, e, p, "sets", true, 0);
+    rows[i].lines = integer64(r, e, p, "lines", true);
+    rows[i].loads = integer(r, e, p, "loads", true, 0);
+    rows[i].ns_per_access = fig(r, e, p, "ns_per_access", true);
+  }
+  return rows;
+}
+
 static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
   const cJSON *arr = array(r, root, "", "caches", true);
   t->n_caches = arr ? cJSON_GetArraySize(arr) : 0;
@@ -291,6 +312,7 @@ static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
     c->detected_bytes = integer64(r, e, p, "detected_size", false);
     c->set_walks = set_walks(r, e, p, &c->n_set_walks);
     c->set_streams = set_streams(r, e, p, &c->n_set_streams);
+    c->set_loads = set_loads(r, e, p, &c->n_set_loads);
     c->bandwidth = bandwidths(r, e, p, &c->n_bandwidth);
     c->source = str(r, e, p, "source", false);
   }

@@ -142,6 +142,19 @@ static cJSON *cache_json(const ptg_cache *k) {
       cJSON_AddItemToArray(rows, x);
     }
   }
+  if (k->n_set_loads) {
+    cJSON *rows = cJSON_AddArrayToObject(e, "set_loads");
+    for (int i = 0; i < k->n_set_loads; i++) {
+      const ptg_set_load *w = &k->set_loads[i];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
+      cJSON_AddNumberToObject(x, "sets", w->sets);
+      cJSON_AddNumberToObject(x, "lines", (double)w->lines);
+      cJSON_AddNumberToObject(x, "loads", w->loads);
+      add_fig(x, "ns_per_access", w->ns_per_access);
+      cJSON_AddItemToArray(rows, x);
+    }
+  }
   add_bandwidth(e, k->bandwidth, k->n_bandwidth);
   add_str(e, "source", k->source);
   return e;

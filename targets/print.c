@@ -81,6 +81,11 @@ void ptg_target_print(FILE *f, const ptg_target *t) {
     fprintf(f, "  L1     %d streams in one set position, %d read-modify-write: %s ns per access\n", w->streams,
             w->rmw_streams, fmt_fig(a, sizeof a, w->ns_per_access.value));
   }
+  for (int i = 0; l1 && i < l1->n_set_loads; i++) {
+    const ptg_set_load *w = &l1->set_loads[i];
+    fprintf(f, "  L1     column of %lld lines %lld B apart (%d set(s)) read by %d load(s) at once: %s ns per element\n",
+            (long long)w->lines, (long long)w->stride_bytes, w->sets, w->loads, fmt_fig(a, sizeof a, w->ns_per_access.value));
+  }
   fprintf(f, "  memory   latency %s ns (%s cycles), %s overlapping misses\n", fmt_fig(a, sizeof a, t->memory.latency_ns.value),
           fmt_fig(b, sizeof b, t->memory.latency_cycles.value), fmt_fig(c, sizeof c, t->memory.overlapping_misses.value));
   for (int i = 0; i < t->memory.n_strided; i++) {

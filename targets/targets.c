@@ -270,6 +270,41 @@ double ptg_target_set_ns(const ptg_target *t, double sets) {
   return set_walk_figure(t, sets, offsetof(ptg_set_walk, ns_per_access));
 }
 
+/* ns per access of L1's set_loads rows with `sets` sets at `loads` loads: linear in log2(loads)
+ * between the nearest measured counts (the nearest beyond them); NaN: no row with that many sets. */
+static double loads_ns(const ptg_cache *l1, int sets, double loads) {
+  const ptg_set_load *lo = NULL, *hi = NULL;
+  for (int i = 0; i < l1->n_set_loads; i++) {
+    const ptg_set_load *w = &l1->set_loads[i];
+    if (w->sets != sets || !(w->ns_per_access.value > 0) || w->loads < 1) continue;
+    if (w->loads <= loads && (!lo || w->loads > lo->loads)) lo = w;
+    if (w->loads >= loads && (!hi || w->loads < hi->loads)) hi = w;
+  }
+  if (!lo || !hi) return lo ? lo->ns_per_access.value : hi ? hi->ns_per_access.value : NAN;
+  if (lo->loads == hi->loads) return lo->ns_per_access.value;
+  double f = log2(loads / lo->loads) / log2((double)hi->loads / lo->loads);
+  return lo->ns_per_access.value + f * (hi->ns_per_access.value - lo->ns_per_access.value);
+}
+
+double ptg_target_set_loads_ratio(const ptg_target *t, double sets, double loads) {
+  const ptg_cache *l1 = ptg_target_cache(t, 1);
+  if (!l1 || l1->n_set_loads == 0 || !(loads >= 1)) return 1;
+  int lo = 0, hi = 0; /* the measured set counts nearest below and above `sets` */
+  for (int i = 0; i < l1->n_set_loads; i++) {
+    int s = l1->set_loads[i].sets;
+    if (s <= sets && s > lo) lo = s;
+    if (s >= sets && (hi == 0 || s < hi)) hi = s;
+  }
+  if (!lo) lo = hi;
+  if (!hi) hi = lo;
+  if (!lo) return 1;
+  double r_lo = loads_ns(l1, lo, loads) / loads_ns(l1, lo, 1), r_hi = loads_ns(l1, hi, loads) / loads_ns(l1, hi, 1);
+  if (!(r_lo > 0) || !(r_hi > 0)) return 1;
+  if (lo == hi) return r_lo;
+  double f = log(sets / lo) / log((double)hi / lo);
+  return r_lo + f * (r_hi - r_lo);
+}
+
 double ptg_target_set_rmw_ns(const ptg_target *t, double sets) {
   return set_walk_figure(t, sets, offsetof(ptg_set_walk, rmw_ns_per_access));
 }

@@ -141,6 +141,19 @@ typedef struct {
   ptg_figure ns_per_access;
 } ptg_set_stream;
 
+/* An L1 set walk read by `loads` load instructions at once (set_loads of level 1): the set
+ * walk's lines, `loads` independent loads an iteration, each `loads` x stride further on (an
+ * unrolled loop's rows of one column, each its own instruction). Zen 3 serves such a walk slower
+ * the more instructions read it, though every line and its order are the same (1.22-1.28x from
+ * one load to eight at 2 KiB: docs/validation.md, session 24). */
+typedef struct {
+  int64_t stride_bytes;
+  int sets;
+  int64_t lines;
+  int loads;
+  ptg_figure ns_per_access;
+} ptg_set_load;
+
 typedef struct {
   int level;                 /* 1, 2, 3 */
   int64_t size_bytes;        /* per instance */
@@ -158,6 +171,8 @@ typedef struct {
   ptg_set_walk *set_walks;   /* "set_walks", by increasing sets */
   int n_set_streams;         /* level 1 only; 0: not measured */
   ptg_set_stream *set_streams; /* "set_streams" */
+  int n_set_loads;           /* level 1 only; 0: not measured */
+  ptg_set_load *set_loads;   /* "set_loads" */
   int n_bandwidth;
   ptg_bandwidth *bandwidth;
   const char *source;
@@ -311,6 +326,7 @@ typedef struct {
   bool forward; /* in: cpu.store_forward_fail_cycles; without it base's is kept */
   bool spills;  /* in: cpu.spill_update_cycles; without it base's is kept */
   bool streams; /* in: L1's set streams (caches[0].set_streams); without them base's are kept */
+  bool loads;   /* in: L1's set walks by loads (caches[0].set_loads); without them base's are kept */
   bool mlp; /* in: misses in flight (caches[].overlapping_misses, memory.overlapping_misses and
              * memory.strided_walks): without it base's are kept even when memory is replaced */
   int replaced, added;              /* out: instruction rows */
@@ -367,6 +383,12 @@ double ptg_target_set_rmw_ns(const ptg_target *t, double sets);
 /* ns per access of a load walk whose lines fall in `sets` of L1's sets (set_walks' ns_per_access),
  * interpolated as ptg_target_set_inflight; NaN when L1 has no set walks. */
 double ptg_target_set_ns(const ptg_target *t, double sets);
+/* How much slower a set walk whose lines fall in `sets` of L1's sets is when `loads` load
+ * instructions read it at once than when one does (set_loads): at each measured set count, the
+ * ns per access at `loads` (linear in log2(loads) between the measured counts, the nearest
+ * beyond them) over that at one load; between set counts linear in log(sets), the nearest
+ * beyond them as set_walks. 1 when none was measured. */
+double ptg_target_set_loads_ratio(const ptg_target *t, double sets, double loads);
 /* ns per access of `streams` sequential streams in one L1 set position, `rmw` of them stored back
  * (set_streams): linear between the measured stream counts (the nearest beyond them) and, at
  * each, between the measured read-modify-write shares; NaN when none was measured. */

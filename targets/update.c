@@ -84,7 +84,7 @@ static cJSON *l1_cache(const cJSON *t) {
   return NULL;
 }
 
-/* One of L1's own probes (`key`: "set_walks", "set_streams") of src into dst, so they survive
+/* One of L1's own probes (`key`: "set_walks", "set_streams", "set_loads") of src into dst, so they survive
  * or replace the caches apart. */
 static void take_l1_probe(cJSON *dst, const cJSON *src, const char *key) {
   cJSON *dc = l1_cache(dst), *sc = l1_cache(src);
@@ -158,12 +158,12 @@ static void merge_provenance(cJSON *out, const cJSON *fresh, const ptg_update_su
     cJSON_AddItemToArray(sources, cJSON_CreateString(pt_sprintf(a, "update: %s", src->valuestring)));
   }
   const cJSON *date = cJSON_GetObjectItem(fp, "date"), *notes = cJSON_GetObjectItem(p, "notes");
-  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s%s",
+  char *note = pt_sprintf(a, "%s%supdated %s: %d instruction rows measured again, %d added%s%s%s%s%s%s%s%s%s%s%s",
                           cJSON_IsString(notes) ? notes->valuestring : "", cJSON_IsString(notes) ? "; " : "",
                           cJSON_IsString(date) ? date->valuestring : "?", s->replaced, s->added,
                           s->units ? ", execution units and issue width" : "", s->memory ? ", caches and memory" : "",
                           s->mlp ? ", misses in flight" : "", s->sets ? ", L1 set walks" : "", s->rmw ? ", L1 read-modify-write walks" : "",
-                          s->streams ? ", L1 set streams" : "", s->forward ? ", store forwarding" : "", s->spills ? ", spilled register tiles" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
+                          s->streams ? ", L1 set streams" : "", s->loads ? ", L1 set walks by loads" : "", s->forward ? ", store forwarding" : "", s->spills ? ", spilled register tiles" : "", s->runtime ? ", thread pool" : "", s->gpu ? ", GPU" : "");
   cJSON_DeleteItemFromObjectCaseSensitive(p, "notes");
   cJSON_AddStringToObject(p, "notes", note);
 }
@@ -202,6 +202,7 @@ ptg_target *ptg_target_update(const ptg_target *base, const ptg_target *fresh, p
   take_l1_probe(out, s->sets ? in : old, "set_walks");
   take_rmw(out, s->rmw ? in : old);
   take_l1_probe(out, s->streams ? in : old, "set_streams");
+  take_l1_probe(out, s->loads ? in : old, "set_loads");
   cJSON_Delete(old);
   if (s->runtime) take(out, in, "runtime");
   if (s->gpu) take(out, in, "gpu");

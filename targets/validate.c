@@ -118,6 +118,17 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
       if (w->rmw_streams < 0 || w->rmw_streams > w->streams) bad(&c, "%s.rmw_streams: must be 0..streams", q);
       range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
     }
+    if (k->n_set_loads && k->level != 1) bad(&c, "%s.set_loads: only L1 has them (its sets are what they measure)", p);
+    for (int j = 0; j < k->n_set_loads && !c.err; j++) {
+      const ptg_set_load *w = &k->set_loads[j];
+      char q[96];
+      snprintf(q, sizeof q, "%s.set_loads[%d]", p, j);
+      if (w->stride_bytes < 1 || w->stride_bytes > ((int64_t)1 << 30)) bad(&c, "%s.stride: must be 1..2^30 bytes", q);
+      if (w->sets < 1 || w->sets > 1 << 20) bad(&c, "%s.sets: must be 1..2^20", q);
+      if (w->lines < 1) bad(&c, "%s.lines: must be at least 1", q);
+      if (w->loads < 1 || w->loads > 1024) bad(&c, "%s.loads: must be 1..1024", q);
+      range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
+    }
     bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
   }
   range(&c, "memory", "latency_ns", t->memory.latency_ns, 0, 1e5);

@@ -58,6 +58,14 @@ if grep -q '"set_walks"' "$tmp/q.json"; then
   check "--only l1rmw: every set walk has its figure" '[ "$(grep -c "set walk, stride" "$tmp/r_show.txt")" -gt 0 ] && ! grep "set walk, stride" "$tmp/r_show.txt" | grep -v -q "read-modify-write"'
   check "--only l1rmw kept the set walks' load figures" '[ "$(grep "set walk, stride" "$tmp/u_show.txt" | cut -d, -f1-4)" = "$(grep "set walk, stride" "$tmp/r_show.txt" | cut -d, -f1-4)" ]'
 fi
+# --only l1loads: the columns read by 1..16 loads join the file, whose set walks stay as they were
+if grep -q '"set_walks"' "$tmp/q.json"; then
+  "$portent" characterize --update "$tmp/q.json" --quick --reps 2 --only l1loads 2> "$tmp/l.txt"; rc=$?
+  check "--only l1loads exits 0 and says so" '[ $rc -eq 0 ] && grep -q "0 added, L1 set walks by loads$" "$tmp/l.txt"'
+  "$portent" targets show "$tmp/q.json" > "$tmp/l_show.txt"
+  check "--only l1loads: columns read by 1 and by 16 loads" 'grep -q "read by 1 load(s) at once: [0-9]" "$tmp/l_show.txt" && grep -q "read by 16 load(s) at once: [0-9]" "$tmp/l_show.txt"'
+  check "--only l1loads kept the set walks" '[ "$(grep "set walk, stride" "$tmp/r_show.txt")" = "$(grep "set walk, stride" "$tmp/l_show.txt")" ]'
+fi
 cp "$src/targets/arm-neoverse-n1.json" "$tmp/arm.json"
 "$portent" characterize --update "$tmp/arm.json" --quick --only add:i64:64 2> "$tmp/arm.txt"; rc=$?
 check "--update of another machine's file exits 2" '[ $rc -eq 2 ] && grep -q "this machine is" "$tmp/arm.txt"'

@@ -61,6 +61,11 @@ static ptg_target *sample(void) {
   t->caches[0].set_streams[0] = (ptg_set_stream){8, 0, {.value = 0.3, .reps = 7}};
   t->caches[0].set_streams[1] = (ptg_set_stream){16, 0, {.value = 0.7}};
   t->caches[0].set_streams[2] = (ptg_set_stream){16, 16, {.value = 6.7}};
+  t->caches[0].n_set_loads = 3;
+  t->caches[0].set_loads = pt_alloc(t->arena, 3 * sizeof(ptg_set_load));
+  t->caches[0].set_loads[0] = (ptg_set_load){2048, 2, 128, 1, {.value = 1.6, .reps = 9}};
+  t->caches[0].set_loads[1] = (ptg_set_load){2048, 2, 128, 4, {.value = 2.0}};
+  t->caches[0].set_loads[2] = (ptg_set_load){2048, 2, 128, 16, {.value = 2.4}};
   t->caches[0].n_bandwidth = 1;
   t->caches[0].bandwidth = pt_alloc(t->arena, sizeof(ptg_bandwidth));
   t->caches[0].bandwidth[0] = (ptg_bandwidth){.threads = 1, .read = {.value = 200}, .write = {.value = 100},
@@ -151,7 +156,19 @@ int main(void) {
     u->caches[0].n_set_streams = 0;
     CHECK(isnan(ptg_target_set_stream_ns(u, 12, 6)));
     u->caches[0].n_set_streams = 3;
+    /* L1's set walks by loads: read back; the ratio to one load, linear in log2(loads) */
+    CHECK(u->caches[0].n_set_loads == 3 && u->caches[0].set_loads[0].ns_per_access.reps == 9 &&
+          u->caches[0].set_loads[2].loads == 16 && u->caches[0].set_loads[1].lines == 128);
+    CHECK(fabs(ptg_target_set_loads_ratio(u, 2, 4) - 1.25) < 1e-9 && fabs(ptg_target_set_loads_ratio(u, 2, 8) - 1.375) < 1e-9);
+    u->caches[0].n_set_loads = 0;
+    CHECK(ptg_target_set_loads_ratio(u, 2, 8) == 1);
+    u->caches[0].n_set_loads = 3;
   }
+  /* a set walk by loads with no loads: refused, naming the path */
+  t->caches[0].set_loads[1].loads = 0;
+  pt_diag_clear(&d);
+  CHECK_MSG(ptg_target_validate(t, "t", &d) < 0 && strstr(d.msg, "caches[0].set_loads[1].loads"), "%s", d.msg);
+  t->caches[0].set_loads[1].loads = 4;
   /* more streams stored back than there are: refused, naming the path */
   t->caches[0].set_streams[1].rmw_streams = 17;
   pt_diag_clear(&d);

@@ -272,6 +272,31 @@ int main(void) {
   }
   ptg_target_free(fs);
 
+  /* the set walks by loads measured alone (--only l1loads): they join the file; an update of
+   * other parts keeps them */
+  ptg_target *fl = fresh_target(26);
+  fl->n_insts = 0;
+  fl->caches[0].n_set_loads = 2;
+  fl->caches[0].set_loads = pt_alloc(fl->arena, 2 * sizeof(ptg_set_load));
+  fl->caches[0].set_loads[0] = (ptg_set_load){2048, 2, 128, 1, {.value = 1.5, .reps = 9}};
+  fl->caches[0].set_loads[1] = (ptg_set_load){2048, 2, 128, 8, {.value = 2.1, .reps = 9}};
+  ptg_update_summary sl = {.loads = true};
+  u = ptg_target_update(base, fl, &sl, &d);
+  CHECK_MSG(u != NULL, "%s", d.msg);
+  if (u) {
+    CHECK(u->caches[0].n_set_loads == 2 && fabs(ptg_target_set_loads_ratio(u, 2, 8) - 1.4) < 1e-9 &&
+          strstr(u->notes, "L1 set walks by loads"));
+    CHECK(u->caches[0].n_set_walks == base->caches[0].n_set_walks);
+    ptg_target *fo = fresh_target(26);
+    ptg_update_summary so = {.units = true};
+    ptg_target *v = ptg_target_update(u, fo, &so, &d);
+    CHECK_MSG(v && v->caches[0].n_set_loads == 2 && fabs(ptg_target_set_loads_ratio(v, 2, 8) - 1.4) < 1e-9, "%s", d.msg);
+    ptg_target_free(v);
+    ptg_target_free(fo);
+    ptg_target_free(u);
+  }
+  ptg_target_free(fl);
+
   ptg_target_free(base);
   ptg_target_free(fresh);
   ptg_target_free(f2);
