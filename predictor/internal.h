@@ -40,7 +40,9 @@ struct pp_predictor {
   double forward_fail;  /* +forward: cycles an iteration loses to a failed forwarding; 0 = off */
   int64_t llc_least_stride; /* +llcwalk: the least stride of the target's strided walks (4 KiB
                                pages); 0 = off (no walks, no latency curve, or the option off) */
-  double llc_tlb_pages;     /* +llcwalk: first-level DTLB entries (pp_tlb_figures) */
+  /* the target's data TLB (pp_tlb_figures, looked up once): first- and second-level entries,
+   * cycles of an L2-TLB hit, page walks at once */
+  double tlb_l1_entries, tlb_l2_entries, tlb_l2_hit, tlb_walkers;
   int n_units;
   const char *unit_names[PP_MAX_UNITS];
   int unit_pipes[PP_MAX_UNITS];

@@ -69,8 +69,6 @@ static double memory_share(const ptg_target *t, double bytes) {
 
 void pp_llc_walks_init(pp_predictor *pp) {
   const ptg_target *t = pp->t;
-  double l2_tlb, tlb_hit, walkers;
-  pp_tlb_figures(t, &pp->llc_tlb_pages, &l2_tlb, &tlb_hit, &walkers);
   pp->llc_least_stride = 0;
   for (int i = 0; i < t->memory.n_strided; i++) {
     const ptg_strided_walk *w = &t->memory.strided[i];
@@ -102,7 +100,7 @@ double pp_loop_llc_walks(pp_predictor *pp, const pa_function *f, int loop, const
        * DTLB holds comes back to them while its pages are fresh (bert_qkv #1002: 24 rows, the
        * next j moves 128 bytes along each, a stream per page that the prefetchers follow) */
       double pages = s >= PAGE_BYTES ? trip[j] : trip[j] * (double)s / PAGE_BYTES;
-      if (pages <= pp->llc_tlb_pages) continue;
+      if (pages <= pp->tlb_l1_entries) continue;
       bool seen = false; /* a load and its store back, neighbouring elements: one stream */
       for (int e = 0; e < i && !seen; e++) seen = b->nodes[e].n_strides > 0 && pp_same_stream(&b->nodes[e], n);
       if (seen) continue;

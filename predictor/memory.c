@@ -439,9 +439,8 @@ void pp_stride_stalls(pp_predictor *pp, const pa_block *b, double trip, double w
   }
   for (int L = 1; L <= levels; L++)
     if (held_by_level[L] > *miss_inflight) *miss_inflight = held_by_level[L];
-  double l1e, l2e, hit, walkers;
-  pp_tlb_figures(t, &l1e, &l2e, &hit, &walkers);
-  if (pages > l1e) {
+  double l2e = pp->tlb_l2_entries, hit = pp->tlb_l2_hit, walkers = pp->tlb_walkers;
+  if (pages > pp->tlb_l1_entries) {
     /* an L1-DTLB miss that hits the L2 TLB adds its cycles to that load's latency: independent
      * loads overlap it like a cache miss (*miss, divided by the caller); beyond the L2 TLB each
      * miss walks the page table, whose entries (8 bytes a page) are read like data, at the
@@ -539,11 +538,9 @@ double pp_gather_lanes_tlb_cycles(const pp_predictor *pp, const pa_block *b, int
   const pa_node *n = &b->nodes[node];
   int64_t step = abs_lane_step(n);
   if (n->op != PA_OP_GATHER || step < PAGE_BYTES || n->lanes < 2) return 0;
-  double l1e, l2e, hit, walkers;
-  pp_tlb_figures(pp->t, &l1e, &l2e, &hit, &walkers);
-  if (!(loop_pages > l1e)) return 0;
+  if (!(loop_pages > pp->tlb_l1_entries)) return 0;
   if (same_lanes_earlier(b, node)) return 0; /* their entries are fresh */
-  return n->lanes * hit / pp->mlp;
+  return n->lanes * pp->tlb_l2_hit / pp->mlp;
 }
 
 /* Whether two accesses of one stream (pp_same_stream) meet within one sweep of `trip` iterations:

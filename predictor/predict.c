@@ -123,6 +123,7 @@ pp_predictor *pp_predictor_new(const ptg_target *t, const pp_options *o, pt_diag
   pp->native_bits = t->native_vector_bits > 0 ? t->native_vector_bits : 128;
   pp->window = pp_reorder_window(t);
   pp->core_share = o->busy ? ptg_target_core_share(t, pp->threads) : 1;
+  pp_tlb_figures(t, &pp->tlb_l1_entries, &pp->tlb_l2_entries, &pp->tlb_l2_hit, &pp->tlb_walkers);
   if (o->llc_walks && t->n_latency_curve >= 2) pp_llc_walks_init(pp);
   double fail = t->store_forward_fail_cycles.value;
   pp->forward_fail = o->forward && fail > 0 ? fail : 0;
