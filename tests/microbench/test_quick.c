@@ -56,6 +56,17 @@ int main(void) {
     if (st->rmw_streams == st->streams)
       CHECK(st->ns_per_access.value > 0.1 * ptg_target_set_stream_ns(t, st->streams, 0));
   }
+  /* L1 columns read by 1..16 loads (set_loads.c): the set walks in at most 4 sets, each by five
+   * load counts in order; every row timed, an L2 fill or more per access at most a microsecond;
+   * the ratio to one load is one at one load */
+  CHECK_MSG(l1->associativity < 1 || (l1->n_set_loads >= 10 && l1->n_set_loads % 5 == 0), "%d set-load rows", l1->n_set_loads);
+  for (int i = 0; i < l1->n_set_loads; i++) {
+    const ptg_set_load *sl = &l1->set_loads[i];
+    CHECK_MSG(sl->loads == (1 << (i % 5)) && sl->sets >= 1 && sl->sets <= 4 && sl->lines % 16 == 0 && sl->ns_per_access.value > 0 &&
+                  sl->ns_per_access.value < 1000 && sl->ns_per_access.source,
+              "row %d: %d loads, %d sets, %lld lines: %g ns", i, sl->loads, sl->sets, (long long)sl->lines, sl->ns_per_access.value);
+    if (sl->loads == 1) CHECK(fabs(ptg_target_set_loads_ratio(t, sl->sets, 1) - 1) < 1e-12);
+  }
   for (int i = 0; i < l1->n_set_walks; i++) {
     const ptg_set_walk *sw = &l1->set_walks[i];
     CHECK(i == 0 || sw->sets >= l1->set_walks[i - 1].sets);
