@@ -112,30 +112,25 @@ static int emit(pa_profile *p, const char *out, bool json, int fail_code, pt_dia
   return rc;
 }
 
-/* --llc-sets N[,N...]: set counts for pa_options.llc_sets; 0, or -1 after saying why not. */
+/* --llc-sets N[,N...]: set counts for pa_options.llc_sets (checked by pa_llc_sets_invalid, as
+ * the run checks them); 0, or -1 after saying why not. */
 static int parse_llc_sets(const char *text, pa_options *opt) {
-  const char *p = text;
+  const char *p = text, *why = NULL;
   int n = 0;
-  while (*p) {
+  for (;;) {
     char *end;
     long long v = strtoll(p, &end, 10);
-    if (end == p || (*end && *end != ',') || n == PA_LLC_COUNTS) {
-      fprintf(stderr, "portent analyze: --llc-sets takes up to %d set counts separated by commas, got '%s'\n",
-              PA_LLC_COUNTS, text);
-      return -1;
-    }
-    if (v < PA_LLC_SETS_MIN || v > PA_LLC_SETS_MAX || (v & (v - 1))) {
-      fprintf(stderr, "portent analyze: --llc-sets: %lld is not a power of two in %d..%d (a cache's sets: bytes / 64 / ways)\n",
-              v, PA_LLC_SETS_MIN, PA_LLC_SETS_MAX);
-      return -1;
+    if (end == p || (*end && *end != ',') || n == PA_LLC_COUNTS || v < 0 || v > PA_LLC_SETS_MAX) {
+      why = "expected up to 4 set counts N[,N...]";
+      break;
     }
     opt->llc_sets[n++] = (int)v;
-    p = *end ? end + 1 : end;
-    if (*end && !*p) break; /* a trailing comma: caught below */
+    if (!*end) break;
+    p = end + 1; /* a trailing comma leaves nothing to parse: refused above */
   }
-  const char *why = pa_llc_sets_invalid(n, opt->llc_sets);
-  if (n == 0 || why || text[strlen(text) - 1] == ',') {
-    fprintf(stderr, "portent analyze: --llc-sets '%s': %s\n", text, why ? why : "expected N[,N...]");
+  if (!why) why = pa_llc_sets_invalid(n, opt->llc_sets);
+  if (why) {
+    fprintf(stderr, "portent analyze: --llc-sets '%s': %s (a cache's sets: bytes / 64 / ways)\n", text, why);
     return -1;
   }
   opt->n_llc_sets = n;

@@ -187,10 +187,9 @@ int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d); /* set_walks.c: L1 misses in 
 int pmb_measure_set_walks_rmw(pmb_ctx *c, pt_diag *d); /* set_walks.c: the same walks, read-modify-write */
 int pmb_measure_set_streams(pmb_ctx *c, pt_diag *d); /* set_streams.c: row streams in one L1 set position */
 int pmb_measure_set_loads(pmb_ctx *c, pt_diag *d); /* set_loads.c: set walks read by 1..16 loads at once */
-/* set_walks.c: the set walks' strides in L1 lines, and the walks both probes time (by increasing
- * sets, figures NaN; rows has PMB_SET_WALKS entries): how many. */
+/* set_walks.c: the walks the set-walk probes time (by increasing sets, figures NaN; rows has
+ * PMB_SET_WALKS entries): how many. */
 #define PMB_SET_WALKS 5
-extern const int pmb_set_walk_strides[PMB_SET_WALKS];
 int pmb_plan_set_walks(const ptg_target *t, const ptg_cache *l1, ptg_set_walk *rows);
 bool pmb_l1_has_sets(const ptg_target *t); /* L1's associativity and line known */
 int pmb_measure_store_forward(pmb_ctx *c, pt_diag *d); /* forward.c: a load spanning two stores */

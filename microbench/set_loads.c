@@ -26,7 +26,7 @@ static const int loads_of[] = {1, 2, 4, 8, 16};
 /* void f(i64 sweeps, ptr in = {ptr column, ptr row, i64 lines, i64 stride}, ptr out): for each
  * sweep s, acc += row[i] x column[i x stride + 4 (s mod 16)] for i < lines, `loads` rows an
  * iteration; out = acc (float). lines is a multiple of loads. */
-static int build_column(pmb_jit *j, LLVMModuleRef m, const char *name, int loads) {
+static void build_column(pmb_jit *j, LLVMModuleRef m, const char *name, int loads) {
   LLVMContextRef c = pmb_jit_context(j);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), i8 = LLVMInt8TypeInContext(c), f32 = LLVMFloatTypeInContext(c),
               ptr = LLVMPointerTypeInContext(c, 0);
@@ -80,7 +80,6 @@ static int build_column(pmb_jit *j, LLVMModuleRef m, const char *name, int loads
   LLVMBuildStore(b, a, out);
   LLVMBuildRetVoid(b);
   LLVMDisposeBuilder(b);
-  return PT_OK;
 }
 
 int pmb_measure_set_loads(pmb_ctx *c, pt_diag *d) {
@@ -132,6 +131,7 @@ int pmb_measure_set_loads(pmb_ctx *c, pt_diag *d) {
       munmap(buf, bytes);
     }
     free(row);
+    double one = pmb_stats_of(ns[0], rounds).median;
     for (int k = 0; k < N_LOADS; k++) {
       pmb_stats s = pmb_stats_of(ns[k], rounds);
       const char *how = pt_sprintf(t->arena,
@@ -145,7 +145,7 @@ int pmb_measure_set_loads(pmb_ctx *c, pt_diag *d) {
       l1->set_loads[rows++] = (ptg_set_load){stride, plan[i].sets, lines, loads_of[k], {s.median, s.spread, rounds, how}};
       pmb_progress(c, "L1 column, stride %lld (%d set%s), read by %2d load%s at once: %.2f cycles per element (%.2fx one load's)",
                    (long long)stride, plan[i].sets, plan[i].sets == 1 ? "" : "s", loads_of[k], loads_of[k] == 1 ? "" : "s",
-                   s.median * ghz, s.median / pmb_stats_of(ns[0], rounds).median);
+                   s.median * ghz, s.median / one);
     }
   }
   l1->n_set_loads = rows;

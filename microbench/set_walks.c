@@ -15,29 +15,29 @@
 
 /* Strides in L1 lines: 8, 16, 32 and 64 lines (512 B .. 4 KiB: 8, 4, 2 and 1 of a 64-set L1's
  * sets) and a padded 2 KiB row (33 lines: every set), the reference without the limit. */
-const int pmb_set_walk_strides[PMB_SET_WALKS] = {8, 16, 32, 64, 33};
+static const int stride_lines[PMB_SET_WALKS] = {8, 16, 32, 64, 33};
 
 /* The sets a walk `step` lines apart uses: the set index is the line number modulo the sets
  * within a page (virtual bits), so it cycles through page_sets / gcd(step, page_sets) of them. */
 static int sets_touched(int64_t step, int64_t page_sets) { return (int)(page_sets / pt_gcd64(step % page_sets, page_sets)); }
 
-/* The walks both parts time, in pmb_set_walk_strides' order (a stride whose sets would hold all its
+/* The walks both parts time, in stride_lines' order (a stride whose sets would hold all its
  * lines left out): enough lines that the sets touched hold an eighth of them, few enough that a
  * quarter of the next level holds them all. Returns how many (rows[] has
- * PT_ARRAY_LEN(pmb_set_walk_strides) entries), by increasing sets; their figures NaN. */
+ * PT_ARRAY_LEN(stride_lines) entries), by increasing sets; their figures NaN. */
 int pmb_plan_set_walks(const ptg_target *t, const ptg_cache *l1, ptg_set_walk *rows) {
   int64_t line = l1->line_bytes, sets = l1->size_bytes / line / l1->associativity, page_sets = 4096 / line;
   if (page_sets > sets) page_sets = sets;
   int64_t next_bytes = t->n_caches > 1 ? t->caches[1].size_bytes : 8 * l1->size_bytes;
   int n = 0;
-  for (size_t s = 0; s < PT_ARRAY_LEN(pmb_set_walk_strides); s++) {
-    int touched = sets_touched(pmb_set_walk_strides[s], page_sets);
+  for (size_t s = 0; s < PT_ARRAY_LEN(stride_lines); s++) {
+    int touched = sets_touched(stride_lines[s], page_sets);
     int64_t lines = 8 * (int64_t)l1->associativity * touched;
     if (lines > next_bytes / 4 / line) lines = next_bytes / 4 / line;
     lines &= ~(int64_t)3; /* whole groups of the stride kernel's unrolled loads */
     if (lines <= (int64_t)l1->associativity * touched) continue; /* those sets would hold them all */
     ptg_figure none = {.value = NAN};
-    rows[n++] = (ptg_set_walk){pmb_set_walk_strides[s] * line, touched, lines, none, none, none, none};
+    rows[n++] = (ptg_set_walk){stride_lines[s] * line, touched, lines, none, none, none, none};
   }
   /* by increasing sets, as ptg_target_set_inflight reads them */
   for (int i = 1; i < n; i++)
@@ -97,7 +97,7 @@ int pmb_measure_set_walks(pmb_ctx *c, pt_diag *d) {
   int err = build(c, &k, false, d);
   if (err < 0) return err;
   int64_t sets = l1->size_bytes / l1->line_bytes / l1->associativity;
-  l1->set_walks = pt_alloc(t->arena, sizeof(ptg_set_walk) * PT_ARRAY_LEN(pmb_set_walk_strides));
+  l1->set_walks = pt_alloc(t->arena, sizeof(ptg_set_walk) * PT_ARRAY_LEN(stride_lines));
   l1->n_set_walks = pmb_plan_set_walks(t, l1, l1->set_walks);
   pt_rng rng = {77};
   for (int i = 0; i < l1->n_set_walks; i++) {
@@ -142,7 +142,7 @@ int pmb_measure_set_walks_rmw(pmb_ctx *c, pt_diag *d) {
   int err = build(c, &k, true, d);
   if (err < 0) return err;
   if (l1->n_set_walks == 0) { /* the load walks not measured in this run: their rows, figures NaN */
-    l1->set_walks = pt_alloc(t->arena, sizeof(ptg_set_walk) * PT_ARRAY_LEN(pmb_set_walk_strides));
+    l1->set_walks = pt_alloc(t->arena, sizeof(ptg_set_walk) * PT_ARRAY_LEN(stride_lines));
     l1->n_set_walks = pmb_plan_set_walks(t, l1, l1->set_walks);
   }
   for (int i = 0; i < l1->n_set_walks; i++) {
