@@ -118,7 +118,7 @@ static int candidate_rows(pp_predictor *pp, double l1, const char *cpu, const ch
   if (n > 0) {
     char path[64];
     snprintf(path, sizeof path, "/tmp/portent-mca-%d.s", (int)getpid());
-    if (pc_kernel_emit(k, path, &d) != 0 || run_mca(path, cpu, n, rows) < 0) {
+    if (pc_kernel_emit_cpu(k, path, cpu, &d) != 0 || run_mca(path, cpu, n, rows) < 0) {
       fprintf(stderr, "  %s #%d: llvm-mca failed%s%s\n", workload, candidate, d.msg[0] ? ": " : "", d.msg);
       n = 0;
     }
@@ -153,7 +153,10 @@ int bp_mca(const ptg_target *t, const bp_set *s, int per_workload, bool json) {
   }
   double hit[PP_MAX_LEVELS + 1];
   double l1 = pp_memory_model(t, NULL, 1, hit); /* no histogram: every access an L1 hit */
-  char *cpu = LLVMGetHostCPUName();
+  /* the target's own CPU for both the code and llvm-mca's model (a set predicted for another
+   * generation is compared on that generation's code); this host's where LLVM models none */
+  char *host = LLVMGetHostCPUName();
+  const char *cpu = ptg_target_llvm_cpu(t) ? ptg_target_llvm_cpu(t) : host;
   int cap = 4096, n = 0;
   mca_row *rows = calloc(cap, sizeof *rows);
   for (int i = 0; i < s->nw; i++)
@@ -194,7 +197,7 @@ int bp_mca(const ptg_target *t, const bp_set *s, int per_workload, bool json) {
            "log cycles %.3f, Spearman %.3f\n",
            m, median, within, pearson, spearman);
   free(ratio), free(a), free(bm), free(rows);
-  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(host);
   pp_predictor_free(pp);
   return EXIT_OK;
 }

@@ -338,6 +338,9 @@ int pc_kernel_n_parallel(const pc_kernel *k);
 const char *pc_kernel_parallel_fn(const pc_kernel *k, int i);
 /* Writes the (target-neutral) module as text IR, or host object/assembly by extension. */
 int pc_kernel_emit(pc_kernel *k, const char *path, pt_diag *d);
+/* The same, with the object or assembly made for CPU (LLVM's -mcpu name, this host's triple)
+ * instead of this host's CPU; NULL: this host's. */
+int pc_kernel_emit_cpu(pc_kernel *k, const char *path, const char *cpu, pt_diag *d);
 char *pc_kernel_ir(pc_kernel *k); /* caller frees with free() */
 /* Compiles the module for the host with ORC LLJIT. */
 int pc_kernel_jit(pc_kernel *k, pt_diag *d);

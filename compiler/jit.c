@@ -29,7 +29,9 @@ static int llvm_error(LLVMErrorRef err, pt_diag *d, const char *what) {
   return rc;
 }
 
-LLVMTargetMachineRef pc_host_target_machine(LLVMCodeModel cm, pt_diag *d) {
+/* A TargetMachine for this host's triple at -O3: the host's CPU and features, or (cpu) that CPU
+ * with the features LLVM knows it by. */
+static LLVMTargetMachineRef target_machine(const char *cpu, LLVMCodeModel cm, pt_diag *d) {
   pthread_once(&llvm_once, llvm_init);
   char *triple = LLVMGetDefaultTargetTriple();
   LLVMTargetRef target;
@@ -40,15 +42,17 @@ LLVMTargetMachineRef pc_host_target_machine(LLVMCodeModel cm, pt_diag *d) {
     LLVMDisposeMessage(triple);
     return NULL;
   }
-  char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive,
-                                                    LLVMRelocPIC, cm);
-  LLVMDisposeMessage(cpu);
+  char *host = cpu ? NULL : LLVMGetHostCPUName(), *features = cpu ? NULL : LLVMGetHostCPUFeatures();
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu ? cpu : host, features ? features : "",
+                                                    LLVMCodeGenLevelAggressive, LLVMRelocPIC, cm);
+  LLVMDisposeMessage(host);
   LLVMDisposeMessage(features);
   LLVMDisposeMessage(triple);
-  if (!tm) pt_fail(d, PT_ERR_LLVM, "cannot create a TargetMachine for this host");
+  if (!tm) pt_fail(d, PT_ERR_LLVM, "cannot create a TargetMachine for %s", cpu ? cpu : "this host");
   return tm;
 }
+
+LLVMTargetMachineRef pc_host_target_machine(LLVMCodeModel cm, pt_diag *d) { return target_machine(NULL, cm, d); }
 
 static int run_middle_end(pc_kernel *k, bool host, pt_diag *d) {
   LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
@@ -168,8 +172,8 @@ char *pc_kernel_ir(pc_kernel *k) {
   return r;
 }
 
-static int emit_host(pc_kernel *k, const char *path, LLVMCodeGenFileType kind, pt_diag *d) {
-  LLVMTargetMachineRef tm = pc_host_target_machine(LLVMCodeModelDefault, d);
+static int emit_native(pc_kernel *k, const char *path, const char *cpu, LLVMCodeGenFileType kind, pt_diag *d) {
+  LLVMTargetMachineRef tm = target_machine(cpu, LLVMCodeModelDefault, d);
   if (!tm) return PT_ERR_LLVM;
   LLVMModuleRef m = LLVMCloneModule(k->mod);
   char *triple = LLVMGetTargetMachineTriple(tm);
@@ -198,10 +202,10 @@ static int emit_host(pc_kernel *k, const char *path, LLVMCodeGenFileType kind, p
   return rc;
 }
 
-int pc_kernel_emit(pc_kernel *k, const char *path, pt_diag *d) {
+int pc_kernel_emit_cpu(pc_kernel *k, const char *path, const char *cpu, pt_diag *d) {
   const char *dot = strrchr(path, '.');
-  if (dot && strcmp(dot, ".o") == 0) return emit_host(k, path, LLVMObjectFile, d);
-  if (dot && strcmp(dot, ".s") == 0) return emit_host(k, path, LLVMAssemblyFile, d);
+  if (dot && strcmp(dot, ".o") == 0) return emit_native(k, path, cpu, LLVMObjectFile, d);
+  if (dot && strcmp(dot, ".s") == 0) return emit_native(k, path, cpu, LLVMAssemblyFile, d);
   if (dot && strcmp(dot, ".ll") == 0) {
     char *ir = pc_kernel_ir(k);
     int rc = pt_write_file_atomic(path, ir, strlen(ir), d);
@@ -210,6 +214,8 @@ int pc_kernel_emit(pc_kernel *k, const char *path, pt_diag *d) {
   }
   return pt_fail(d, PT_ERR_INPUT, "%s: output must end in .ll, .o or .s", path);
 }
+
+int pc_kernel_emit(pc_kernel *k, const char *path, pt_diag *d) { return pc_kernel_emit_cpu(k, path, NULL, d); }
 
 int pc_kernel_jit(pc_kernel *k, pt_diag *d) {
   if (k->entry) return 0;

@@ -349,3 +349,17 @@ int ptg_target_vector_registers(const ptg_target *t) {
       if (t->features[i] && strcmp(t->features[i], "avx512f") == 0) return 32;
   return 16;
 }
+
+const char *ptg_target_llvm_cpu(const ptg_target *t) {
+  /* the names pmb_uarch_name gives (microbench/topology.c) and the published files use */
+  static const struct {
+    const char *uarch, *cpu;
+  } names[] = {{"zen1", "znver1"},          {"zen2", "znver2"},           {"zen3", "znver3"},
+               {"zen4", "znver4"},          {"zen5", "znver5"},           {"skylake-sp", "skylake-avx512"},
+               {"skylake", "skylake"},      {"kabylake", "skylake"},      {"icelake-sp", "icelake-server"},
+               {"sapphirerapids", "sapphirerapids"}, {"emeraldrapids", "emeraldrapids"}};
+  const char *u = t ? t->microarchitecture : NULL;
+  for (size_t i = 0; u && i < PT_ARRAY_LEN(names); i++)
+    if (strcmp(u, names[i].uarch) == 0) return names[i].cpu;
+  return NULL;
+}

@@ -402,6 +402,10 @@ double ptg_target_bandwidth(const ptg_target *t, int level, int threads, ptg_bw_
  * only what a core loses when all are busy (its clock, a sibling hardware thread, the
  * hypervisor's share) lowers it. 1 for n <= 1 or without both rows. */
 double ptg_target_core_share(const ptg_target *t, int threads);
+/* LLVM's -mcpu name of the target's x86-64 microarchitecture ("znver4", "skylake-avx512"), for
+ * llvm-mca and code generation as that machine; NULL for one LLVM's x86 backend does not model
+ * (an Arm core, an unknown name). */
+const char *ptg_target_llvm_cpu(const ptg_target *t);
 /* Architectural vector registers of the widest width (an ISA fact, not measured): x86-64 with
  * AVX-512F 32 (zmm0-31), x86-64 without it 16 (ymm0-15), aarch64 32 (v0-31), otherwise 16. */
 int ptg_target_vector_registers(const ptg_target *t);
