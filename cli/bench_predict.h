@@ -73,6 +73,10 @@ bp_set *bp_load(const char *dir, bool profiles, pt_diag *d);
  * lowered it), else by lowering the schedule again; only where the code is the same as the
  * profile's (functions, blocks, opcodes). Returns how many profiles were updated. */
 int bp_restatic(bp_set *s, const char *ir_dir, bool verbose);
+/* Profiles each saved schedule again with today's analyzer (the set's threads, each old profile's
+ * SHARDS rate and line filter) in place of its saved profile; a schedule that fails keeps its own.
+ * Returns how many profiles were made. */
+int bp_reprofile(bp_set *s, bool verbose);
 /* The k fastest distinct valid schedules (steps JSON, caller frees each and the array) of the
  * workload with this key in the comma-separated tuning logs; *n may be less than k. NULL with
  * d set when a log cannot be read. */

@@ -24,7 +24,7 @@ static void usage(FILE *f) {
           "       [--json]\n"
           "       portent bench predict --cross A B [--truth median|min] [--worst K] [--pairs W] [--split LIST] [--svg FILE]\n"
           "       [--json]\n"
-          "       portent bench predict --from A [--restatic [IRDIR] [--save DIR]] [--mca [N]] [--worst K] [--pairs W]\n"
+          "       portent bench predict --from A [--restatic [IRDIR] | --reprofile] [--save DIR] [--mca [N]] [--worst K] [--pairs W]\n"
           "       portent bench predict --merge-rounds SET1,SET2,... --save DIR [--platform NAME] [--json]\n\n"
           "  --target T.json   target description of this machine (default: the shipped one named as\n"
           "                    characterize names this host, e.g. targets/zen4-epyc-2c.json; else zen5-epyc-2c)\n"
@@ -70,6 +70,9 @@ static void usage(FILE *f) {
           "                    IRDIR/WORKLOAD_CANDIDATE.ll (the modules as A's portent version lowered\n"
           "                    them) or by lowering each schedule again; a profile whose code differs keeps\n"
           "                    its own. With --save DIR: rewrite DIR/profiles.jsonl.gz with the result\n"
+          "  --reprofile       with --cross/--from: profile A's schedules again with today's analyzer (each\n"
+          "                    old profile's SHARDS rate, A's threads), keeping A's measured times; with\n"
+          "                    --save DIR as --restatic (profiles are target-neutral: any machine will do)\n"
           "  --truth median|min  the measured time compared with: the median of the repeats (default) or\n"
           "                    the fastest one (preemption on a shared machine only ever adds time)\n"
           "  --worst K         list the K candidates the default model misses most (default 0)\n"
@@ -89,7 +92,7 @@ static void usage(FILE *f) {
 
 /* --cross A B (and --from A = --cross A A): no measurement, no profiling. */
 static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int mca, bool truth_min, bool restatic,
-                 const char *ir_dir, const char *save) {
+                 bool reprofile, const char *ir_dir, const char *save) {
   char a_dir[1024], b_dir[1024], tpath[1100];
   bp_set_dir(a_name, a_dir, sizeof a_dir);
   bp_set_dir(b_name, b_dir, sizeof b_dir);
@@ -103,8 +106,9 @@ static int cross(const char *a_name, const char *b_name, bp_report_opts *ro, int
     bp_set_free(a);
     return EXIT_USAGE;
   }
-  if (restatic) {
-    bp_restatic(a, ir_dir, ro->worst > 0);
+  if (restatic || reprofile) {
+    if (reprofile) bp_reprofile(a, ro->worst > 0);
+    else bp_restatic(a, ir_dir, ro->worst > 0);
     if (save && bp_save_profiles(a, save, &d) != 0) {
       fprintf(stderr, "portent bench predict: %s\n", d.msg);
       if (b != a) bp_set_free(b);
@@ -162,7 +166,7 @@ int cmd_bench_predict(int argc, char **argv) {
   int candidates = 30, threads = 1, worst = 0, mca = 0;
   const char *tsv = NULL, *split = NULL, *pairs = NULL, *tuned_logs = NULL;
   int tuned_count = 3;
-  bool remeasure = false, truth_min = false, restatic = false, measure_only = false, cpu_clock = false;
+  bool remeasure = false, truth_min = false, restatic = false, reprofile = false, measure_only = false, cpu_clock = false;
   const char *ir_dir = NULL;
   unsigned long long seed = 1;
   double sample = 0.01, min_time = 0.05, timeout = 10;
@@ -190,6 +194,7 @@ int cmd_bench_predict(int argc, char **argv) {
       restatic = true;
       if (has_val && argv[i + 1][0] != '-') ir_dir = argv[++i];
     }
+    else if (strcmp(a, "--reprofile") == 0) reprofile = true;
     else if (strcmp(a, "--replay") == 0 && has_val) replay = argv[++i];
     else if (strcmp(a, "--measure-only") == 0) measure_only = true;
     else if (strcmp(a, "--tuned") == 0 && has_val) tuned_logs = argv[++i];
@@ -219,6 +224,10 @@ int cmd_bench_predict(int argc, char **argv) {
     }
     return bp_merge_rounds(rounds, save, platform, json);
   }
+  if ((restatic || reprofile) && (!cross_a || (restatic && reprofile))) {
+    fprintf(stderr, "portent bench predict: --restatic and --reprofile go with --from or --cross, one of them\n");
+    return EXIT_USAGE;
+  }
   if (measure_only && (!replay || cache)) {
     fprintf(stderr, "portent bench predict: --measure-only needs --replay SET (and no --cache)\n");
     return EXIT_USAGE;
@@ -243,7 +252,7 @@ int cmd_bench_predict(int argc, char **argv) {
     return EXIT_USAGE;
   }
   bp_report_opts ro = {.json = json, .svg = svg, .worst = worst, .tsv = tsv, .split = split, .pairs = pairs};
-  if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min, restatic, ir_dir, save);
+  if (cross_a) return cross(cross_a, cross_b, &ro, mca, truth_min, restatic, reprofile, ir_dir, save);
   pt_diag d = {0};
   char path[1024];
   if (!target_path) target_path = host_target_path(path, sizeof path);

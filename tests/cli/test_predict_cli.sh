@@ -110,6 +110,17 @@ check restatic 0 "$portent" bench predict --from "$tmp/old" --restatic --save "$
 has restatic "$tmp/err" "recomputed for 3 of 3 profiles"
 gzip -dc "$tmp/old/profiles.jsonl.gz" >"$tmp/pr"
 cmp -s "$tmp/pa" "$tmp/pr" || { echo "FAIL restatic: the profiles differ from the set's own"; fail=1; }
+# --reprofile profiles a set's schedules again with today's analyzer, keeping its measured times:
+# profiles whose reuse and counts were tampered with come back as the set's own (a one-thread
+# profile is deterministic), the records untouched.
+mkdir -p "$tmp/rp" && cp "$tmp/a/target.json" "$tmp/a/records.jsonl" "$tmp/rp/"
+sed 's/"cold":[0-9.e+]*/"cold":1/g; s/"count_per_call":[0-9.e+]*/"count_per_call":7/g' "$tmp/pa" | gzip >"$tmp/rp/profiles.jsonl.gz"
+gzip -dc "$tmp/rp/profiles.jsonl.gz" | cmp -s - "$tmp/pa" && { echo "FAIL reprofile: the tampered profiles equal the set's"; fail=1; }
+check reprofile 0 "$portent" bench predict --from "$tmp/rp" --reprofile --save "$tmp/rp" --svg "$tmp/s12.svg"
+has reprofile "$tmp/err" "made again for 3 of 3 profiles"
+gzip -dc "$tmp/rp/profiles.jsonl.gz" | cmp -s - "$tmp/pa" || { echo "FAIL reprofile: the profiles differ from the set's own"; fail=1; }
+cmp -s "$tmp/rp/records.jsonl" "$tmp/a/records.jsonl" || { echo "FAIL reprofile: the records changed"; fail=1; }
+check reprofile-alone 2 "$portent" bench predict --reprofile --svg "$tmp/s13.svg"
 # --tuned: the fastest schedules of a tuning log join the random ones as candidates 1000, 1001.
 check tune-log 0 "$portent" tune $w --model random --trials 4 --log "$tmp/tune.jsonl" --min-time 0.001
 check tuned 0 "$portent" bench predict $quick --candidates 1 --tuned "$tmp/tune.jsonl" --tuned-count 2 --save "$tmp/t" --json
