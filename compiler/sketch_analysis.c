@@ -275,11 +275,7 @@ pc_state *sk_scratch_new(const pc_program *p) { return pc_state_new(p); }
  * and allocating one per candidate made page faults a third of the search time. */
 int sk_replay_into(pc_state *s, const pc_program *p, int n, const pc_step *steps, pt_diag *d) {
   if (s->owns_prog) pc_program_free(s->prog);
-  s->prog = (pc_program *)p;
-  s->owns_prog = false;
-  s->n_steps = 0;
-  s->n_stages = p->n_ops;
-  for (int i = 0; i < p->n_ops; i++) pc_stage_init(&s->stages[i], p, i);
+  pc_state_init(s, p);
   return pc_state_apply_all(s, n, steps, d);
 }
 

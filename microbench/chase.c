@@ -56,30 +56,18 @@ int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, bool 
   (void)d;
   LLVMContextRef c = pmb_jit_context(j);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), i8 = LLVMInt8TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
-  LLVMTypeRef params[3] = {i64, ptr, ptr};
-  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 3, 0));
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), pass = LLVMAppendBasicBlockInContext(c, fn, "pass"),
-                    walk = LLVMAppendBasicBlockInContext(c, fn, "walk"), pass_end = LLVMAppendBasicBlockInContext(c, fn, "pass_end"),
-                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
-  LLVMValueRef passes = LLVMGetParam(fn, 0), in = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2);
-  LLVMPositionBuilderAtEnd(b, entry);
-  LLVMValueRef one = LLVMConstInt(i64, 1, 0), two = LLVMConstInt(i64, 2, 0), zero = LLVMConstInt(i64, 0, 0);
-  LLVMValueRef base = LLVMBuildLoad2(b, ptr, in, "base");
-  LLVMValueRef bytes = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, in, &one, 1, ""), "bytes");
-  LLVMValueRef stride = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, in, &two, 1, ""), "stride");
+  pmb_nest f = pmb_nest_new(j, m, name, "pass", i64); /* passes over the buffer, each a walk */
+  LLVMBuilderRef b = f.b;
+  LLVMValueRef one = LLVMConstInt(i64, 1, 0), two = LLVMConstInt(i64, 2, 0);
+  LLVMValueRef base = LLVMBuildLoad2(b, ptr, f.in, "base");
+  LLVMValueRef bytes = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, f.in, &one, 1, ""), "bytes");
+  LLVMValueRef stride = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, f.in, &two, 1, ""), "stride");
   /* the walk stops before an unrolled group would pass the end */
   LLVMValueRef group = LLVMBuildMul(b, stride, LLVMConstInt(i64, STRIDE_UNROLL, 0), "");
   LLVMValueRef limit = LLVMBuildSub(b, bytes, LLVMBuildSub(b, group, LLVMConstInt(i64, 8, 0), ""), "");
-  LLVMBuildBr(b, pass);
-
-  LLVMPositionBuilderAtEnd(b, pass);
-  LLVMValueRef p = LLVMBuildPhi(b, i64, "p"), acc_in = LLVMBuildPhi(b, i64, "acc");
-  LLVMBuildBr(b, walk);
-
-  LLVMPositionBuilderAtEnd(b, walk);
-  LLVMValueRef off = LLVMBuildPhi(b, i64, "off"), acc = LLVMBuildPhi(b, i64, "");
-  LLVMValueRef a = acc, o = off;
+  pmb_nest_outer(&f);
+  pmb_nest_walk(&f); /* the walk's index is the byte offset; its accumulator the xor of the loads */
+  LLVMValueRef a = f.acc, o = f.index;
   for (int u = 0; u < STRIDE_UNROLL; u++) { /* independent loads: only the offset chains them */
     LLVMValueRef v = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i8, base, &o, 1, ""), "");
     LLVMSetVolatile(v, 1);
@@ -88,24 +76,7 @@ int pmb_stride_kernel_build(pmb_jit *j, LLVMModuleRef m, const char *name, bool 
     a = LLVMBuildXor(b, a, v, "");
     o = LLVMBuildAdd(b, o, stride, "");
   }
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, o, limit, ""), walk, pass_end);
-  LLVMAddIncoming(off, &zero, &pass, 1);
-  LLVMAddIncoming(off, &o, &walk, 1);
-  LLVMAddIncoming(acc, &acc_in, &pass, 1);
-  LLVMAddIncoming(acc, &a, &walk, 1);
-
-  LLVMPositionBuilderAtEnd(b, pass_end);
-  LLVMValueRef p_next = LLVMBuildAdd(b, p, one, "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, p_next, passes, ""), pass, done);
-  LLVMAddIncoming(p, &zero, &entry, 1);
-  LLVMAddIncoming(p, &p_next, &pass_end, 1);
-  LLVMAddIncoming(acc_in, &zero, &entry, 1);
-  LLVMAddIncoming(acc_in, &a, &pass_end, 1);
-
-  LLVMPositionBuilderAtEnd(b, done);
-  LLVMBuildStore(b, a, out);
-  LLVMBuildRetVoid(b);
-  LLVMDisposeBuilder(b);
+  pmb_nest_close(&f, o, limit, a);
   return PT_OK;
 }
 

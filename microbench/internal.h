@@ -35,6 +35,29 @@ char *pmb_jit_asm(pmb_jit *j, LLVMModuleRef m, pt_diag *d);
 int pmb_jit_add(pmb_jit *j, LLVMModuleRef m, pt_diag *d);
 void *pmb_jit_lookup(pmb_jit *j, const char *name, pt_diag *d);
 
+/* --- nest.c: a walk repeated by an outer loop, void NAME(i64 trips, ptr in, ptr out): the
+ * outer loop (blocks OUTER, OUTER_end) runs `trips` times, each trip a walk (block walk) whose
+ * index starts at 0 and goes on while the next index is below a limit; one accumulator of
+ * acc_type runs through both, starts at zero and is stored to out at the end. --- */
+typedef struct {
+  LLVMValueRef fn, trips, in, out;
+  LLVMBasicBlockRef entry, outer, walk, outer_end, done;
+  LLVMBuilderRef b;
+  LLVMTypeRef acc_type;
+  LLVMValueRef trip, acc_in; /* the outer loop's phis: trips so far, the accumulator the walk starts from */
+  LLVMValueRef index, acc;   /* the walk's phis */
+} pmb_nest;
+/* The function and its blocks, the builder at the end of entry (for the caller's loads of in). */
+pmb_nest pmb_nest_new(pmb_jit *j, LLVMModuleRef m, const char *name, const char *outer, LLVMTypeRef acc_type);
+/* Ends entry and opens the outer loop: f->trip, f->acc_in, the builder after them (what a trip
+ * computes once goes there). */
+void pmb_nest_outer(pmb_nest *f);
+/* Ends the outer loop's head and opens the walk: f->index, f->acc, the builder after them. */
+void pmb_nest_walk(pmb_nest *f);
+/* Ends the walk (it goes on while next < limit; acc is the accumulator after this iteration) and
+ * the outer loop, stores acc to out, returns, and disposes the builder. */
+void pmb_nest_close(pmb_nest *f, LLVMValueRef next, LLVMValueRef limit, LLVMValueRef acc);
+
 /* --- kernels.c: instruction kernels, void f(i64 iters, ptr in, ptr out). --- */
 #define PMB_MAX_CHAINS 16
 #define PMB_REGION 256 /* bytes of `in` per chain: operand x, operand y, accumulator */

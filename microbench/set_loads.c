@@ -30,30 +30,17 @@ static void build_column(pmb_jit *j, LLVMModuleRef m, const char *name, int load
   LLVMContextRef c = pmb_jit_context(j);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(c), i8 = LLVMInt8TypeInContext(c), f32 = LLVMFloatTypeInContext(c),
               ptr = LLVMPointerTypeInContext(c, 0);
-  LLVMTypeRef params[3] = {i64, ptr, ptr};
-  LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(c), params, 3, 0));
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c, fn, "entry"), sweep = LLVMAppendBasicBlockInContext(c, fn, "sweep"),
-                    walk = LLVMAppendBasicBlockInContext(c, fn, "walk"), sweep_end = LLVMAppendBasicBlockInContext(c, fn, "sweep_end"),
-                    done = LLVMAppendBasicBlockInContext(c, fn, "done");
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
-  LLVMValueRef sweeps = LLVMGetParam(fn, 0), in = LLVMGetParam(fn, 1), out = LLVMGetParam(fn, 2);
-  LLVMPositionBuilderAtEnd(b, entry);
-  LLVMValueRef k1 = LLVMConstInt(i64, 1, 0), k2 = LLVMConstInt(i64, 2, 0), k3 = LLVMConstInt(i64, 3, 0), zero = LLVMConstInt(i64, 0, 0);
-  LLVMValueRef column = LLVMBuildLoad2(b, ptr, in, "column");
-  LLVMValueRef row = LLVMBuildLoad2(b, ptr, LLVMBuildGEP2(b, i64, in, &k1, 1, ""), "row");
-  LLVMValueRef lines = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, in, &k2, 1, ""), "lines");
-  LLVMValueRef stride = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, in, &k3, 1, ""), "stride");
-  LLVMValueRef fzero = LLVMConstReal(f32, 0);
-  LLVMBuildBr(b, sweep);
-
-  LLVMPositionBuilderAtEnd(b, sweep);
-  LLVMValueRef s = LLVMBuildPhi(b, i64, "s"), acc_in = LLVMBuildPhi(b, f32, "acc_in");
-  LLVMValueRef col = LLVMBuildMul(b, LLVMBuildAnd(b, s, LLVMConstInt(i64, 15, 0), ""), LLVMConstInt(i64, 4, 0), "col");
-  LLVMBuildBr(b, walk);
-
-  LLVMPositionBuilderAtEnd(b, walk);
-  LLVMValueRef i = LLVMBuildPhi(b, i64, "i"), acc = LLVMBuildPhi(b, f32, "acc");
-  LLVMValueRef a = acc;
+  pmb_nest f = pmb_nest_new(j, m, name, "sweep", f32); /* sweeps over the column, each a walk */
+  LLVMBuilderRef b = f.b;
+  LLVMValueRef k1 = LLVMConstInt(i64, 1, 0), k2 = LLVMConstInt(i64, 2, 0), k3 = LLVMConstInt(i64, 3, 0);
+  LLVMValueRef column = LLVMBuildLoad2(b, ptr, f.in, "column");
+  LLVMValueRef row = LLVMBuildLoad2(b, ptr, LLVMBuildGEP2(b, i64, f.in, &k1, 1, ""), "row");
+  LLVMValueRef lines = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, f.in, &k2, 1, ""), "lines");
+  LLVMValueRef stride = LLVMBuildLoad2(b, i64, LLVMBuildGEP2(b, i64, f.in, &k3, 1, ""), "stride");
+  pmb_nest_outer(&f);
+  LLVMValueRef col = LLVMBuildMul(b, LLVMBuildAnd(b, f.trip, LLVMConstInt(i64, 15, 0), ""), LLVMConstInt(i64, 4, 0), "col");
+  pmb_nest_walk(&f); /* the walk's index is the row */
+  LLVMValueRef i = f.index, a = f.acc;
   for (int u = 0; u < loads; u++) {
     LLVMValueRef iu = LLVMBuildAdd(b, i, LLVMConstInt(i64, (unsigned long long)u, 0), "");
     LLVMValueRef off = LLVMBuildAdd(b, LLVMBuildMul(b, iu, stride, ""), col, "");
@@ -61,25 +48,7 @@ static void build_column(pmb_jit *j, LLVMModuleRef m, const char *name, int load
     LLVMValueRef y = LLVMBuildLoad2(b, f32, LLVMBuildGEP2(b, f32, row, &iu, 1, ""), "");
     a = LLVMBuildFAdd(b, a, LLVMBuildFMul(b, x, y, ""), "");
   }
-  LLVMValueRef i_next = LLVMBuildAdd(b, i, LLVMConstInt(i64, (unsigned long long)loads, 0), "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i_next, lines, ""), walk, sweep_end);
-  LLVMAddIncoming(i, &zero, &sweep, 1);
-  LLVMAddIncoming(i, &i_next, &walk, 1);
-  LLVMAddIncoming(acc, &acc_in, &sweep, 1);
-  LLVMAddIncoming(acc, &a, &walk, 1);
-
-  LLVMPositionBuilderAtEnd(b, sweep_end);
-  LLVMValueRef s_next = LLVMBuildAdd(b, s, k1, "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, s_next, sweeps, ""), sweep, done);
-  LLVMAddIncoming(s, &zero, &entry, 1);
-  LLVMAddIncoming(s, &s_next, &sweep_end, 1);
-  LLVMAddIncoming(acc_in, &fzero, &entry, 1);
-  LLVMAddIncoming(acc_in, &a, &sweep_end, 1);
-
-  LLVMPositionBuilderAtEnd(b, done);
-  LLVMBuildStore(b, a, out);
-  LLVMBuildRetVoid(b);
-  LLVMDisposeBuilder(b);
+  pmb_nest_close(&f, LLVMBuildAdd(b, i, LLVMConstInt(i64, (unsigned long long)loads, 0), ""), lines, a);
 }
 
 int pmb_measure_set_loads(pmb_ctx *c, pt_diag *d) {

@@ -126,25 +126,40 @@ static const char **strings(reader *r, const cJSON *obj, const char *path, const
   return out;
 }
 
-static ptg_bandwidth *bandwidths(reader *r, const cJSON *obj, const char *path, int *n) {
-  const cJSON *arr = array(r, obj, path, "bandwidth_gbs", false);
+/* An optional array of objects obj[key], one row_size-byte row each, read by read_row into an
+ * arena array with one spare zeroed row; *n gets the length. Rows stop at the first error (the
+ * file is refused then anyway). The caches' set walks, streams and loads, the bandwidths and the
+ * memory's strided walks are all such arrays; only their fields differ. */
+typedef void row_reader(reader *r, const cJSON *e, const char *path, void *row);
+static void *rows(reader *r, const cJSON *obj, const char *path, const char *key, size_t row_size, row_reader *read_row,
+                  int *n) {
+  const cJSON *arr = array(r, obj, path, key, false);
   *n = arr ? cJSON_GetArraySize(arr) : 0;
-  ptg_bandwidth *out = pt_alloc(r->a, sizeof *out * (size_t)(*n + 1));
-  for (int i = 0; i < *n; i++) {
-    char p[PATH_MAX_LEN];
-    snprintf(p, sizeof p, "%s%sbandwidth_gbs[%d]", path, *path ? "." : "", i);
+  char *out = pt_alloc(r->a, row_size * (size_t)(*n + 1));
+  for (int i = 0; i < *n && !r->err; i++) {
+    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's or "memory" */
+    snprintf(p, sizeof p, "%.*s%s%s[%d]", PATH_MAX_LEN - 1, path, *path ? "." : "", key, i);
     const cJSON *e = cJSON_GetArrayItem(arr, i);
     if (!cJSON_IsObject(e)) {
       bad(r, p, NULL, "expected an object");
-      return out;
+      break;
     }
-    out[i].threads = integer(r, e, p, "threads", true, 1);
-    out[i].read = fig(r, e, p, "read", false);
-    out[i].write = fig(r, e, p, "write", false);
-    out[i].copy = fig(r, e, p, "copy", false);
-    out[i].triad = fig(r, e, p, "triad", false);
+    read_row(r, e, p, out + row_size * (size_t)i);
   }
   return out;
+}
+
+static void bandwidth_row(reader *r, const cJSON *e, const char *p, void *row) {
+  ptg_bandwidth *b = row;
+  b->threads = integer(r, e, p, "threads", true, 1);
+  b->read = fig(r, e, p, "read", false);
+  b->write = fig(r, e, p, "write", false);
+  b->copy = fig(r, e, p, "copy", false);
+  b->triad = fig(r, e, p, "triad", false);
+}
+
+static ptg_bandwidth *bandwidths(reader *r, const cJSON *obj, const char *path, int *n) {
+  return rows(r, obj, path, "bandwidth_gbs", sizeof(ptg_bandwidth), bandwidth_row, n);
 }
 
 static void read_provenance(reader *r, ptg_target *t, const cJSON *root) {
@@ -224,68 +239,39 @@ static void read_units(reader *r, ptg_target *t, const cJSON *root) {
   }
 }
 
-static ptg_set_walk *set_walks(reader *r, const cJSON *cache, const char *path, int *n) {
-  const cJSON *arr = array(r, cache, path, "set_walks", false);
-  *n = arr ? cJSON_GetArraySize(arr) : 0;
-  ptg_set_walk *walks = pt_alloc(r->a, sizeof(ptg_set_walk) * (size_t)(*n + 1));
-  for (int i = 0; i < *n && !r->err; i++) {
-    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's */
-    snprintf(p, sizeof p, "%.*s.set_walks[%d]", PATH_MAX_LEN - 1, path, i);
-    const cJSON *e = cJSON_GetArrayItem(arr, i);
-    if (!cJSON_IsObject(e)) {
-      bad(r, p, NULL, "expected an object");
-      break;
-    }
-    ptg_set_walk *w = &walks[i];
-    w->stride_bytes = integer64(r, e, p, "stride", true);
-    w->sets = integer(r, e, p, "sets", true, 0);
-    w->lines = integer64(r, e, p, "lines", true);
-    w->latency_ns = fig(r, e, p, "latency_ns", true);
-    w->ns_per_access = fig(r, e, p, "ns_per_access", true);
-    w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
-    w->rmw_ns_per_access = fig(r, e, p, "rmw_ns_per_access", false);
-  }
-  return walks;
+static void set_walk_row(reader *r, const cJSON *e, const char *p, void *row) {
+  ptg_set_walk *w = row;
+  w->stride_bytes = integer64(r, e, p, "stride", true);
+  w->sets = integer(r, e, p, "sets", true, 0);
+  w->lines = integer64(r, e, p, "lines", true);
+  w->latency_ns = fig(r, e, p, "latency_ns", true);
+  w->ns_per_access = fig(r, e, p, "ns_per_access", true);
+  w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
+  w->rmw_ns_per_access = fig(r, e, p, "rmw_ns_per_access", false);
 }
 
-static ptg_set_stream *set_streams(reader *r, const cJSON *cache, const char *path, int *n) {
-  const cJSON *arr = array(r, cache, path, "set_streams", false);
-  *n = arr ? cJSON_GetArraySize(arr) : 0;
-  ptg_set_stream *rows = pt_alloc(r->a, sizeof(ptg_set_stream) * (size_t)(*n + 1));
-  for (int i = 0; i < *n && !r->err; i++) {
-    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's */
-    snprintf(p, sizeof p, "%.*s.set_streams[%d]", PATH_MAX_LEN - 1, path, i);
-    const cJSON *e = cJSON_GetArrayItem(arr, i);
-    if (!cJSON_IsObject(e)) {
-      bad(r, p, NULL, "expected an object");
-      break;
-    }
-    rows[i].streams = integer(r, e, p, "streams", true, 0);
-    rows[i].rmw_streams = integer(r, e, p, "rmw_streams", true, 0);
-    rows[i].ns_per_access = fig(r, e, p, "ns_per_access", true);
-  }
-  return rows;
+static void set_stream_row(reader *r, const cJSON *e, const char *p, void *row) {
+  ptg_set_stream *w = row;
+  w->streams = integer(r, e, p, "streams", true, 0);
+  w->rmw_streams = integer(r, e, p, "rmw_streams", true, 0);
+  w->ns_per_access = fig(r, e, p, "ns_per_access", true);
 }
 
-static ptg_set_load *set_loads(reader *r, const cJSON *cache, const char *path, int *n) {
-  const cJSON *arr = array(r, cache, path, "set_loads", false);
-  *n = arr ? cJSON_GetArraySize(arr) : 0;
-  ptg_set_load *rows = pt_alloc(r->a, sizeof(ptg_set_load) * (size_t)(*n + 1));
-  for (int i = 0; i < *n && !r->err; i++) {
-    char p[PATH_MAX_LEN + 32]; /* path: a caches[] entry's */
-    snprintf(p, sizeof p, "%.*s.set_loads[%d]", PATH_MAX_LEN - 1, path, i);
-    const cJSON *e = cJSON_GetArrayItem(arr, i);
-    if (!cJSON_IsObject(e)) {
-      bad(r, p, NULL, "expected an object");
-      break;
-    }
-    rows[i].stride_bytes = integer64(r, e, p, "stride", true);
-    rows[i].sets = integer(r, e, p, "sets", true, 0);
-    rows[i].lines = integer64(r, e, p, "lines", true);
-    rows[i].loads = integer(r, e, p, "loads", true, 0);
-    rows[i].ns_per_access = fig(r, e, p, "ns_per_access", true);
-  }
-  return rows;
+static void set_load_row(reader *r, const cJSON *e, const char *p, void *row) {
+  ptg_set_load *w = row;
+  w->stride_bytes = integer64(r, e, p, "stride", true);
+  w->sets = integer(r, e, p, "sets", true, 0);
+  w->lines = integer64(r, e, p, "lines", true);
+  w->loads = integer(r, e, p, "loads", true, 0);
+  w->ns_per_access = fig(r, e, p, "ns_per_access", true);
+}
+
+static void strided_walk_row(reader *r, const cJSON *e, const char *p, void *row) {
+  ptg_strided_walk *w = row;
+  w->stride_bytes = integer64(r, e, p, "stride", true);
+  w->page_bytes = integer64(r, e, p, "page", true);
+  w->ns_per_access = fig(r, e, p, "ns_per_access", true);
+  w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
 }
 
 static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
@@ -310,9 +296,9 @@ static void read_caches(reader *r, ptg_target *t, const cJSON *root) {
     c->latency_ns = fig(r, e, p, "latency_ns", false);
     c->overlapping_misses = fig(r, e, p, "overlapping_misses", false);
     c->detected_bytes = integer64(r, e, p, "detected_size", false);
-    c->set_walks = set_walks(r, e, p, &c->n_set_walks);
-    c->set_streams = set_streams(r, e, p, &c->n_set_streams);
-    c->set_loads = set_loads(r, e, p, &c->n_set_loads);
+    c->set_walks = rows(r, e, p, "set_walks", sizeof(ptg_set_walk), set_walk_row, &c->n_set_walks);
+    c->set_streams = rows(r, e, p, "set_streams", sizeof(ptg_set_stream), set_stream_row, &c->n_set_streams);
+    c->set_loads = rows(r, e, p, "set_loads", sizeof(ptg_set_load), set_load_row, &c->n_set_loads);
     c->bandwidth = bandwidths(r, e, p, &c->n_bandwidth);
     c->source = str(r, e, p, "source", false);
   }
@@ -325,23 +311,7 @@ static void read_memory(reader *r, ptg_target *t, const cJSON *root) {
   t->memory.latency_cycles = fig(r, m, "memory", "latency_cycles", false);
   t->memory.overlapping_misses = fig(r, m, "memory", "overlapping_misses", false);
   t->memory.bandwidth = bandwidths(r, m, "memory", &t->memory.n_bandwidth);
-  const cJSON *walks = array(r, m, "memory", "strided_walks", false);
-  t->memory.n_strided = walks ? cJSON_GetArraySize(walks) : 0;
-  t->memory.strided = pt_alloc(r->a, sizeof(ptg_strided_walk) * (size_t)(t->memory.n_strided + 1));
-  for (int i = 0; i < t->memory.n_strided && !r->err; i++) {
-    char p[PATH_MAX_LEN];
-    snprintf(p, sizeof p, "memory.strided_walks[%d]", i);
-    const cJSON *e = cJSON_GetArrayItem(walks, i);
-    if (!cJSON_IsObject(e)) {
-      bad(r, p, NULL, "expected an object");
-      return;
-    }
-    ptg_strided_walk *w = &t->memory.strided[i];
-    w->stride_bytes = integer64(r, e, p, "stride", true);
-    w->page_bytes = integer64(r, e, p, "page", true);
-    w->ns_per_access = fig(r, e, p, "ns_per_access", true);
-    w->overlapping_misses = fig(r, e, p, "overlapping_misses", true);
-  }
+  t->memory.strided = rows(r, m, "memory", "strided_walks", sizeof(ptg_strided_walk), strided_walk_row, &t->memory.n_strided);
   t->memory.source = str(r, m, "memory", "source", false);
 }
 

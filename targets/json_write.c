@@ -45,18 +45,75 @@ static void add_strings(cJSON *obj, const char *key, const char **s, int n) {
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateString(s[i]));
 }
 
-static void add_bandwidth(cJSON *obj, const ptg_bandwidth *bw, int n) {
+/* obj[key] = an array of n objects, row i written by write_row from the row_size-byte row i;
+ * nothing when n is 0. The counterpart of json_read.c's rows(). */
+typedef void row_writer(cJSON *x, const void *row);
+static void add_rows(cJSON *obj, const char *key, const void *rows, int n, size_t row_size, row_writer *write_row) {
   if (!n) return;
-  cJSON *arr = cJSON_AddArrayToObject(obj, "bandwidth_gbs");
+  cJSON *arr = cJSON_AddArrayToObject(obj, key);
   for (int i = 0; i < n; i++) {
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddNumberToObject(e, "threads", bw[i].threads);
-    add_fig(e, "read", bw[i].read);
-    add_fig(e, "write", bw[i].write);
-    add_fig(e, "copy", bw[i].copy);
-    add_fig(e, "triad", bw[i].triad);
-    cJSON_AddItemToArray(arr, e);
+    cJSON *x = cJSON_CreateObject();
+    write_row(x, (const char *)rows + row_size * (size_t)i);
+    cJSON_AddItemToArray(arr, x);
   }
+}
+
+static void bandwidth_row(cJSON *x, const void *row) {
+  const ptg_bandwidth *b = row;
+  cJSON_AddNumberToObject(x, "threads", b->threads);
+  add_fig(x, "read", b->read);
+  add_fig(x, "write", b->write);
+  add_fig(x, "copy", b->copy);
+  add_fig(x, "triad", b->triad);
+}
+
+static void unit_row(cJSON *x, const void *row) {
+  const ptg_unit *u = row;
+  cJSON_AddStringToObject(x, "name", u->name);
+  cJSON_AddNumberToObject(x, "pipes", u->pipes);
+  add_str(x, "classes", u->classes);
+}
+
+static void runtime_row(cJSON *x, const void *row) {
+  const ptg_runtime *r = row;
+  cJSON_AddNumberToObject(x, "threads", r->threads);
+  add_fig(x, "fork_join_ns", r->fork_join_ns);
+  add_fig(x, "barrier_ns", r->barrier_ns);
+}
+
+static void set_walk_row(cJSON *x, const void *row) {
+  const ptg_set_walk *w = row;
+  cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
+  cJSON_AddNumberToObject(x, "sets", w->sets);
+  cJSON_AddNumberToObject(x, "lines", (double)w->lines);
+  add_fig(x, "latency_ns", w->latency_ns);
+  add_fig(x, "ns_per_access", w->ns_per_access);
+  add_fig(x, "overlapping_misses", w->overlapping_misses);
+  if (w->rmw_ns_per_access.value > 0) add_fig(x, "rmw_ns_per_access", w->rmw_ns_per_access);
+}
+
+static void set_stream_row(cJSON *x, const void *row) {
+  const ptg_set_stream *w = row;
+  cJSON_AddNumberToObject(x, "streams", w->streams);
+  cJSON_AddNumberToObject(x, "rmw_streams", w->rmw_streams);
+  add_fig(x, "ns_per_access", w->ns_per_access);
+}
+
+static void set_load_row(cJSON *x, const void *row) {
+  const ptg_set_load *w = row;
+  cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
+  cJSON_AddNumberToObject(x, "sets", w->sets);
+  cJSON_AddNumberToObject(x, "lines", (double)w->lines);
+  cJSON_AddNumberToObject(x, "loads", w->loads);
+  add_fig(x, "ns_per_access", w->ns_per_access);
+}
+
+static void strided_walk_row(cJSON *x, const void *row) {
+  const ptg_strided_walk *w = row;
+  cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
+  cJSON_AddNumberToObject(x, "page", (double)w->page_bytes);
+  add_fig(x, "ns_per_access", w->ns_per_access);
+  add_fig(x, "overlapping_misses", w->overlapping_misses);
 }
 
 static cJSON *cpu_json(const ptg_target *t) {
@@ -117,45 +174,10 @@ static cJSON *cache_json(const ptg_cache *k) {
   add_fig(e, "latency_ns", k->latency_ns);
   if (!isnan(k->overlapping_misses.value) || k->overlapping_misses.source) add_fig(e, "overlapping_misses", k->overlapping_misses);
   if (k->detected_bytes) cJSON_AddNumberToObject(e, "detected_size", (double)k->detected_bytes);
-  if (k->n_set_walks) {
-    cJSON *walks = cJSON_AddArrayToObject(e, "set_walks");
-    for (int i = 0; i < k->n_set_walks; i++) {
-      const ptg_set_walk *w = &k->set_walks[i];
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
-      cJSON_AddNumberToObject(x, "sets", w->sets);
-      cJSON_AddNumberToObject(x, "lines", (double)w->lines);
-      add_fig(x, "latency_ns", w->latency_ns);
-      add_fig(x, "ns_per_access", w->ns_per_access);
-      add_fig(x, "overlapping_misses", w->overlapping_misses);
-      if (w->rmw_ns_per_access.value > 0) add_fig(x, "rmw_ns_per_access", w->rmw_ns_per_access);
-      cJSON_AddItemToArray(walks, x);
-    }
-  }
-  if (k->n_set_streams) {
-    cJSON *rows = cJSON_AddArrayToObject(e, "set_streams");
-    for (int i = 0; i < k->n_set_streams; i++) {
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddNumberToObject(x, "streams", k->set_streams[i].streams);
-      cJSON_AddNumberToObject(x, "rmw_streams", k->set_streams[i].rmw_streams);
-      add_fig(x, "ns_per_access", k->set_streams[i].ns_per_access);
-      cJSON_AddItemToArray(rows, x);
-    }
-  }
-  if (k->n_set_loads) {
-    cJSON *rows = cJSON_AddArrayToObject(e, "set_loads");
-    for (int i = 0; i < k->n_set_loads; i++) {
-      const ptg_set_load *w = &k->set_loads[i];
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddNumberToObject(x, "stride", (double)w->stride_bytes);
-      cJSON_AddNumberToObject(x, "sets", w->sets);
-      cJSON_AddNumberToObject(x, "lines", (double)w->lines);
-      cJSON_AddNumberToObject(x, "loads", w->loads);
-      add_fig(x, "ns_per_access", w->ns_per_access);
-      cJSON_AddItemToArray(rows, x);
-    }
-  }
-  add_bandwidth(e, k->bandwidth, k->n_bandwidth);
+  add_rows(e, "set_walks", k->set_walks, k->n_set_walks, sizeof(ptg_set_walk), set_walk_row);
+  add_rows(e, "set_streams", k->set_streams, k->n_set_streams, sizeof(ptg_set_stream), set_stream_row);
+  add_rows(e, "set_loads", k->set_loads, k->n_set_loads, sizeof(ptg_set_load), set_load_row);
+  add_rows(e, "bandwidth_gbs", k->bandwidth, k->n_bandwidth, sizeof(ptg_bandwidth), bandwidth_row);
   add_str(e, "source", k->source);
   return e;
 }
@@ -175,16 +197,7 @@ char *ptg_target_to_json(const ptg_target *t, pt_diag *d) {
   add_str(p, "counters", t->counters);
   add_str(p, "notes", t->notes);
   cJSON_AddItemToObject(root, "cpu", cpu_json(t));
-  if (t->n_units) {
-    cJSON *units = cJSON_AddArrayToObject(root, "units");
-    for (int i = 0; i < t->n_units; i++) {
-      cJSON *u = cJSON_CreateObject();
-      cJSON_AddStringToObject(u, "name", t->units[i].name);
-      cJSON_AddNumberToObject(u, "pipes", t->units[i].pipes);
-      add_str(u, "classes", t->units[i].classes);
-      cJSON_AddItemToArray(units, u);
-    }
-  }
+  add_rows(root, "units", t->units, t->n_units, sizeof(ptg_unit), unit_row);
   cJSON *insts = cJSON_AddArrayToObject(root, "instructions");
   for (int i = 0; i < t->n_insts; i++) cJSON_AddItemToArray(insts, inst_json(&t->insts[i]));
   cJSON *caches = cJSON_AddArrayToObject(root, "caches");
@@ -196,30 +209,10 @@ char *ptg_target_to_json(const ptg_target *t, pt_diag *d) {
     add_fig(m, "latency_ns", t->memory.latency_ns);
   add_fig(m, "latency_cycles", t->memory.latency_cycles);
   add_fig(m, "overlapping_misses", t->memory.overlapping_misses);
-  add_bandwidth(m, t->memory.bandwidth, t->memory.n_bandwidth);
-  if (t->memory.n_strided) {
-    cJSON *walks = cJSON_AddArrayToObject(m, "strided_walks");
-    for (int i = 0; i < t->memory.n_strided; i++) {
-      const ptg_strided_walk *w = &t->memory.strided[i];
-      cJSON *e = cJSON_CreateObject();
-      cJSON_AddNumberToObject(e, "stride", (double)w->stride_bytes);
-      cJSON_AddNumberToObject(e, "page", (double)w->page_bytes);
-      add_fig(e, "ns_per_access", w->ns_per_access);
-      add_fig(e, "overlapping_misses", w->overlapping_misses);
-      cJSON_AddItemToArray(walks, e);
-    }
-  }
+  add_rows(m, "bandwidth_gbs", t->memory.bandwidth, t->memory.n_bandwidth, sizeof(ptg_bandwidth), bandwidth_row);
+  add_rows(m, "strided_walks", t->memory.strided, t->memory.n_strided, sizeof(ptg_strided_walk), strided_walk_row);
   add_str(m, "source", t->memory.source);
-  if (t->n_runtime) {
-    cJSON *rt = cJSON_AddArrayToObject(root, "runtime");
-    for (int i = 0; i < t->n_runtime; i++) {
-      cJSON *e = cJSON_CreateObject();
-      cJSON_AddNumberToObject(e, "threads", t->runtime[i].threads);
-      add_fig(e, "fork_join_ns", t->runtime[i].fork_join_ns);
-      add_fig(e, "barrier_ns", t->runtime[i].barrier_ns);
-      cJSON_AddItemToArray(rt, e);
-    }
-  }
+  add_rows(root, "runtime", t->runtime, t->n_runtime, sizeof(ptg_runtime), runtime_row);
   if (t->n_latency_curve) {
     cJSON *lc = cJSON_AddArrayToObject(root, "latency_curve");
     for (int i = 0; i < t->n_latency_curve; i++) {

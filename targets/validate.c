@@ -34,16 +34,60 @@ static void range(checker *c, const char *path, const char *key, ptg_figure f, d
     bad(c, "%s%s%s: negative spread or repetitions", path, *path ? "." : "", key);
 }
 
-static void bandwidth(checker *c, const char *path, const ptg_bandwidth *bw, int n) {
-  for (int i = 0; i < n; i++) {
+/* Checks rows[0..n) of path.key[] (row_size bytes each) with check_row, up to the first error. */
+typedef void row_check(checker *c, const char *path, const void *row);
+static void check_rows(checker *c, const char *path, const char *key, const void *rows, int n, size_t row_size, row_check *check_row) {
+  for (int i = 0; i < n && !c->err; i++) {
     char p[128];
-    snprintf(p, sizeof p, "%s.bandwidth_gbs[%d]", path, i);
-    if (bw[i].threads < 1 || bw[i].threads > 4096) bad(c, "%s.threads: must be 1..4096", p);
-    range(c, p, "read", bw[i].read, 0, 1e5);
-    range(c, p, "write", bw[i].write, 0, 1e5);
-    range(c, p, "copy", bw[i].copy, 0, 1e5);
-    range(c, p, "triad", bw[i].triad, 0, 1e5);
+    snprintf(p, sizeof p, "%s.%s[%d]", path, key, i);
+    check_row(c, p, (const char *)rows + row_size * (size_t)i);
   }
+}
+
+/* The set walks, streams and loads measure L1's sets: another level has none. */
+static void check_l1_rows(checker *c, const ptg_cache *k, const char *path, const char *key, const void *rows, int n, size_t row_size,
+                    row_check *check_row) {
+  if (n && k->level != 1) bad(c, "%s.%s: only L1 has them (its sets are what they measure)", path, key);
+  check_rows(c, path, key, rows, n, row_size, check_row);
+}
+
+static void bandwidth_row(checker *c, const char *p, const void *row) {
+  const ptg_bandwidth *bw = row;
+  if (bw->threads < 1 || bw->threads > 4096) bad(c, "%s.threads: must be 1..4096", p);
+  range(c, p, "read", bw->read, 0, 1e5);
+  range(c, p, "write", bw->write, 0, 1e5);
+  range(c, p, "copy", bw->copy, 0, 1e5);
+  range(c, p, "triad", bw->triad, 0, 1e5);
+}
+
+/* A set walk's and a set load row's column: `lines` lines `stride` bytes apart in `sets` sets. */
+static void set_geometry(checker *c, const char *q, int64_t stride_bytes, int sets, int64_t lines) {
+  if (stride_bytes < 1 || stride_bytes > ((int64_t)1 << 30)) bad(c, "%s.stride: must be 1..2^30 bytes", q);
+  if (sets < 1 || sets > 1 << 20) bad(c, "%s.sets: must be 1..2^20", q);
+  if (lines < 1) bad(c, "%s.lines: must be at least 1", q);
+}
+
+static void set_walk_row(checker *c, const char *q, const void *row) {
+  const ptg_set_walk *w = row;
+  set_geometry(c, q, w->stride_bytes, w->sets, w->lines);
+  range(c, q, "latency_ns", w->latency_ns, 0, 1e5);
+  range(c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
+  range(c, q, "overlapping_misses", w->overlapping_misses, 0, 1000);
+  range(c, q, "rmw_ns_per_access", w->rmw_ns_per_access, 0, 1e5);
+}
+
+static void set_stream_row(checker *c, const char *q, const void *row) {
+  const ptg_set_stream *w = row;
+  if (w->streams < 1 || w->streams > 1024) bad(c, "%s.streams: must be 1..1024", q);
+  if (w->rmw_streams < 0 || w->rmw_streams > w->streams) bad(c, "%s.rmw_streams: must be 0..streams", q);
+  range(c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
+}
+
+static void set_load_row(checker *c, const char *q, const void *row) {
+  const ptg_set_load *w = row;
+  set_geometry(c, q, w->stride_bytes, w->sets, w->lines);
+  if (w->loads < 1 || w->loads > 1024) bad(c, "%s.loads: must be 1..1024", q);
+  range(c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
 }
 
 int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
@@ -96,45 +140,15 @@ int ptg_target_validate(const ptg_target *t, const char *what, pt_diag *d) {
     range(&c, p, "latency_ns", k->latency_ns, 0, 10000);
     range(&c, p, "overlapping_misses", k->overlapping_misses, 0, 1000);
     if (k->detected_bytes < 0) bad(&c, "%s.detected_size: negative", p);
-    if (k->n_set_walks && k->level != 1) bad(&c, "%s.set_walks: only L1 has them (its sets are what they measure)", p);
-    for (int j = 0; j < k->n_set_walks && !c.err; j++) {
-      const ptg_set_walk *w = &k->set_walks[j];
-      char q[96];
-      snprintf(q, sizeof q, "%s.set_walks[%d]", p, j);
-      if (w->stride_bytes < 1 || w->stride_bytes > ((int64_t)1 << 30)) bad(&c, "%s.stride: must be 1..2^30 bytes", q);
-      if (w->sets < 1 || w->sets > 1 << 20) bad(&c, "%s.sets: must be 1..2^20", q);
-      if (w->lines < 1) bad(&c, "%s.lines: must be at least 1", q);
-      range(&c, q, "latency_ns", w->latency_ns, 0, 1e5);
-      range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
-      range(&c, q, "overlapping_misses", w->overlapping_misses, 0, 1000);
-      range(&c, q, "rmw_ns_per_access", w->rmw_ns_per_access, 0, 1e5);
-    }
-    if (k->n_set_streams && k->level != 1) bad(&c, "%s.set_streams: only L1 has them (its sets are what they measure)", p);
-    for (int j = 0; j < k->n_set_streams && !c.err; j++) {
-      const ptg_set_stream *w = &k->set_streams[j];
-      char q[96];
-      snprintf(q, sizeof q, "%s.set_streams[%d]", p, j);
-      if (w->streams < 1 || w->streams > 1024) bad(&c, "%s.streams: must be 1..1024", q);
-      if (w->rmw_streams < 0 || w->rmw_streams > w->streams) bad(&c, "%s.rmw_streams: must be 0..streams", q);
-      range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
-    }
-    if (k->n_set_loads && k->level != 1) bad(&c, "%s.set_loads: only L1 has them (its sets are what they measure)", p);
-    for (int j = 0; j < k->n_set_loads && !c.err; j++) {
-      const ptg_set_load *w = &k->set_loads[j];
-      char q[96];
-      snprintf(q, sizeof q, "%s.set_loads[%d]", p, j);
-      if (w->stride_bytes < 1 || w->stride_bytes > ((int64_t)1 << 30)) bad(&c, "%s.stride: must be 1..2^30 bytes", q);
-      if (w->sets < 1 || w->sets > 1 << 20) bad(&c, "%s.sets: must be 1..2^20", q);
-      if (w->lines < 1) bad(&c, "%s.lines: must be at least 1", q);
-      if (w->loads < 1 || w->loads > 1024) bad(&c, "%s.loads: must be 1..1024", q);
-      range(&c, q, "ns_per_access", w->ns_per_access, 0, 1e5);
-    }
-    bandwidth(&c, p, k->bandwidth, k->n_bandwidth);
+    check_l1_rows(&c, k, p, "set_walks", k->set_walks, k->n_set_walks, sizeof(ptg_set_walk), set_walk_row);
+    check_l1_rows(&c, k, p, "set_streams", k->set_streams, k->n_set_streams, sizeof(ptg_set_stream), set_stream_row);
+    check_l1_rows(&c, k, p, "set_loads", k->set_loads, k->n_set_loads, sizeof(ptg_set_load), set_load_row);
+    check_rows(&c, p, "bandwidth_gbs", k->bandwidth, k->n_bandwidth, sizeof(ptg_bandwidth), bandwidth_row);
   }
   range(&c, "memory", "latency_ns", t->memory.latency_ns, 0, 1e5);
   range(&c, "memory", "latency_cycles", t->memory.latency_cycles, 0, 1e6);
   range(&c, "memory", "overlapping_misses", t->memory.overlapping_misses, 0, 1000);
-  bandwidth(&c, "memory", t->memory.bandwidth, t->memory.n_bandwidth);
+  check_rows(&c, "memory", "bandwidth_gbs", t->memory.bandwidth, t->memory.n_bandwidth, sizeof(ptg_bandwidth), bandwidth_row);
   for (int i = 0; i < t->memory.n_strided && !c.err; i++) {
     const ptg_strided_walk *w = &t->memory.strided[i];
     char p[64];

@@ -1,7 +1,12 @@
 /* portent bench analyze: PolyBench jacobi-2d, T sweeps of a 5-point stencil on an N x N
- * grid, A -> B then B -> A (2 x 625 KiB). */
+ * grid, A -> B then B -> A (2 x 625 KiB). The analyzer tests compile this file too, smaller
+ * (-DN=34 -DT=3, tests/analyzer/CMakeLists.txt). */
+#ifndef N
 #define N 400
+#endif
+#ifndef T
 #define T 2
+#endif
 void bench_jacobi2d(float *restrict A, float *restrict B) {
   for (int t = 0; t < T; t++) {
     for (int i = 1; i < N - 1; i++)

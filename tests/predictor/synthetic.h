@@ -1,14 +1,18 @@
-/* A small synthetic target and task-graph builders shared by the predictor tests. */
+/* A small synthetic target and task-graph builders shared by the predictor tests, and the fixture
+ * of the model-switch tests (+sets, +dirty, +llcwalk, ...): a shipped target, the switch's place in
+ * the defaults and presets, and a profile priced with the switch on and off. */
 #ifndef PORTENT_TESTS_PREDICTOR_SYNTHETIC_H
 #define PORTENT_TESTS_PREDICTOR_SYNTHETIC_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "predictor.h"
+#include "test.h"
 
 /* f32 add: latency 4, recip throughput 0.5 on unit "fp" (2 pipes), rows at 32..native bits;
  * mul latency 3; fma latency 4; load/store rows; L1 32 KiB 4 cycles, L2 1 MiB 14 cycles,
@@ -94,6 +98,26 @@ static inline ptg_target *synthetic_shipped_target(const char *name, pt_diag *d)
   return ptg_target_load(path, d);
 }
 
+/* The same in a test's main, where a target that does not load is a failed check. */
+static inline ptg_target *synthetic_test_target(const char *name, pt_diag *d) {
+  ptg_target *t = synthetic_shipped_target(name, d);
+  CHECK_MSG(t, "%s", d->msg);
+  return t;
+}
+
+/* The default options, and those a preset name gives (a name pp_options_preset refuses is a
+ * failed check): what each switch's test checks the switch's place in. */
+static inline pp_options synthetic_defaults(void) {
+  pp_options o;
+  pp_options_default(&o);
+  return o;
+}
+static inline pp_options synthetic_preset(const char *name) {
+  pp_options o = {0};
+  CHECK_MSG(pp_options_preset(&o, name) == 0, "preset \"%s\" refused", name);
+  return o;
+}
+
 /* Cycles per iteration the default model predicts for a profile on one thread of t:
  * predicted cycles over `iterations`; NAN (d filled) when the prediction fails. */
 static inline double synthetic_cycles_per_iteration(const pa_profile *p, const ptg_target *t, double iterations,
@@ -113,6 +137,19 @@ static inline double synthetic_seconds(const pa_profile *p, const ptg_target *t,
   double s = r ? r->seconds : NAN;
   pp_prediction_free(r);
   return s;
+}
+
+/* Profile p's predicted seconds on one thread of t with the default options but one model
+ * switch (a bool of pp_options, e.g. l1_sets) set to `on`: the pair each switch's test compares.
+ * The _Generic refuses a field that is not a bool. */
+#define SYNTHETIC_SWITCH_SECONDS(p, t, field, on, d) \
+  synthetic_switch_seconds(p, t, _Generic(((pp_options *)0)->field, bool: offsetof(pp_options, field)), on, d)
+static inline double synthetic_switch_seconds(const pa_profile *p, const ptg_target *t, size_t field, bool on, pt_diag *d) {
+  pp_options o;
+  pp_options_default(&o);
+  o.threads = 1;
+  *(bool *)((char *)&o + field) = on;
+  return synthetic_seconds(p, t, &o, d);
 }
 
 /* The same for LLVM IR text (synthetic_profile_ir's function `entry`). */

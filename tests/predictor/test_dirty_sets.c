@@ -35,22 +35,16 @@ static pa_profile *profile(int col, const char *body, pt_diag *d) {
 }
 
 static double predict(const pa_profile *p, const ptg_target *t, bool dirty, pt_diag *d) {
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1, o.dirty_sets = dirty;
-  return synthetic_seconds(p, t, &o, d);
+  return SYNTHETIC_SWITCH_SECONDS(p, t, dirty_sets, dirty, d);
 }
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen4-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+forward+dirty");
   CHECK(def.dirty_sets && def.l1_sets);
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+forward+dirty") == 0 && parsed.dirty_sets &&
-        parsed.forward && parsed.l1_sets);
+  CHECK(parsed.dirty_sets && parsed.forward && parsed.l1_sets);
   double rmw2 = ptg_target_set_rmw_ns(t, 2);
   CHECK_MSG(rmw2 > t->caches[0].set_walks[0].ns_per_access.value / 4 && rmw2 > 0, "rmw figure for 2 sets: %g ns", rmw2);
   CHECK(isnan(ptg_target_set_rmw_ns(&(ptg_target){0}, 2)));

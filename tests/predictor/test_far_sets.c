@@ -106,8 +106,8 @@ int main(void) {
   pt_diag d = {0};
   ptg_target *zen4 = synthetic_shipped_target("zen4-epyc-2c", &d), *zen5 = synthetic_shipped_target("zen5-epyc-2c", &d);
   CHECK_MSG(zen4 && zen5, "%s", d.msg);
-  pp_options parsed = {0};
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+carried+shared+far") == 0 && parsed.far_sets);
+  pp_options parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+carried+shared+far");
+  CHECK(parsed.far_sets);
   if (!zen4 || !zen5) TEST_DONE();
   CHECK(zen4->caches[0].n_set_walks > 0 && zen5->caches[0].n_set_walks == 0);
 

@@ -38,21 +38,16 @@ static pa_profile *profile(const char *outer, const char *inner, int row, bool s
 }
 
 static double predict(const pa_profile *p, const ptg_target *t, bool sets, pt_diag *d) {
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1, o.l1_sets = sets;
-  return synthetic_seconds(p, t, &o, d);
+  return SYNTHETIC_SWITCH_SECONDS(p, t, l1_sets, sets, d);
 }
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen4-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets");
   CHECK(def.l1_sets && def.strides);
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets") == 0 && parsed.l1_sets && parsed.lanes);
+  CHECK(parsed.l1_sets && parsed.lanes);
   CHECK(t->caches[0].n_set_walks > 0 && ptg_target_set_inflight(t, 2) > 0);
 
   pa_profile *col = profile("iv", "jv", 512, false, &d), *pad = profile("iv", "jv", 528, false, &d);

@@ -39,10 +39,7 @@ static pa_profile *profile(int tiles, int k, pt_diag *d) {
 }
 
 static double predict(const pa_profile *p, const ptg_target *t, bool llc, pt_diag *d) {
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1, o.llc_walks = llc;
-  return synthetic_seconds(p, t, &o, d);
+  return SYNTHETIC_SWITCH_SECONDS(p, t, llc_walks, llc, d);
 }
 
 /* The latency curve's ns at the point nearest `bytes` from below. */
@@ -54,14 +51,11 @@ static double curve_ns(const ptg_target *t, double bytes) {
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen4-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+dirty+llcwalk");
   CHECK(def.llc_walks);
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+dirty+llcwalk") == 0 && parsed.llc_walks &&
-        parsed.dirty_sets && parsed.strides);
+  CHECK(parsed.llc_walks && parsed.dirty_sets && parsed.strides);
   const ptg_strided_walk *walk = ptg_target_strided_walk(t, 8192, 4096);
   double ns = walk ? walk->ns_per_access.value : NAN, b_bytes = 72.0 * 768 * 128;
   double llc_ns = t->caches[t->n_caches - 1].latency_ns.value, mem_ns = t->memory.latency_ns.value;

@@ -53,13 +53,11 @@ static double cycles(const char *ir, const char *entry, const ptg_target *t, boo
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen3-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen3-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+carried+memchain");
   CHECK(def.mem_chains && def.carried);
-  CHECK(pp_options_preset(&parsed, "steady+bw+carried+memchain") == 0 && parsed.mem_chains && parsed.carried);
+  CHECK(parsed.mem_chains && parsed.carried);
   double fwd = t->store_forward_cycles.value, add = 0;
   CHECK_MSG(fwd > 1 && fwd < 50, "zen3's store_forward_cycles: %g", fwd);
   add = ptg_target_inst(t, PTG_OP_ADD, PTG_ELEM_F32, 32).latency;

@@ -36,10 +36,7 @@ static pa_profile *unrolled_walk(int unroll, pt_diag *d) {
 }
 
 static double predict(const pa_profile *p, const ptg_target *t, bool loads, pt_diag *d) {
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1, o.set_loads = loads;
-  return synthetic_seconds(p, t, &o, d);
+  return SYNTHETIC_SWITCH_SECONDS(p, t, set_loads, loads, d);
 }
 
 static void add_rows(ptg_target *t) {
@@ -56,10 +53,9 @@ static void add_rows(ptg_target *t) {
 
 int main(void) {
   pt_diag d = {0};
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+setloads");
   CHECK(def.set_loads);
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+setloads") == 0 && parsed.set_loads && parsed.l1_sets);
+  CHECK(parsed.set_loads && parsed.l1_sets);
   ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d); /* set walks, no set_loads of its own */
   CHECK_MSG(t && t->caches[0].n_set_walks > 0 && t->caches[0].n_set_loads == 0, "%s", d.msg);
   if (!t) TEST_DONE();

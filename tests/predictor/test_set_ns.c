@@ -19,13 +19,11 @@ static double predict(const pa_profile *p, const ptg_target *t, bool ns, pt_diag
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen3-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen3-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+setns");
   CHECK(!def.set_ns);
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+setns") == 0 && parsed.set_ns && parsed.l1_sets);
+  CHECK(parsed.set_ns && parsed.l1_sets);
   /* the rows: 1, 2, 4, 8 and 64 sets; between two rows, linear in log(sets) */
   double n1 = ptg_target_set_ns(t, 1), n2 = ptg_target_set_ns(t, 2), n4 = ptg_target_set_ns(t, 4);
   CHECK_MSG(n1 > 0 && n2 > 0 && n4 > 0, "set walks' ns per access: %g %g %g", n1, n2, n4);

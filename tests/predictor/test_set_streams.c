@@ -49,10 +49,7 @@ static pa_profile *profile(int rows, int loaded, int row_floats, bool two_object
 }
 
 static double predict(const pa_profile *p, const ptg_target *t, bool streams, pt_diag *d) {
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1, o.set_streams = streams;
-  return synthetic_seconds(p, t, &o, d);
+  return SYNTHETIC_SWITCH_SECONDS(p, t, set_streams, streams, d);
 }
 
 static bool unchanged(const pa_profile *p, const ptg_target *t, pt_diag *d, const char *what) {
@@ -63,12 +60,10 @@ static bool unchanged(const pa_profile *p, const ptg_target *t, pt_diag *d, cons
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen4-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options parsed = {0};
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+dirty+streams") == 0 && parsed.set_streams &&
-        parsed.dirty_sets && parsed.l1_sets);
+  pp_options parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+dirty+streams");
+  CHECK(parsed.set_streams && parsed.dirty_sets && parsed.l1_sets);
   /* the figure: measured rows, interpolated between them, none without rows */
   const ptg_cache *l1 = &t->caches[0];
   CHECK(l1->n_set_streams > 0);

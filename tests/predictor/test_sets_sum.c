@@ -34,13 +34,11 @@ static double predict(const pa_profile *p, const ptg_target *t, bool sets, bool 
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("zen4-epyc-2c", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("zen4-epyc-2c", &d);
   if (!t) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+setsum");
   CHECK(def.sets_sum); /* the default since session 20 */
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+setsum") == 0 && parsed.sets_sum && parsed.l1_sets);
+  CHECK(parsed.sets_sum && parsed.l1_sets);
   CHECK(ptg_target_set_inflight(t, 1) > 0);
 
   pa_profile *one = synthetic_column_walk(1024, &d), *two = synthetic_column_walk(512, &d);

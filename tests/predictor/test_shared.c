@@ -36,12 +36,10 @@ static double predict(int64_t outer_stride, int64_t outer_n, int threads, bool s
 
 int main(void) {
   pt_diag d = {0};
-  ptg_target *t = synthetic_shipped_target("h100", &d);
-  CHECK_MSG(t, "%s", d.msg);
+  ptg_target *t = synthetic_test_target("h100", &d);
   if (!t) TEST_DONE();
-  pp_options parsed = {0};
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+lanes+sets+carried+shared") == 0 && parsed.shared &&
-        parsed.carried && parsed.l1_sets);
+  pp_options parsed = synthetic_preset("steady+bw+overlap+strides+lanes+sets+carried+shared");
+  CHECK(parsed.shared && parsed.carried && parsed.l1_sets);
   /* Emerald Rapids: L3 (shared by 16) at 107 cycles over L2's 11 L1 misses outstanding */
   CHECK(t->n_caches == 3 && t->caches[2].shared_by > 1 &&
         t->caches[1].overlapping_misses.value < t->memory.overlapping_misses.value);

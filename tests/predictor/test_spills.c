@@ -43,10 +43,7 @@ static pa_profile *tile(int rows, int lanes, pt_diag *d) {
 }
 
 static double predict(const pa_profile *p, const ptg_target *t, bool regs, pt_diag *d) {
-  pp_options o;
-  pp_options_default(&o);
-  o.threads = 1, o.spills = regs;
-  return synthetic_seconds(p, t, &o, d);
+  return SYNTHETIC_SWITCH_SECONDS(p, t, spills, regs, d);
 }
 
 int main(void) {
@@ -54,10 +51,9 @@ int main(void) {
   ptg_target *z3 = synthetic_shipped_target("zen3-epyc-2c", &d), *z4 = synthetic_shipped_target("zen4-epyc-2c", &d);
   CHECK_MSG(z3 && z4, "%s", d.msg);
   if (!z3 || !z4) TEST_DONE();
-  pp_options def, parsed = {0};
-  pp_options_default(&def);
+  pp_options def = synthetic_defaults(), parsed = synthetic_preset("steady+bw+llcwalk+regs");
   CHECK(def.spills);
-  CHECK(pp_options_preset(&parsed, "steady+bw+llcwalk+regs") == 0 && parsed.spills && parsed.llc_walks);
+  CHECK(parsed.spills && parsed.llc_walks);
   CHECK(ptg_target_vector_registers(z3) == 16 && ptg_target_vector_registers(z4) == 32);
   double per_update = z3->spill_update_cycles.value, ghz = z3->frequency_ghz.value;
   CHECK_MSG(per_update > 0.5 && per_update < 20, "zen3 spill_update_cycles %g", per_update);

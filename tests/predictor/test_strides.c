@@ -79,9 +79,8 @@ int main(void) {
    * without those figures falls back to memory's for every level: the default's prediction. */
   pp_options inflight = with;
   inflight.level_inflight = true;
-  pp_options parsed = {0};
-  CHECK(pp_options_preset(&parsed, "steady+bw+overlap+strides+inflight") == 0 && parsed.level_inflight &&
-        parsed.strides && parsed.overlap);
+  pp_options parsed = synthetic_preset("steady+bw+overlap+strides+inflight");
+  CHECK(parsed.level_inflight && parsed.strides && parsed.overlap);
   cw = pp_predict_profile(col, t, &with, &d);
   pp_prediction *ci = pp_predict_profile(col, t, &inflight, &d), *ri = pp_predict_profile(row, t, &inflight, &d);
   rw = pp_predict_profile(row, t, &with, &d);
