@@ -734,6 +734,7 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         bp->bound = PP_BOUND_MEMORY;
       }
       if (slowdown != 1) bp->cycles *= slowdown, bp->compute_cycles *= slowdown, bp->total_cycles *= slowdown;
+      if (bp->bound != PP_BOUND_UNIT) bp->unit = NULL; /* a later bound (memory, latency) replaced the unit's */
       fp->cycles += bp->total_cycles;
       fp->compute_cycles += bp->compute_cycles * bp->ecount;
       by_bound[bp->bound] += bp->total_cycles / hz;
