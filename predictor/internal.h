@@ -4,6 +4,51 @@
 
 #include "predictor.h"
 
+/* The model's switches, every bool of pp_options but no_breakdown, in the order a report's
+ * model line names them: X(field, word, off_word, suffix). word: the model line's word when the
+ * switch is on, off_word when it is off (NULL: none); suffix: pp_options_preset takes the word
+ * as a suffix of a preset name (steady_state, mlp and bandwidth come with the base names). The
+ * JSON report's "options" has a key per field. One table, so that the reports and the presets
+ * cannot drift apart. */
+#define PP_SWITCHES(X)                               \
+  X(steady_state, "steady-state", "patent", 0)  \
+  X(mlp, "+mlp", NULL, 0)                       \
+  X(bandwidth, "+bandwidth", NULL, 0)           \
+  X(overlap, "+overlap", NULL, 1)               \
+  X(strides, "+strides", NULL, 1)               \
+  X(carried, "+carried", NULL, 1)               \
+  X(level_inflight, "+inflight", NULL, 1)       \
+  X(lanes, "+lanes", NULL, 1)                   \
+  X(l1_sets, "+sets", NULL, 1)                  \
+  X(shared, "+shared", NULL, 1)                 \
+  X(far_sets, "+far", NULL, 1)                  \
+  X(busy, "+busy", NULL, 1)                     \
+  X(forward, "+forward", NULL, 1)               \
+  X(dirty_sets, "+dirty", NULL, 1)              \
+  X(llc_walks, "+llcwalk", NULL, 1)             \
+  X(spills, "+regs", NULL, 1)                   \
+  X(set_streams, "+streams", NULL, 1)           \
+  X(fuse_branch, "+cmpbr", NULL, 1)             \
+  X(fold_loads, "+fold", NULL, 1)               \
+  X(sets_sum, "+setsum", NULL, 1)               \
+  X(set_ns, "+setns", NULL, 1)                  \
+  X(set_loads, "+setloads", NULL, 1)            \
+  X(mem_chains, "+memchain", NULL, 1)           \
+  X(fully_assoc, "-assoc", NULL, 1)
+#define PP_SWITCH_COUNT_ONE(field, word, off_word, suffix) +1
+enum { PP_N_SWITCHES = 0 PP_SWITCHES(PP_SWITCH_COUNT_ONE) };
+
+typedef struct {
+  const char *field;           /* the JSON key: pp_options' field */
+  const char *word, *off_word; /* the model line's word when on, when off (NULL: none) */
+  bool suffix;
+  size_t offset; /* of the field in pp_options */
+} pp_switch;
+extern const pp_switch pp_switches[PP_N_SWITCHES];
+static inline bool pp_switch_on(const pp_options *o, int k) {
+  return *(const bool *)((const char *)o + pp_switches[k].offset);
+}
+
 #define PP_MAX_UNITS 64
 #define PP_COST_CACHE 512 /* open-addressed (op, elem, bits) -> cost; power of two */
 #define PP_MEMO 1024      /* block schedules by content hash; power of two, direct mapped */

@@ -3,7 +3,9 @@
  * over the target's threads, rounded up to whole chunks of its parallel loop), plus fork/join
  * per parallel call; the extensions (steady state, memory-level parallelism, bandwidth) as
  * the options switch them. */
+#include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,12 @@
 static const char *const bound_names[PP_BOUND_COUNT] = {"issue", "unit", "latency", "memory", "bandwidth",
                                                         "fork-join"};
 const char *pp_bound_name(pp_bound b) { return b >= 0 && b < PP_BOUND_COUNT ? bound_names[b] : "?"; }
+
+#define SWITCH_ROW(field, word, off_word, suffix) {#field, word, off_word, suffix, offsetof(pp_options, field)},
+const pp_switch pp_switches[PP_N_SWITCHES] = {PP_SWITCHES(SWITCH_ROW)};
+/* the bools from steady_state to spills, no_breakdown the one that is not a switch */
+static_assert(offsetof(pp_options, spills) + sizeof(bool) - offsetof(pp_options, steady_state) == PP_N_SWITCHES + 1,
+              "every switch of pp_options has its row in PP_SWITCHES (predictor/internal.h)");
 
 void pp_options_default(pp_options *o) {
   memset(o, 0, sizeof *o);
@@ -63,34 +71,19 @@ int pp_options_preset(pp_options *o, const char *name) {
   bool nb = o->no_breakdown;
   memset(o, 0, sizeof *o);
   o->threads = threads, o->no_breakdown = nb;
-  /* NAME-assoc: fully associative caches; NAME+overlap: loop instances overlap; NAME+strides:
-   * the per-access strides (set conflicts, TLB) */
+  /* NAME and the words of the switches as suffixes, in any order (PP_SWITCHES: NAME-assoc:
+   * fully associative caches; NAME+overlap: loop instances overlap; NAME+strides: the
+   * per-access strides, set conflicts and TLB; ...) */
   char base[160];
   snprintf(base, sizeof base, "%s", name);
   for (bool more = true; more;) {
     size_t len = strlen(base);
     more = false;
-    if (len > 6 && strcmp(base + len - 6, "-assoc") == 0) base[len - 6] = 0, o->fully_assoc = more = true;
-    else if (len > 8 && strcmp(base + len - 8, "+overlap") == 0) base[len - 8] = 0, o->overlap = more = true;
-    else if (len > 8 && strcmp(base + len - 8, "+strides") == 0) base[len - 8] = 0, o->strides = more = true;
-    else if (len > 8 && strcmp(base + len - 8, "+carried") == 0) base[len - 8] = 0, o->carried = more = true;
-    else if (len > 9 && strcmp(base + len - 9, "+inflight") == 0) base[len - 9] = 0, o->level_inflight = more = true;
-    else if (len > 6 && strcmp(base + len - 6, "+lanes") == 0) base[len - 6] = 0, o->lanes = more = true;
-    else if (len > 5 && strcmp(base + len - 5, "+sets") == 0) base[len - 5] = 0, o->l1_sets = more = true;
-    else if (len > 7 && strcmp(base + len - 7, "+shared") == 0) base[len - 7] = 0, o->shared = more = true;
-    else if (len > 4 && strcmp(base + len - 4, "+far") == 0) base[len - 4] = 0, o->far_sets = more = true;
-    else if (len > 5 && strcmp(base + len - 5, "+busy") == 0) base[len - 5] = 0, o->busy = more = true;
-    else if (len > 8 && strcmp(base + len - 8, "+forward") == 0) base[len - 8] = 0, o->forward = more = true;
-    else if (len > 6 && strcmp(base + len - 6, "+dirty") == 0) base[len - 6] = 0, o->dirty_sets = more = true;
-    else if (len > 8 && strcmp(base + len - 8, "+streams") == 0) base[len - 8] = 0, o->set_streams = more = true;
-    else if (len > 8 && strcmp(base + len - 8, "+llcwalk") == 0) base[len - 8] = 0, o->llc_walks = more = true;
-    else if (len > 6 && strcmp(base + len - 6, "+cmpbr") == 0) base[len - 6] = 0, o->fuse_branch = more = true;
-    else if (len > 5 && strcmp(base + len - 5, "+fold") == 0) base[len - 5] = 0, o->fold_loads = more = true;
-    else if (len > 7 && strcmp(base + len - 7, "+setsum") == 0) base[len - 7] = 0, o->sets_sum = more = true;
-    else if (len > 6 && strcmp(base + len - 6, "+setns") == 0) base[len - 6] = 0, o->set_ns = more = true;
-    else if (len > 9 && strcmp(base + len - 9, "+setloads") == 0) base[len - 9] = 0, o->set_loads = more = true;
-    else if (len > 9 && strcmp(base + len - 9, "+memchain") == 0) base[len - 9] = 0, o->mem_chains = more = true;
-    else if (len > 5 && strcmp(base + len - 5, "+regs") == 0) base[len - 5] = 0, o->spills = more = true;
+    for (int k = 0; k < PP_N_SWITCHES && !more; k++) {
+      size_t n = strlen(pp_switches[k].word);
+      if (pp_switches[k].suffix && len > n && strcmp(base + len - n, pp_switches[k].word) == 0)
+        base[len - n] = 0, *(bool *)((char *)o + pp_switches[k].offset) = more = true;
+    }
   }
   name = base;
   if (strcmp(name, "patent") == 0) return 0;
@@ -734,11 +727,16 @@ pp_prediction *pp_predict(pp_predictor *pp, const pa_profile *p, pt_diag *d) {
         bp->bound = PP_BOUND_MEMORY;
       }
       if (slowdown != 1) bp->cycles *= slowdown, bp->compute_cycles *= slowdown, bp->total_cycles *= slowdown;
+      if (bp->bound != PP_BOUND_UNIT) bp->unit = NULL; /* a later bound (memory, latency) replaced the unit's */
+      if (bp->compute_cycles > bp->cycles) bp->compute_cycles = bp->cycles; /* a rounding over: all of it */
       fp->cycles += bp->total_cycles;
       fp->compute_cycles += bp->compute_cycles * bp->ecount;
       by_bound[bp->bound] += bp->total_cycles / hz;
     }
     free(waits);
+    /* where misses cost nothing, compute and all cycles are summed from other products: a
+     * compute share a rounding above the whole is all of it (no negative memory time) */
+    if (fp->compute_cycles > fp->cycles) fp->compute_cycles = fp->cycles;
     fp->memory_cycles = fp->cycles - fp->compute_cycles;
     fp->seconds = fp->cycles / hz;
     /* Bytes each level delivered to one thread: L1 serves every load and store; level L+1

@@ -17,7 +17,10 @@
 #define PP_MAX_LEVELS 4 /* cache levels the memory model tracks; index PP_MAX_LEVELS = DRAM */
 
 /* What the prediction adds to the patent's formula. All off = the patent exactly: each
- * block's task graph scheduled once as a DAG, loads at their expected hit latency. */
+ * block's task graph scheduled once as a DAG, loads at their expected hit latency. Every bool
+ * but no_breakdown is a switch of the model with its row in PP_SWITCHES (predictor/internal.h:
+ * its word in the model line and the preset names, its key in the JSON's options); a new one
+ * goes before spills, the last, up to which a static_assert counts the rows. */
 typedef struct pp_options {
   int threads;          /* threads on the target; 0 = all its cores */
   bool steady_state;    /* loop blocks: steady-state cycles per iteration of repeated bodies */

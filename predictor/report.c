@@ -15,6 +15,17 @@ static const char *level_name(int idx, int levels, char *buf) {
   return buf;
 }
 
+/* The model line's words (PP_SWITCHES), space-separated, into buf. */
+static const char *model_words(const pp_options *o, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int k = 0; k < PP_N_SWITCHES && len < size; k++) {
+    const char *word = pp_switch_on(o, k) ? pp_switches[k].word : pp_switches[k].off_word;
+    if (word) len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", word);
+  }
+  return buf;
+}
+
 static int cmp_block(const void *a, const void *b) {
   double x = (*(const pp_block_pred *const *)a)->total_cycles, y = (*(const pp_block_pred *const *)b)->total_cycles;
   return x < y ? 1 : x > y ? -1 : 0;
@@ -22,11 +33,9 @@ static int cmp_block(const void *a, const void *b) {
 
 void pp_prediction_print(FILE *f, const pp_prediction *r, int top_blocks) {
   const pp_options *o = &r->options;
-  fprintf(f, "target %s, %d thread(s), %.3f GHz; model:%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s\n", r->target, r->threads, r->frequency_ghz,
-          o->steady_state ? " steady-state" : " patent", o->mlp ? " +mlp" : "", o->bandwidth ? " +bandwidth" : "",
-          o->overlap ? " +overlap" : "", o->strides ? " +strides" : "", o->carried ? " +carried" : "",
-          o->level_inflight ? " +inflight" : "", o->lanes ? " +lanes" : "", o->l1_sets ? " +sets" : "", o->shared ? " +shared" : "",
-          o->far_sets ? " +far" : "", o->busy ? " +busy" : "", o->forward ? " +forward" : "", o->dirty_sets ? " +dirty" : "", o->llc_walks ? " +llcwalk" : "", o->spills ? " +regs" : "", o->set_streams ? " +streams" : "", o->fuse_branch ? " +cmpbr" : "", o->fold_loads ? " +fold" : "", o->sets_sum ? " +setsum" : "", o->set_ns ? " +setns" : "", o->set_loads ? " +setloads" : "", o->mem_chains ? " +memchain" : "", o->fully_assoc ? " -assoc" : "");
+  char model[PP_N_SWITCHES * 16];
+  fprintf(f, "target %s, %d thread(s), %.3f GHz; model: %s\n", r->target, r->threads, r->frequency_ghz,
+          model_words(o, model, sizeof model));
   fprintf(f, "predicted %.6g s (%.4g ms): compute %.4g ms, memory %.4g ms, bandwidth %.4g ms, fork/join %.4g ms; "
              "bound: %s\n",
           r->seconds, r->seconds * 1e3, r->compute_seconds * 1e3, r->memory_seconds * 1e3,
@@ -70,10 +79,10 @@ char *pp_prediction_to_json(const pp_prediction *r) {
   cJSON_AddNumberToObject(o, "version", 1);
   cJSON_AddStringToObject(o, "target", r->target);
   cJSON_AddNumberToObject(o, "threads", r->threads);
+  char model[PP_N_SWITCHES * 16];
+  cJSON_AddStringToObject(o, "model", model_words(&r->options, model, sizeof model));
   cJSON *opt = cJSON_AddObjectToObject(o, "options");
-  cJSON_AddBoolToObject(opt, "steady_state", r->options.steady_state);
-  cJSON_AddBoolToObject(opt, "mlp", r->options.mlp);
-  cJSON_AddBoolToObject(opt, "bandwidth", r->options.bandwidth);
+  for (int k = 0; k < PP_N_SWITCHES; k++) cJSON_AddBoolToObject(opt, pp_switches[k].field, pp_switch_on(&r->options, k));
   cJSON_AddNumberToObject(o, "seconds", r->seconds);
   cJSON_AddNumberToObject(o, "cycles", r->cycles);
   cJSON_AddNumberToObject(o, "compute_seconds", r->compute_seconds);
@@ -93,6 +102,8 @@ char *pp_prediction_to_json(const pp_prediction *r) {
     cJSON_AddNumberToObject(f, "compute_cycles", fp->compute_cycles);
     cJSON_AddNumberToObject(f, "memory_cycles", fp->memory_cycles);
     cJSON_AddNumberToObject(f, "bandwidth_seconds", fp->bandwidth_seconds);
+    if (fp->bandwidth_level > 0)
+      cJSON_AddStringToObject(f, "bandwidth_level", level_name(fp->bandwidth_level - 1, r->levels, lb));
     cJSON_AddNumberToObject(f, "fork_join_seconds", fp->fork_join_seconds);
     cJSON_AddNumberToObject(f, "work_fraction", fp->work_fraction);
     cJSON_AddNumberToObject(f, "core_share", fp->core_share);

@@ -167,4 +167,54 @@ static inline pa_node synthetic_node(pa_opclass op, const char *opcode, int lane
   return n;
 }
 
+/* A counted profile of one function whose only block is a loop body run `iterations` times:
+ * the caller's nodes and edges (kept, not copied), the block's load and store bytes from its
+ * nodes, and reuse histogram h as the function's and the program's (its cold lines the
+ * footprint; NULL: no histogram, every access an L1 hit). Everything lives in *s. */
+typedef struct {
+  pa_block block;
+  pa_loop loop;
+  int loop_blocks[1];
+  pa_function function;
+  pa_reuse_hist hist;
+  pa_profile profile;
+} synthetic_loop;
+
+static inline pa_profile *synthetic_loop_profile(synthetic_loop *s, pa_node *nodes, int n_nodes, pa_edge *edges,
+                                                 int n_edges, uint64_t iterations, const pa_reuse_hist *h) {
+  memset(s, 0, sizeof *s);
+  s->block = (pa_block){.name = "body", .idom = -1, .loop = 0, .count = iterations, .count_per_call = (double)iterations,
+                        .n_nodes = n_nodes, .nodes = nodes, .n_edges = n_edges, .edges = edges};
+  for (int i = 0; i < n_nodes; i++) {
+    pa_features *f = &s->block.features;
+    if (nodes[i].op == PA_OP_LOAD) f->loads++, f->load_bytes += nodes[i].bytes;
+    if (nodes[i].op == PA_OP_STORE) f->stores++, f->store_bytes += nodes[i].bytes;
+  }
+  s->loop = (pa_loop){.header = 0, .parent = -1, .depth = 1, .preheader = -1, .n_blocks = 1, .blocks = s->loop_blocks,
+                      .trip_count = (int64_t)iterations};
+  s->function = (pa_function){.name = "body_loop", .calls = 1, .threads = 1, .n_blocks = 1, .blocks = &s->block,
+                              .n_loops = 1, .loops = &s->loop};
+  s->profile = (pa_profile){.version = PA_PROFILE_VERSION, .source = "synthetic", .counts_source = "instrumented",
+                            .n_functions = 1, .functions = &s->function};
+  if (h) s->hist = *h, s->profile.reuse_by_function = &s->hist, s->profile.reuse_total = *h;
+  return &s->profile;
+}
+
+/* n independent 64-byte loads (<16 x float>, one line each) and the loop's branch: n + 1 nodes. */
+static inline int synthetic_line_loads(pa_node *nodes, int n) {
+  for (int i = 0; i < n; i++) nodes[i] = synthetic_node(PA_OP_LOAD, "load", 16);
+  nodes[n] = (pa_node){.op = PA_OP_OTHER, .opcode = "br", .elem = "void", .lanes = 1};
+  return n + 1;
+}
+
+/* Target t's read bandwidth at `level` (0: memory) with one thread and up: one row, gbs GB/s. */
+static inline void synthetic_read_bandwidth(ptg_target *t, int level, double gbs) {
+  ptg_bandwidth *bw = pt_alloc(t->arena, sizeof *bw);
+  *bw = (ptg_bandwidth){.threads = 1};
+  bw->read.value = gbs;
+  bw->write.value = bw->copy.value = bw->triad.value = NAN;
+  if (level == 0) t->memory.n_bandwidth = 1, t->memory.bandwidth = bw;
+  else t->caches[level - 1].n_bandwidth = 1, t->caches[level - 1].bandwidth = bw;
+}
+
 #endif
