@@ -2,10 +2,10 @@
  * by block and exactly, on a pool of 3 threads so chunks differ in size: every suite workload
  * at full size under its default schedule and the two random ones of eight seeds that execute
  * the fewest instructions (quick mode: one of two; parallel bodies, non-dividing splits and
- * their guards), and random
- * schedules of any cost on a small twin of each; a schedule without static counts is printed
- * by name and must fail for the one documented reason. Then a matmul and a conv loop nest whose
- * counts are worked out by hand. */
+ * their guards), and random schedules of any cost on a small twin of each; a schedule without
+ * static counts is printed by name and must fail for the one documented reason. Then a matmul
+ * and a conv loop nest whose counts are worked out by hand, checked against the static counts
+ * and the instrumented run's alike. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +256,30 @@ static uint64_t count_of(const pa_function *f, const char *block) {
 /* C[64,40] = A[64,48] x B[48,40] with i split by 5 (13 x 5 covers 65 rows: a guard) and the
  * outer i parallel over 3 threads: chunks of 5, 4 and 4 iterations of i.0. O3 unrolls i.1
  * into five copies of the j/k nest, copy u guarded by 5 i.0 + u < 64. */
+static void matmul_by_hand(const pa_profile *p, const pa_profile *p1, const char *source) {
+  const pa_function *f = p ? pa_profile_function(p, "portent_matmul_par0") : NULL;
+  CHECK_MSG(f && f->calls == 3 && f->threads == 3 && f->parallel, "%s: the parallel body", source);
+  const pa_function *kf = p ? pa_profile_function(p, "portent_matmul") : NULL;
+  CHECK_MSG(kf && kf->calls == 1 && kf->threads == 1 && !kf->parallel, "%s: the kernel", source);
+  if (f) {
+    CHECK_MSG(count_of(f, "i.0") == 13, "%s", source);                 /* i.0 over all chunks */
+    CHECK_MSG(count_of(f, "k.us.us") == 13 * 40 * 48, "%s", source);   /* copy 0: 5 i.0 < 64 for all 13 */
+    CHECK_MSG(count_of(f, "k.us.us.4") == 12 * 40 * 48, "%s", source); /* copy 4: 5 i.0 + 4 < 64 for i.0 <= 11 */
+    CHECK_MSG(count_of(f, "j.us.4") == 12 * 40, "%s", source);
+    uint64_t k_total = 0; /* the k loop body runs once per multiply-add: N x M x L */
+    for (int b = 0; b < f->n_blocks; b++)
+      if (strncmp(f->blocks[b].name, "k.", 2) == 0) k_total += f->blocks[b].count;
+    CHECK_MSG(k_total == 64 * 40 * 48, "%s: k bodies ran %llu times", source, (unsigned long long)k_total);
+    CHECK_MSG(block_named(f, "k.us.us.4") && block_named(f, "k.us.us.4")->count_per_call == 12 * 40 * 48 / 3.0, "%s",
+              source);
+  }
+  /* one thread: one call over all 13 iterations */
+  const pa_function *f1 = p1 ? pa_profile_function(p1, "portent_matmul_par0") : NULL;
+  CHECK_MSG(f1 && f1->calls == 1 && f1->threads == 1 && !f1->parallel && count_of(f1, "k.us.us.4") == 12 * 40 * 48,
+            "%s: one thread", source);
+}
+
+/* The hand counts hold for the static counts and for the instrumented run alike. */
 static void test_matmul_by_hand(void) {
   pc_program *prog;
   pc_kernel *k = lower_steps("matmul:64,48,40", "[[\"SP\",2,0,64,[5],1],[\"AN\",2,0,3]]", &prog);
@@ -263,25 +287,16 @@ static void test_matmul_by_hand(void) {
   pt_diag d = {0};
   pa_profile *p = static_of(k, THREADS, &d);
   CHECK_MSG(p, "%s", d.msg);
-  const pa_function *f = p ? pa_profile_function(p, "portent_matmul_par0") : NULL;
-  CHECK(f && f->calls == 3 && f->threads == 3 && f->parallel);
-  const pa_function *kf = p ? pa_profile_function(p, "portent_matmul") : NULL;
-  CHECK(kf && kf->calls == 1 && kf->threads == 1 && !kf->parallel);
-  if (f) {
-    CHECK(count_of(f, "i.0") == 13);                  /* i.0 over all chunks */
-    CHECK(count_of(f, "k.us.us") == 13 * 40 * 48);    /* copy 0: 5 i.0 < 64 for all 13 */
-    CHECK(count_of(f, "k.us.us.4") == 12 * 40 * 48);  /* copy 4: 5 i.0 + 4 < 64 for i.0 <= 11 */
-    CHECK(count_of(f, "j.us.4") == 12 * 40);
-    uint64_t k_total = 0; /* the k loop body runs once per multiply-add: N x M x L */
-    for (int b = 0; b < f->n_blocks; b++)
-      if (strncmp(f->blocks[b].name, "k.", 2) == 0) k_total += f->blocks[b].count;
-    CHECK_MSG(k_total == 64 * 40 * 48, "k bodies ran %llu times", (unsigned long long)k_total);
-    CHECK(block_named(f, "k.us.us.4") && block_named(f, "k.us.us.4")->count_per_call == 12 * 40 * 48 / 3.0);
-  }
-  /* one thread: one call over all 13 iterations */
   pa_profile *p1 = static_of(k, 1, &d);
-  const pa_function *f1 = p1 ? pa_profile_function(p1, "portent_matmul_par0") : NULL;
-  CHECK(f1 && f1->calls == 1 && f1->threads == 1 && !f1->parallel && count_of(f1, "k.us.us.4") == 12 * 40 * 48);
+  CHECK_MSG(p1, "%s", d.msg);
+  matmul_by_hand(p, p1, "static");
+  pa_profile *r = instrumented_of(k, THREADS, &d);
+  CHECK_MSG(r, "%s", d.msg);
+  pa_profile *r1 = instrumented_of(k, 1, &d);
+  CHECK_MSG(r1, "%s", d.msg);
+  if (r && r1) matmul_by_hand(r, r1, "instrumented");
+  pa_profile_free(r1);
+  pa_profile_free(r);
   pa_profile_free(p1);
   pa_profile_free(p);
   pc_kernel_free(k);
@@ -353,6 +368,26 @@ static void test_chunk_work_by_hand(void) {
 /* conv2d NCHW, 1x4x10x10 input, 6 filters of 3x3, stride 1, pad 1, unscheduled: the padding
  * stage is a 4 x 12 x 12 nest whose rows 1..10 copy data and rows 0 and 11 are zero; O3
  * unrolls the 4 channels and the 3 x 3 x 4 reduction, leaving ff (6) x yy (10) x xx (10). */
+static void conv_by_hand(const pa_profile *p, const char *source) {
+  const pa_function *f = p ? pa_profile_function(p, "portent_conv2d_nchw") : NULL;
+  CHECK_MSG(f && f->calls == 1, "%s", source);
+  if (!f) return;
+  CHECK_MSG(count_of(f, "entry") == 1, "%s", source);
+  for (int c = 0; c < 4; c++) { /* one unrolled copy per channel */
+    char row[32], inner[32], edge[48];
+    snprintf(row, sizeof row, c ? "i2.%d" : "i2", c);
+    snprintf(inner, sizeof inner, c ? "sel.j.11.%d" : "sel.j.11", c);
+    snprintf(edge, sizeof edge, c ? "i3.us.preheader.%d" : "i3.us.preheader", c);
+    CHECK_MSG(count_of(f, row) == 12, "%s: %s", source, row);
+    CHECK_MSG(count_of(f, inner) == 10, "%s: %s", source, inner); /* rows 1..10 */
+    CHECK_MSG(count_of(f, edge) == 2, "%s: %s", source, edge);    /* rows 0 and 11 */
+  }
+  CHECK_MSG(count_of(f, "ff") == 6, "%s", source);
+  CHECK_MSG(count_of(f, "yy") == 6 * 10, "%s", source);
+  CHECK_MSG(count_of(f, "xx") == 6 * 10 * 10, "%s", source);
+}
+
+/* The hand counts hold for the static counts and for the instrumented run alike. */
 static void test_conv_by_hand(void) {
   pc_program *prog;
   pc_kernel *k = lower_steps("conv2d_nchw:1,4,10,10,6,3,3,1,1,1,1", NULL, &prog);
@@ -360,23 +395,11 @@ static void test_conv_by_hand(void) {
   pt_diag d = {0};
   pa_profile *p = static_of(k, THREADS, &d);
   CHECK_MSG(p, "%s", d.msg);
-  const pa_function *f = p ? pa_profile_function(p, "portent_conv2d_nchw") : NULL;
-  CHECK(f && f->calls == 1);
-  if (f) {
-    CHECK(count_of(f, "entry") == 1);
-    for (int c = 0; c < 4; c++) { /* one unrolled copy per channel */
-      char row[32], inner[32], edge[48];
-      snprintf(row, sizeof row, c ? "i2.%d" : "i2", c);
-      snprintf(inner, sizeof inner, c ? "sel.j.11.%d" : "sel.j.11", c);
-      snprintf(edge, sizeof edge, c ? "i3.us.preheader.%d" : "i3.us.preheader", c);
-      CHECK(count_of(f, row) == 12);
-      CHECK(count_of(f, inner) == 10); /* rows 1..10 */
-      CHECK(count_of(f, edge) == 2);   /* rows 0 and 11 */
-    }
-    CHECK(count_of(f, "ff") == 6);
-    CHECK(count_of(f, "yy") == 6 * 10);
-    CHECK(count_of(f, "xx") == 6 * 10 * 10);
-  }
+  conv_by_hand(p, "static");
+  pa_profile *r = instrumented_of(k, THREADS, &d);
+  CHECK_MSG(r, "%s", d.msg);
+  if (r) conv_by_hand(r, "instrumented");
+  pa_profile_free(r);
   pa_profile_free(p);
   pc_kernel_free(k);
   pc_program_free(prog);
