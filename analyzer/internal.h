@@ -289,7 +289,10 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
  * then, from PA_TW_LLC, PA_SET_BINS per-set distance counts for each set count of
  * pa_tracker_set_llc (in its order; rate 1 only, zero otherwise). Then, from PA_TW_LOCAL, the bins and cold of the lines tracked at weight 1 beside the
  * sample (pa_tracker_set_locals; counted apart from PA_TW_SAMPLED's, whose weight is 1/R),
- * and at PA_TW_LOCAL_OUTSIDE their accesses outside a burst's measurement.
+ * and at PA_TW_LOCAL_OUTSIDE their accesses outside a burst's measurement. From PA_TW_SHORT,
+ * PA_REUSE_BINS counts of measured accesses to lines new to a burst whose window held fewer
+ * than W lines (its warm-up ran out first): by the bin of the lines it held, a lower bound on
+ * their distance (sampling only).
  * pa_tracker_hist turns them into a histogram. Every word from PA_TW_QUARTERS to PA_TW_LOCAL
  * counts reuses (no first touches), so time windows (rate 1, where the local words stay 0)
  * scale them as reuses (pa_windows_combine). */
@@ -300,7 +303,8 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 #define PA_TW_LLC (PA_TW_SETS + PA_SET_BINS)
 #define PA_TW_LOCAL (PA_TW_LLC + PA_LLC_COUNTS * PA_SET_BINS)
 #define PA_TW_LOCAL_OUTSIDE (PA_TW_LOCAL + PA_REUSE_BINS + 1)
-#define PA_TRACKER_WORDS (PA_TW_LOCAL_OUTSIDE + 1)
+#define PA_TW_SHORT (PA_TW_LOCAL_OUTSIDE + 1)
+#define PA_TRACKER_WORDS (PA_TW_SHORT + PA_REUSE_BINS)
 /* pa_tracker_access for lines first..last in order, the results ignored; returns
  * pa_tracker_bursting after them (the runtime's slow path: one call per access). */
 bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group);

@@ -677,11 +677,15 @@ static void lru_clear(lru *u) {
 
 /* One access during a burst: the exact window's answer, counted when measuring. */
 static inline __attribute__((always_inline)) int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
+  int64_t held = (int64_t)t->near.n;
   int64_t near = lru_access(&t->near, line);
   int64_t in_set = set_access(t->near_sets, line);
+  /* new to a window that holds fewer than W lines (the warm-up ran out first): at least `held`
+   * away, not necessarily W */
+  bool short_miss = near < 0 && held < t->window;
   if (near >= t->window) near = -1; /* beyond the window */
   if (t->phase == BURST_MEASURE) {
-    exact[near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
+    exact[short_miss ? PA_TW_SHORT + pa_reuse_bin(held) : near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
     if (near >= 0) exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(near) + pa_reuse_quarter(near)]++;
     if (in_set >= 0) exact[PA_TW_SETS + in_set]++; /* the rest: pa_tracker_hist */
   }
@@ -820,6 +824,7 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
   memset(h, 0, sizeof *h);
   double measured = 0;
   for (int k = 0; k <= PA_REUSE_BINS; k++) measured += (double)c[k];
+  for (int k = 0; k < PA_REUSE_BINS; k++) measured += (double)c[PA_TW_SHORT + k];
   if (rate >= 1 || (measured == 0 && window > 0) || window <= 0) {
     /* exact, or plain SHARDS (also the fallback when no burst measured anything) */
     double w = rate >= 1 ? 1 : 1 / rate;
@@ -843,14 +848,27 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
     for (int k = 0; k < near_bins; k++) h->bins[k] = (double)c[k] * scale;
     /* the SHARDS estimates in units of a sampled access (a local one counts R) */
     double est[PA_REUSE_BINS + 1];
-    for (int k = near_bins; k <= PA_REUSE_BINS; k++) est[k] = (double)sampled[k] + (double)local[k] * rate;
+    for (int k = 0; k <= PA_REUSE_BINS; k++) est[k] = (double)sampled[k] + (double)local[k] * rate;
+    /* accesses new to a window of fewer than W lines: spread over the SHARDS estimates from
+     * the bin of the lines it held up (their distance is at least that), and cold misses */
+    for (int b = 0; b < near_bins; b++) {
+      double n_short = (double)c[PA_TW_SHORT + b] * scale, from_b = 0;
+      if (n_short == 0) continue;
+      for (int k = b; k <= PA_REUSE_BINS; k++) from_b += est[k];
+      if (from_b <= 0) {
+        h->cold += n_short;
+        continue;
+      }
+      for (int k = b; k < PA_REUSE_BINS; k++) h->bins[k] += n_short * est[k] / from_b;
+      h->cold += n_short * est[PA_REUSE_BINS] / from_b;
+    }
     double beyond = (double)c[PA_REUSE_BINS] * scale, shards_beyond = est[PA_REUSE_BINS];
     for (int k = near_bins; k < PA_REUSE_BINS; k++) shards_beyond += est[k];
     if (shards_beyond > 0) {
-      for (int k = near_bins; k < PA_REUSE_BINS; k++) h->bins[k] = beyond * est[k] / shards_beyond;
-      h->cold = beyond * est[PA_REUSE_BINS] / shards_beyond;
+      for (int k = near_bins; k < PA_REUSE_BINS; k++) h->bins[k] += beyond * est[k] / shards_beyond;
+      h->cold += beyond * est[PA_REUSE_BINS] / shards_beyond;
     } else {
-      h->cold = beyond; /* no sampled line reached beyond the window: call them first touches */
+      h->cold += beyond; /* no sampled line reached beyond the window: call them first touches */
     }
     /* Per-set: exact below PA_SET_EXACT where the burst had seen the line; the others (that far
      * or more, or new to the burst: at least as far as the lines of their set the burst holds,

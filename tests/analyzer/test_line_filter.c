@@ -3,10 +3,11 @@
  * full run's bin for bin; on portent kernels (default and random schedules) the filter applies
  * to some accesses, at rate 1 it keeps every access and first touch exactly and the miss-ratio
  * curve within 0.02 of the full run's over 4 KiB..64 MiB (the LRU order of skipped repeats is
- * the only approximation), and with 1% SHARDS within 0.05 (the sampled run's bound) or, where
- * SHARDS alone misses that, within 0.01 of the unfiltered sampled run's distance. The matmul's
- * default schedule must filter something (its broadcast loads of A); the conv's innermost loop
- * touches more than 64 lines per iteration, so there the filter stands aside. */
+ * the only approximation). At 1% both the plain sampled profile and the line-filtered one keep
+ * the curve within 0.05 absolute of the full run's (issue 11's bound for the sampling mode, no
+ * slack: the largest per kernel is printed). The matmul's default schedule must filter
+ * something (its broadcast loads of A); the conv's innermost loop touches more than 64 lines
+ * per iteration, so there the filter stands aside. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,12 @@ static pa_profile *run_of(pc_kernel *k, const pa_options *o, pt_diag *d) {
   return p;
 }
 
-static void check(const char *what, const pc_state *s, bool must_filter) {
+/* The largest 1% distances over a workload's schedules: plain SHARDS and line-filtered. */
+typedef struct {
+  double plain, filtered;
+} worst_1pct;
+
+static void check(const char *what, const pc_state *s, bool must_filter, worst_1pct *worst) {
   pt_diag d = {0};
   pc_kernel *k = pc_lower(s, &(pc_lower_opts){0}, &d);
   if (!k) return;
@@ -116,9 +122,11 @@ static void check(const char *what, const pc_state *s, bool must_filter) {
               "%s: rate 1: %.0f accesses %.0f cold, run: %.0f / %.0f", what, exact->reuse_total.accesses,
               exact->reuse_total.cold, a->accesses, a->cold);
     CHECK_MSG(de <= 0.02, "%s: rate 1: miss-ratio curve %.4f from the run's (bound 0.02)", what, de);
-    /* the sampled run's own bound, or (where SHARDS alone misses it) no worse than without the filter */
-    CHECK_MSG(ds <= 0.05 || ds <= dp + 0.01, "%s: 1%%: miss-ratio curve %.4f from the run's (bound 0.05; %.4f unfiltered)",
-              what, ds, dp);
+    /* the sampling mode's bound, for the plain 1% profile and the filtered one alike */
+    CHECK_MSG(dp <= 0.05, "%s: 1%%: miss-ratio curve %.4f from the run's (bound 0.05)", what, dp);
+    CHECK_MSG(ds <= 0.05, "%s: 1%% line-filtered: miss-ratio curve %.4f from the run's (bound 0.05)", what, ds);
+    if (dp > worst->plain) worst->plain = dp;
+    if (ds > worst->filtered) worst->filtered = ds;
   }
   pa_profile_free(plain);
   pa_profile_free(full);
@@ -127,13 +135,22 @@ static void check(const char *what, const pc_state *s, bool must_filter) {
   pc_kernel_free(k);
 }
 
+typedef struct {
+  const char *name;
+  worst_1pct worst;
+} workload_ctx;
+
 /* The matmul's default schedule must filter its broadcast loads of A. */
-static void check_schedule(const char *what, const pc_state *s, bool is_default, void *name) {
-  check(what, s, is_default && strncmp(name, "matmul", 6) == 0);
+static void check_schedule(const char *what, const pc_state *s, bool is_default, void *ctx) {
+  workload_ctx *w = ctx;
+  check(what, s, is_default && strncmp(w->name, "matmul", 6) == 0, &w->worst);
 }
 
 static void workload(const char *name, int randoms) {
-  for_each_schedule(name, randoms, 11, check_schedule, (void *)name);
+  workload_ctx w = {name, {0, 0}};
+  for_each_schedule(name, randoms, 11, check_schedule, &w);
+  printf("%s, %d schedules: largest 1%% miss-ratio distance %.4f (line-filtered %.4f), bound 0.05\n", name,
+         randoms + 1, w.worst.plain, w.worst.filtered);
 }
 
 int main(void) {
