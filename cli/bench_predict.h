@@ -8,6 +8,7 @@
 
 #include "analyzer.h"
 #include "common.h"
+#include "compiler.h"
 #include "targets.h"
 
 #define BP_PRESETS 31
@@ -68,6 +69,9 @@ int bp_merge_rounds(const char *dirs, const char *save, const char *platform, bo
 int bp_save_profiles(const bp_set *s, const char *dir, pt_diag *d);
 /* Reads a saved set; with profiles false only records (the measured side). */
 bp_set *bp_load(const char *dir, bool profiles, pt_diag *d);
+/* Applies a saved schedule (steps JSON, record encoding) to a fresh state of its workload; 0 or an
+ * error code with d set. */
+int bp_apply_steps(pc_state *s, const char *steps_json, pt_diag *d);
 /* Gives each saved profile today's static per-access fields (strides) without running: from
  * ir_dir/WORKLOAD_CANDIDATE.ll when ir_dir has it (the module as the set's portent version
  * lowered it), else by lowering the schedule again; only where the code is the same as the

@@ -68,14 +68,12 @@ static int candidate_rows(pp_predictor *pp, double l1, const char *cpu, const ch
   pt_diag d = {0};
   pc_program *prog = pc_workload_build(workload, &d);
   pc_state *s = prog ? pc_state_new(prog) : NULL;
-  pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
-  int n_steps = 0, n = 0;
+  int n = 0;
   pc_kernel *k = NULL;
   pa_module *m = NULL;
   pa_profile *p = NULL;
   LLVMBuilderRef b = NULL;
-  if (!s || pc_steps_from_json(steps_json, &n_steps, steps, PC_MAX_STEPS, &d) != 0 ||
-      pc_state_apply_all(s, n_steps, steps, &d) != 0 || !(k = pc_lower(s, NULL, &d)))
+  if (!s || bp_apply_steps(s, steps_json, &d) != 0 || !(k = pc_lower(s, NULL, &d)))
     goto done;
   LLVMModuleRef mod = pc_kernel_module(k);
   m = pa_module_from_llvm(mod);
@@ -130,7 +128,6 @@ done:
   pa_profile_free(p);
   pa_module_free(m);
   pc_kernel_free(k);
-  free(steps);
   pc_state_free(s);
   pc_program_free(prog);
   return n;

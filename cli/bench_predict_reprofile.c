@@ -14,13 +14,8 @@
 static pa_profile *profile_steps(pc_program *prog, const char *steps_json, int threads, const pa_profile *old,
                                  pt_diag *d) {
   pc_state *s = pc_state_new(prog);
-  pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
-  int n_steps = 0;
-  int rc = pc_steps_from_json(steps_json, &n_steps, steps, PC_MAX_STEPS, d);
-  if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, d);
-  free(steps);
   pa_profile *p = NULL;
-  if (rc == 0) {
+  if (bp_apply_steps(s, steps_json, d) == 0) {
     pa_options po = {.sample_rate = old->sample_rate > 0 && old->sample_rate < 1 ? old->sample_rate : 1,
                      .line_filter = old->line_filter};
     p = pp_profile_state(s, threads, &po, 30, d);

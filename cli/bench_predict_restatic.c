@@ -55,13 +55,8 @@ static bool restatic_from(pa_profile *to, const pa_module *m, pt_diag *d) {
 
 static bool restatic_lowered(pa_profile *to, pc_program *prog, const char *steps_json, pt_diag *d) {
   pc_state *s = pc_state_new(prog);
-  pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
-  int n_steps = 0;
-  int rc = pc_steps_from_json(steps_json, &n_steps, steps, PC_MAX_STEPS, d);
-  if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, d);
-  free(steps);
   bool ok = false;
-  if (rc == 0) {
+  if (bp_apply_steps(s, steps_json, d) == 0) {
     pc_lower_opts lo = {0};
     pc_kernel *k = pc_lower(s, &lo, d);
     pa_module *m = k ? pa_module_from_llvm(pc_kernel_module(k)) : NULL;

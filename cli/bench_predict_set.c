@@ -309,3 +309,12 @@ fail:
   bp_set_free(s);
   return NULL;
 }
+
+int bp_apply_steps(pc_state *s, const char *steps_json, pt_diag *d) {
+  pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
+  int n_steps = 0;
+  int rc = pc_steps_from_json(steps_json, &n_steps, steps, PC_MAX_STEPS, d);
+  if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, d);
+  free(steps);
+  return rc;
+}

@@ -336,11 +336,7 @@ int cmd_bench_predict(int argc, char **argv) {
       int rc;
       const char *given = rw ? rw->steps[k] : tuned_phase ? tuned[t] : NULL;
       if (given) { /* the saved set's schedule under its candidate number, or a tuned one */
-        int n_steps = 0;
-        pc_step *steps = malloc(sizeof *steps * PC_MAX_STEPS);
-        rc = pc_steps_from_json(given, &n_steps, steps, PC_MAX_STEPS, &dc);
-        if (rc == 0) rc = pc_state_apply_all(s, n_steps, steps, &dc);
-        free(steps);
+        rc = bp_apply_steps(s, given, &dc);
         attempts = rw ? rw->candidate[k] : BP_TUNED_FIRST + t++;
       } else
         rc = attempts == 0 ? pc_schedule_default(s, 16, &dc) : pc_schedule_random(s, &rng, &dc);
