@@ -292,7 +292,9 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
  * and at PA_TW_LOCAL_OUTSIDE their accesses outside a burst's measurement. From PA_TW_SHORT,
  * PA_REUSE_BINS counts of measured accesses to lines new to a burst whose window held fewer
  * than W lines (its warm-up ran out first): by the bin of the lines it held, a lower bound on
- * their distance (sampling only).
+ * their distance (sampling only). At PA_TW_MEASURED, the accesses bursts measured. After
+ * pa_tracker_finish the burst words (bins and cold, PA_TW_SHORT's, PA_TW_SETS') are weighted by
+ * stratum, PA_BURST_UNIT per access; pa_tracker_hist takes only their shares.
  * pa_tracker_hist turns them into a histogram. Every word from PA_TW_QUARTERS to PA_TW_LOCAL
  * counts reuses (no first touches), so time windows (rate 1, where the local words stay 0)
  * scale them as reuses (pa_windows_combine). */
@@ -304,11 +306,18 @@ int64_t pa_tracker_access(pa_tracker *t, uint64_t line, int group);
 #define PA_TW_LOCAL (PA_TW_LLC + PA_LLC_COUNTS * PA_SET_BINS)
 #define PA_TW_LOCAL_OUTSIDE (PA_TW_LOCAL + PA_REUSE_BINS + 1)
 #define PA_TW_SHORT (PA_TW_LOCAL_OUTSIDE + 1)
-#define PA_TRACKER_WORDS (PA_TW_SHORT + PA_REUSE_BINS)
+#define PA_TW_MEASURED (PA_TW_SHORT + PA_REUSE_BINS)
+#define PA_BURST_UNIT 64 /* what a measured access of weight 1 adds after pa_tracker_finish */
+#define PA_TRACKER_WORDS (PA_TW_MEASURED + 1)
 /* pa_tracker_access for lines first..last in order, the results ignored; returns
  * pa_tracker_bursting after them (the runtime's slow path: one call per access). */
 bool pa_tracker_access_lines(pa_tracker *t, uint64_t first, uint64_t last, int group);
 const uint64_t *pa_tracker_counts(const pa_tracker *t, int group);
+/* Sampling with bursts: the accesses that follow come from the block `key` (a constant unique to
+ * it, in function `group`) until the next call; NULL: from no block. */
+void pa_tracker_stratum(pa_tracker *t, const void *key, int group);
+/* After the last access: the burst words of each group weighted by stratum (reuse.c). */
+void pa_tracker_finish(pa_tracker *t);
 void pa_tracker_hist(const uint64_t *counts, double rate, int64_t window, pa_reuse_hist *h);
 /* Rate 1, before the first access: per-set distances also for these n set counts (valid for
  * pa_options.llc_sets), counted from PA_TW_LLC. False (nothing changed) when sampling, for

@@ -132,6 +132,34 @@ typedef struct {
   llc_set *set;
 } llc_stacks;
 
+/* Bursts are few (tens in a short run) and a phase of the run gets bursts in proportion to its
+ * sampled accesses, which swing with whether its few hot lines are in the sample; so the mix of
+ * what they measured can be far from the run's (conv random 4 of test_line_filter.c: a phase of
+ * 4.5% of the accesses measured by 4 of 23 bursts). So each burst's counts are kept by stratum
+ * too, the block that made the access (pa_tracker_stratum), with the accesses of the block
+ * sampled outside measurement; pa_tracker_finish weights each stratum's measured mix by the
+ * block's own estimated accesses (measured + outside / R) instead of by how many bursts fell
+ * on it: post-stratification. A stratum's words: */
+#define SW_SHORT (PA_REUSE_BINS + 1)            /* bins and beyond-window, then PA_TW_SHORT's */
+#define SW_SETS (SW_SHORT + PA_REUSE_BINS)      /* PA_TW_SETS' */
+#define SW_MEASURED (SW_SETS + PA_SET_BINS)     /* accesses measured */
+#define SW_OUTSIDE (SW_MEASURED + 1)            /* sampled accesses outside measurement (1/R each) */
+#define SW_LOCAL_OUTSIDE (SW_OUTSIDE + 1)       /* weight-1 lines' accesses outside measurement */
+#define SW_WORDS (SW_LOCAL_OUTSIDE + 1)
+typedef struct {
+  const void *key;
+  int group;
+  uint64_t w[SW_WORDS];
+} stratum;
+typedef struct {
+  stratum *v;      /* in order of first access (a deterministic order of the sums) */
+  int n, cap;
+  int *slot;       /* open addressing by key: index into v + 1, 0 = empty */
+  int slots;       /* a power of 2 */
+  const void *key; /* the current block, and its index in v (-1: none, accesses not by block) */
+  int cur;
+} strata;
+
 /* Which access path the tracker takes, chosen when it is set up (one compare per call on the
  * runtime's path, as the rate test it replaces was). */
 typedef enum { PATH_FULL, PATH_FULL_LLC, PATH_SAMPLED, PATH_WEIGHTED } tracker_path;
@@ -155,6 +183,7 @@ struct pa_tracker {
   int64_t period;      /* sampled accesses between bursts */
   int64_t bursts;      /* bursts started after the first */
   int64_t measure_len; /* accesses measured per burst */
+  strata st;           /* the bursts' counts by the block that made the access (sampled mode) */
   int n_groups;
   uint64_t *counts; /* [group][PA_TRACKER_WORDS], see internal.h */
 };
@@ -597,6 +626,7 @@ pa_tracker *pa_tracker_new(int n_groups, double rate, int64_t window) {
     t->phase = BURST_MEASURE;
     t->left = t->measure_len;
   }
+  t->st.cur = -1;
   t->n_groups = n_groups;
   t->counts = calloc((size_t)n_groups * PA_TRACKER_WORDS, sizeof *t->counts);
   return t;
@@ -610,6 +640,7 @@ void pa_tracker_free(pa_tracker *t) {
   sets_free(t->near_sets);
   for (int i = 0; i < t->n_llc; i++) free(t->llc[i].set);
   free(t->counts);
+  free(t->st.v), free(t->st.slot);
   free(t);
 }
 
@@ -675,6 +706,99 @@ static void lru_clear(lru *u) {
   u->now = 0;
 }
 
+/* The current block's stratum, or NULL. */
+static inline stratum *cur_stratum(pa_tracker *t) { return t->st.cur >= 0 ? &t->st.v[t->st.cur] : NULL; }
+
+static int stratum_slot(const strata *x, const void *key) {
+  size_t mask = (size_t)x->slots - 1, i = (size_t)(((uintptr_t)key * PA_SHARDS_MUL) >> 32) & mask;
+  while (x->slot[i] && x->v[x->slot[i] - 1].key != key) i = (i + 1) & mask;
+  return (int)i;
+}
+
+void pa_tracker_stratum(pa_tracker *t, const void *key, int group) {
+  strata *x = &t->st;
+  if (key == x->key) return;
+  x->key = key, x->cur = -1;
+  if (!t->window || t->rate >= 1 || !key) return; /* only bursts are stratified */
+  if (2 * (x->n + 1) > x->slots) { /* grow the table (and rehash) */
+    int slots = x->slots ? 2 * x->slots : 256, *old = x->slot;
+    x->slot = calloc((size_t)slots, sizeof *x->slot);
+    if (!x->slot) {
+      x->slot = old;
+      return;
+    }
+    free(old);
+    x->slots = slots;
+    for (int k = 0; k < x->n; k++) x->slot[stratum_slot(x, x->v[k].key)] = k + 1;
+  }
+  int i = stratum_slot(x, key);
+  if (!x->slot[i]) {
+    if (x->n == x->cap) {
+      int cap = x->cap ? 2 * x->cap : 64;
+      stratum *v = realloc(x->v, sizeof *v * (size_t)cap);
+      if (!v) return;
+      x->v = v, x->cap = cap;
+    }
+    memset(&x->v[x->n], 0, sizeof x->v[x->n]);
+    x->v[x->n].key = key, x->v[x->n].group = group;
+    x->slot[i] = ++x->n;
+  }
+  x->cur = x->slot[i] - 1;
+}
+
+/* A stratum with fewer measured accesses than this joins the pooled rest (its own mix would be
+ * a handful of accesses standing for all of its block's); so does what came from no block. */
+#define STRATUM_MIN_MEASURED 256
+
+/* Adds stratum words w, weighted by the block's estimated accesses over its measured ones, to
+ * the group's burst words (in PA_BURST_UNIT per access). */
+static void add_stratum(const uint64_t *w, double rate, double *out) {
+  double m = (double)w[SW_MEASURED];
+  if (m <= 0) return;
+  double f = PA_BURST_UNIT * (m + (double)w[SW_OUTSIDE] / rate + (double)w[SW_LOCAL_OUTSIDE]) / m;
+  for (int k = 0; k <= PA_REUSE_BINS; k++) out[k] += f * (double)w[k];
+  for (int k = 0; k < PA_REUSE_BINS; k++) out[PA_TW_SHORT + k] += f * (double)w[SW_SHORT + k];
+  for (int k = 0; k < PA_SET_BINS; k++) out[PA_TW_SETS + k] += f * (double)w[SW_SETS + k];
+}
+
+void pa_tracker_finish(pa_tracker *t) {
+  strata *x = &t->st;
+  if (!x->n) return;
+  double *out = malloc(sizeof *out * PA_TRACKER_WORDS);
+  for (int g = 0; out && g < t->n_groups; g++) {
+    uint64_t *c = t->counts + (size_t)g * PA_TRACKER_WORDS, pool[SW_WORDS];
+    /* the pool: what no block's stratum holds (c's words less every stratum's), and the small strata */
+    for (int k = 0; k <= PA_REUSE_BINS; k++) pool[k] = c[k];
+    for (int k = 0; k < PA_REUSE_BINS; k++) pool[SW_SHORT + k] = c[PA_TW_SHORT + k];
+    for (int k = 0; k < PA_SET_BINS; k++) pool[SW_SETS + k] = c[PA_TW_SETS + k];
+    pool[SW_MEASURED] = c[PA_TW_MEASURED], pool[SW_OUTSIDE] = c[PA_TW_OUTSIDE], pool[SW_LOCAL_OUTSIDE] = c[PA_TW_LOCAL_OUTSIDE];
+    memset(out, 0, sizeof *out * PA_TRACKER_WORDS);
+    bool any = false;
+    for (int i = 0; i < x->n; i++) {
+      const stratum *s = &x->v[i];
+      if (s->group != g) continue;
+      for (int k = 0; k < SW_WORDS; k++) pool[k] -= s->w[k];
+      if (s->w[SW_MEASURED] < STRATUM_MIN_MEASURED) { /* back into the pool */
+        for (int k = 0; k < SW_WORDS; k++) pool[k] += s->w[k];
+        continue;
+      }
+      add_stratum(s->w, t->rate, out);
+      any = true;
+    }
+    if (!any) continue; /* the group's counts as they are */
+    /* a pool measured too little stands for nothing: its accesses (in the total) take the
+     * strata's mix, as those of blocks no burst measured do (pa_tracker_hist's scale) */
+    if (pool[SW_MEASURED] >= STRATUM_MIN_MEASURED) add_stratum(pool, t->rate, out);
+    for (int k = 0; k <= PA_REUSE_BINS; k++) c[k] = (uint64_t)(out[k] + 0.5);
+    for (int k = 0; k < PA_REUSE_BINS; k++) c[PA_TW_SHORT + k] = (uint64_t)(out[PA_TW_SHORT + k] + 0.5);
+    for (int k = 0; k < PA_SET_BINS; k++) c[PA_TW_SETS + k] = (uint64_t)(out[PA_TW_SETS + k] + 0.5);
+  }
+  free(out);
+  free(x->v), free(x->slot);
+  memset(x, 0, sizeof *x);
+  x->cur = -1;
+}
+
 /* One access during a burst: the exact window's answer, counted when measuring. */
 static inline __attribute__((always_inline)) int64_t burst_access(pa_tracker *t, uint64_t line, uint64_t *exact) {
   int64_t held = (int64_t)t->near.n;
@@ -685,9 +809,17 @@ static inline __attribute__((always_inline)) int64_t burst_access(pa_tracker *t,
   bool short_miss = near < 0 && held < t->window;
   if (near >= t->window) near = -1; /* beyond the window */
   if (t->phase == BURST_MEASURE) {
-    exact[short_miss ? PA_TW_SHORT + pa_reuse_bin(held) : near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS]++;
+    int w = short_miss ? PA_TW_SHORT + pa_reuse_bin(held) : near >= 0 ? pa_reuse_bin(near) : PA_REUSE_BINS;
+    exact[w]++;
     if (near >= 0) exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(near) + pa_reuse_quarter(near)]++;
     if (in_set >= 0) exact[PA_TW_SETS + in_set]++; /* the rest: pa_tracker_hist */
+    exact[PA_TW_MEASURED]++;
+    stratum *s = cur_stratum(t);
+    if (s) { /* the same words by block (SW_SHORT = PA_TW_SHORT's place in a stratum) */
+      s->w[w - (short_miss ? PA_TW_SHORT - SW_SHORT : 0)]++;
+      if (in_set >= 0) s->w[SW_SETS + in_set]++;
+      s->w[SW_MEASURED]++;
+    }
   }
   if (t->phase == BURST_WARM && (int64_t)t->near.n >= t->window) t->left = 1; /* warm: measure next */
   if (--t->left == 0) {
@@ -728,7 +860,11 @@ static inline __attribute__((always_inline)) int64_t sampled_access(pa_tracker *
      * shares within a bin are used: a sampled line counts 1/R times a local one) */
     if (far >= 0 && (!t->window || est >= t->window))
       exact[PA_TW_QUARTERS + 4 * pa_reuse_bin(est) + pa_reuse_quarter(est)] += weighted && !local ? t->quarter_weight : 1;
-    if (!measuring) exact[local ? PA_TW_LOCAL_OUTSIDE : PA_TW_OUTSIDE]++; /* sampled outside measurement */
+    if (!measuring) { /* sampled outside measurement */
+      exact[local ? PA_TW_LOCAL_OUTSIDE : PA_TW_OUTSIDE]++;
+      stratum *s = cur_stratum(t);
+      if (s) s->w[local ? SW_LOCAL_OUTSIDE : SW_OUTSIDE]++;
+    }
   }
   if (t->phase != BURST_OFF) {
     int64_t near = burst_access(t, line, exact);
@@ -822,9 +958,11 @@ static void quarters_from_counts(const uint64_t *qc, pa_reuse_hist *h) {
 void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hist *h) {
   const uint64_t *sampled = c + PA_TW_SAMPLED, *local = c + PA_TW_LOCAL; /* local: weight 1 (0 without them) */
   memset(h, 0, sizeof *h);
-  double measured = 0;
-  for (int k = 0; k <= PA_REUSE_BINS; k++) measured += (double)c[k];
-  for (int k = 0; k < PA_REUSE_BINS; k++) measured += (double)c[PA_TW_SHORT + k];
+  /* the bursts' measured accesses, and the same counted in the burst words' units (1, or
+   * PA_BURST_UNIT after pa_tracker_finish) */
+  double measured = (double)c[PA_TW_MEASURED], weighted = 0;
+  for (int k = 0; k <= PA_REUSE_BINS; k++) weighted += (double)c[k];
+  for (int k = 0; k < PA_REUSE_BINS; k++) weighted += (double)c[PA_TW_SHORT + k];
   if (rate >= 1 || (measured == 0 && window > 0) || window <= 0) {
     /* exact, or plain SHARDS (also the fallback when no burst measured anything) */
     double w = rate >= 1 ? 1 : 1 / rate;
@@ -843,7 +981,7 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
     }
   } else {
     /* accesses = the measured ones + the rest estimated from the sample */
-    double total = measured + (double)c[PA_TW_OUTSIDE] / rate + (double)c[PA_TW_LOCAL_OUTSIDE], scale = total / measured;
+    double total = measured + (double)c[PA_TW_OUTSIDE] / rate + (double)c[PA_TW_LOCAL_OUTSIDE], scale = total / weighted;
     int near_bins = pa_reuse_bin(window - 1) + 1; /* bins 0..near_bins-1 lie below W */
     for (int k = 0; k < near_bins; k++) h->bins[k] = (double)c[k] * scale;
     /* the SHARDS estimates in units of a sampled access (a local one counts R) */

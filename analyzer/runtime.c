@@ -324,7 +324,7 @@ static inline __attribute__((always_inline)) void track(pa_thread_state *st, uin
   if (st->sampled_threshold != UINT64_MAX) st->threshold = bursting ? UINT64_MAX : st->sampled_threshold;
 }
 
-void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
+static void rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
   if (st->pos) pa_rt_flush(st); /* buffered accesses come first */
   if (!st->tracker || bytes <= 0) return;
   if (st->win) { /* direct hooks of a windowed run: only inside windows and warm-ups */
@@ -336,6 +336,12 @@ void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t 
     }
   }
   track(st, (uint64_t)(uintptr_t)addr, (uint64_t)bytes, fid);
+}
+
+/* __pa_access: a direct hook, from no block's stratum (pa_tracker_stratum). */
+void pa_rt_access(pa_thread_state *st, const void *addr, int64_t bytes, int32_t fid) {
+  if (st->tracker) pa_tracker_stratum(st->tracker, NULL, fid);
+  rt_access(st, addr, bytes, fid);
 }
 
 /* One line in [a / 64, (a + bytes - 1) / 64] is under the thread's limit. (A tracked local's
@@ -366,11 +372,12 @@ static void block_item(pa_thread_state *st, const uint64_t *desc, uint64_t k, in
   }
   if (!(item[0] & PA_DESC_ALWAYS) && !lines_sampled(st, a, bytes)) return;
   if (!st->pos && st->tracker && !st->win && (int64_t)bytes > 0) track(st, a, bytes, (int32_t)desc[1]); /* pa_rt_access's common case */
-  else pa_rt_access(st, (const void *)(uintptr_t)a, (int64_t)bytes, (int)desc[1]);
+  else rt_access(st, (const void *)(uintptr_t)a, (int64_t)bytes, (int)desc[1]);
 }
 
 void pa_rt_block(pa_thread_state *st, const uint64_t *desc, uint64_t passed, int64_t first) {
   uint64_t n = desc[0], limit = st->threshold;
+  if (st->tracker) pa_tracker_stratum(st->tracker, desc, (int)desc[1]);
   if (n <= 64) { /* the items of the tests that passed, as a set of bits in program order */
     const uint64_t *items_of_bit = desc + PA_DESC_HEADER + PA_DESC_ITEM * n;
     uint64_t todo = 0;
@@ -410,6 +417,7 @@ void pa_runtime_flush_all(pa_runtime *rt) {
     win_state *w = st->win;
     if (!w) {
       pa_rt_flush(st);
+      if (st->tracker) pa_tracker_finish(st->tracker);
       continue;
     }
     /* the accesses the run made: the gate counts down from len - 1 */
