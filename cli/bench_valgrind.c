@@ -82,18 +82,31 @@ int bv_build_driver(const char *dir, const char *entry, bool portent_abi, int n_
   fprintf(f, "static const int64_t floats[%d] = {", n_buffers);
   for (int i = 0; i < n_buffers; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)floats[i]);
   /* 8 MiB swept after the inputs are written: four times the largest LL simulated, so the
-   * kernel starts on cold caches as the analyzer's first touches assume */
-  /* Each buffer ends at a page boundary, as the analyzer's run places it (analyzer/run.c), so
-   * its lines fall in the same cache sets (address bits 6-11) as in the profile. */
-  fprintf(f, "};\nint main(void) {\n  static float *b[%d];\n  uint32_t x = 12345;\n"
+   * kernel starts on cold caches as the analyzer's first touches assume.
+   * The buffers sit where the analyzer's run puts them (analyzer/run_args.c, pa_map_at) modulo
+   * 2 MiB, which covers the set index of every cache of up to 2 MiB a way: mappings from a
+   * 2 MiB-aligned cursor that moves by the mapping rounded up to 2 MiB and 2 MiB more, a
+   * buffer one guard page in and ending at its last page's end (portent's pointer array first,
+   * in its own mapping). Session 25 ended each buffer at a page boundary only (bits 6-11), and
+   * glibc put mm512's three 1 MiB buffers 0x102000 apart: 128 and 256 sets apart in a 1024-set
+   * LL where the profile had them in the same set (docs/validation.md, Session 26). */
+  fprintf(f, "};\n#define MB2 ((size_t)2 << 20)\n"
+             "static size_t up(size_t n, size_t a) { return (n + a - 1) / a * a; }\n"
+             "int main(void) {\n  size_t total = up(%d * sizeof(float *), MB2) + MB2;\n"
+             "  for (int i = 0; i < %d; i++) total += up(up((size_t)floats[i] * 4, 4096) + 8192, MB2) + MB2;\n"
+             "  char *region = aligned_alloc(MB2, total), *cursor = region;\n"
+             "  float **b = (float **)cursor;\n"
+             "  cursor += up(%d * sizeof(float *), MB2) + MB2;\n"
+             "  uint32_t x = 12345;\n"
              "  for (int i = 0; i < %d; i++) {\n"
-             "    size_t bytes = (size_t)((floats[i] * 4 + 63) / 64 * 64), body = (bytes + 4095) / 4096 * 4096;\n"
-             "    b[i] = (float *)((char *)aligned_alloc(4096, body) + body - bytes);\n"
+             "    size_t bytes = (size_t)((floats[i] * 4 + 63) / 64 * 64), body = up((size_t)floats[i] * 4, 4096);\n"
+             "    b[i] = (float *)(cursor + 4096 + body - bytes);\n"
+             "    cursor += up(body + 8192, MB2) + MB2;\n"
              "    for (int64_t j = 0; j < floats[i]; j++) x = x * 1664525u + 1013904223u, b[i][j] = (float)(x >> 8) / 16777216.0f - 0.5f;\n"
              "  }\n"
              "  volatile char *evict = malloc(8 << 20);\n"
              "  for (long i = 0; i < (8 << 20); i += 64) evict[i] = 1;\n",
-          n_buffers, n_buffers);
+          n_buffers, n_buffers, n_buffers, n_buffers);
   if (portent_abi) fprintf(f, "  %s(b, NULL);\n", entry);
   else {
     fprintf(f, "  %s(", entry);
