@@ -91,13 +91,15 @@ int main(void) {
               iadd->recip_throughput.value);
     CHECK_MSG(load->latency.value >= 2 && load->latency.value <= 8, "L1 load-to-use %g", load->latency.value);
     /* a vector load chases through a lane move whose round trip is timed and half taken off:
-     * the row says so, and what is left is an L1 hit, not a multiple of it */
+     * the row says so, and what is left is an L1 hit, not a multiple of it (two of Zen's 7-8-cycle
+     * vector loads are 14; the ASan build beside other tests once measured 11.56 on a loaded
+     * Zen 3, so the bound is 13, not 10) */
     const ptg_inst *vload = ptg_target_find_inst(t, PTG_OP_LOAD, PTG_ELEM_F32, w);
     CHECK(vload != NULL);
     if (vload) {
       CHECK_MSG(vload->latency.source && strstr(vload->latency.source, "round trip"), "source %s",
                 vload->latency.source ? vload->latency.source : "(none)");
-      CHECK_MSG(vload->latency.value >= 2 && vload->latency.value <= 10, "vector load-to-use %g", vload->latency.value);
+      CHECK_MSG(vload->latency.value >= 2 && vload->latency.value <= 13, "vector load-to-use %g", vload->latency.value);
     }
     CHECK(add->latency.reps == 3 && add->latency.spread >= 0);
     CHECK(add->instruction && strlen(add->instruction) > 0);
