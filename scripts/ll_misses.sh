@@ -6,8 +6,9 @@
 # of mm512 random seed 8 on a Zen 4) and simulates over the accesses of the kernel's own functions
 # (portent_*) a D1 of D1SIZE bytes and D1WAYS ways with an LL of LLSIZE bytes and LLWAYS ways
 # behind it, and an LL of that geometry alone (scripts/ll_trace.c; default 32768 8 1048576 16,
-# bench analyze's 32K/1M configuration, `--D1=32768,8,64 --LL=1048576,16,64`). Progress goes to
-# stderr every 10 M accesses.
+# bench analyze's 32K/1M configuration, `--D1=32768,8,64 --LL=1048576,16,64`), with every access
+# and without those of the instructions that address the stack (spills, which the IR has not).
+# Progress goes to stderr every 10 M accesses.
 set -euo pipefail
 dir=${1:?usage: ll_misses.sh DIR [D1SIZE D1WAYS LLSIZE LLWAYS]}
 d1size=${2:-32768}
@@ -19,14 +20,8 @@ exe=$dir/kernel.exe
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/ll_trace" "$(dirname "$0")/ll_trace.c"
-# valgrind loads a position-independent executable at 0x108000 on amd64
-base=$((0x108000))
-read -r lo hi < <(nm -S "$exe" | python3 -c '
-import sys
-r = [(int(w[0], 16), int(w[0], 16) + int(w[1], 16)) for w in (l.split() for l in sys.stdin)
-     if len(w) == 4 and w[2] in "tT" and w[3].startswith("portent_")]
-print(min(a for a, _ in r) if r else 0, max(b for _, b in r) if r else 0)')
-[ "${hi:-0}" -gt 0 ] || { echo "ll_misses.sh: no portent_* function in $exe" >&2; exit 2; }
-echo "kernel code [$(printf %x $((lo + base))), $(printf %x $((hi + base)))), D1 $d1size B $d1ways-way, LL $llsize B $llways-way"
+. "$(dirname "$0")/kernel_code.sh"
+kernel_code "$exe" "$tmp"
+echo "kernel code [$lo, $hi), $(wc -l < "$tmp/stack_ops") instructions address the stack; D1 $d1size B $d1ways-way, LL $llsize B $llways-way"
 valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
-  "$tmp/ll_trace" "$d1size" "$d1ways" "$llsize" "$llways" "$(printf %x $((lo + base)))" "$(printf %x $((hi + base)))"
+  "$tmp/ll_trace" "$d1size" "$d1ways" "$llsize" "$llways" "$lo" "$hi" "$tmp/stack_ops"

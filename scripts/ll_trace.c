@@ -1,4 +1,4 @@
-/* ll_trace D1SIZE D1WAYS LLSIZE LLWAYS LO HI < lackey-trace: LL misses of two two-level models over
+/* ll_trace D1SIZE D1WAYS LLSIZE LLWAYS LO HI [STACKOPS] < lackey-trace: LL misses of two two-level models over
  * the data accesses that valgrind's lackey (--trace-mem=yes) lists while the last instruction lies
  * in [LO, HI) (hex), all caches LRU with 64-byte lines, set = line mod sets:
  *   (a) callgrind's: a D1 of D1SIZE bytes and D1WAYS ways, and an LL that sees only the D1's misses
@@ -10,96 +10,81 @@
  * random seed 8 at 32K/1M: 0.6%; docs/validation.md, session 26). A modify (M)
  * is a load and a store; an access across a line touches both lines. Counts are of line accesses,
  * as scripts/lru_trace.c counts them. Progress goes to stderr every 10 M data accesses, so a
- * killed lackey still leaves the counts of a prefix. Used by scripts/ll_misses.sh. */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+ * killed lackey still leaves the counts of a prefix. With STACKOPS (hex addresses of the stack-operand
+ * instructions, scripts/kernel_code.sh), both models again without those instructions' accesses,
+ * which the IR's profile has not. Used by scripts/ll_misses.sh. */
+#include "lackey_cache.h"
 
 typedef struct {
-  int sets, ways;
-  uint64_t *tag; /* per set, most recent first; 0 = empty, else line + 1 */
-  long accesses, misses;
-} cache;
+  cache d1, lla, llb; /* a D1, an LL behind it (a), an LL alone (b) */
+} model;
 
-static bool cache_init(cache *c, long size, int ways) {
-  if (ways < 1 || size < 64L * ways || size % (64L * ways) != 0) return false;
-  c->ways = ways, c->sets = (int)(size / 64 / ways);
-  c->tag = calloc((size_t)c->sets * (size_t)ways, sizeof *c->tag);
-  c->accesses = c->misses = 0;
-  return c->tag != NULL;
+static bool model_init(model *m, char **argv) {
+  long d1size = atol(argv[1]), llsize = atol(argv[3]);
+  int d1ways = atoi(argv[2]), llways = atoi(argv[4]);
+  return cache_init(&m->d1, d1size, d1ways) && cache_init(&m->lla, llsize, llways) && cache_init(&m->llb, llsize, llways);
 }
 
-/* true on a miss */
-static bool cache_touch(cache *c, uint64_t line) {
-  uint64_t *set = c->tag + (line % (uint64_t)c->sets) * (uint64_t)c->ways;
-  int w = 0;
-  bool miss;
-  c->accesses++;
-  while (w < c->ways && set[w] != line + 1) w++;
-  if ((miss = w == c->ways)) c->misses++, w = c->ways - 1; /* the least recent way is replaced */
-  memmove(set + 1, set, sizeof *set * (size_t)w);
-  set[0] = line + 1;
-  return miss;
+/* One access of lines first..last (an M twice). */
+static void model_access(model *m, uint64_t first, uint64_t last, int times) {
+  for (int t = 0; t < times; t++) {
+    bool d1_miss = false;
+    for (uint64_t l = first; l <= last; l++) {
+      d1_miss |= cache_touch(&m->d1, l);
+      cache_touch(&m->llb, l);
+    }
+    if (d1_miss)
+      for (uint64_t l = first; l <= last; l++) cache_touch(&m->lla, l);
+  }
 }
 
-static void report(FILE *out, const cache *d1, const cache *lla, const cache *llb, long straddles) {
-  fprintf(out, "D1: %ld line accesses, %ld misses\n", d1->accesses, d1->misses);
-  fprintf(out, "LL (a) fed by D1's misses (callgrind): %ld line accesses, %ld misses\n", lla->accesses,
-          lla->misses);
-  fprintf(out, "LL (b) fed every access (profile): %ld line accesses, %ld misses\n", llb->accesses,
-          llb->misses);
-  fprintf(out, "data accesses across a line: %ld\n", straddles);
+static void report(FILE *out, const char *what, const model *m) {
+  fprintf(out, "%s: D1: %ld line accesses, %ld misses\n", what, m->d1.accesses, m->d1.misses);
+  fprintf(out, "%s: LL (a) fed by D1's misses (callgrind): %ld line accesses, %ld misses\n", what, m->lla.accesses,
+          m->lla.misses);
+  fprintf(out, "%s: LL (b) fed every access (profile): %ld line accesses, %ld misses\n", what, m->llb.accesses,
+          m->llb.misses);
   fflush(out);
 }
 
 int main(int argc, char **argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: ll_trace D1SIZE D1WAYS LLSIZE LLWAYS LO HI < lackey-trace\n");
+  if (argc != 7 && argc != 8) {
+    fprintf(stderr, "usage: ll_trace D1SIZE D1WAYS LLSIZE LLWAYS LO HI [STACKOPS] < lackey-trace\n");
     return 2;
   }
-  uint64_t lo = strtoull(argv[5], NULL, 16), hi = strtoull(argv[6], NULL, 16), a;
-  cache d1, lla, llb;
-  if (!cache_init(&d1, atol(argv[1]), atoi(argv[2])) || !cache_init(&lla, atol(argv[3]), atoi(argv[4])) ||
-      !cache_init(&llb, atol(argv[3]), atoi(argv[4])) || lo >= hi) {
+  lackey_reader r = {.lo = strtoull(argv[5], NULL, 16), .hi = strtoull(argv[6], NULL, 16)};
+  model all, rest;
+  if (!model_init(&all, argv) || !model_init(&rest, argv) || r.lo >= r.hi) {
     fprintf(stderr, "ll_trace: bad cache or range\n");
     return 2;
   }
-  char buf[256];
-  bool in = false;
-  long seen = 0, data = 0, straddles = 0;
-  while (fgets(buf, sizeof buf, stdin)) {
-    char kind;
-    int bytes;
-    if (buf[0] == 'I') {
-      if (sscanf(buf + 1, " %lx,%d", &a, &bytes) != 2) continue;
-      in = a >= lo && a < hi;
-      seen += in;
-      continue;
-    }
-    if (!in || sscanf(buf, " %c %lx,%d", &kind, &a, &bytes) != 3 || bytes < 1) continue;
+  bool stack = argc == 8;
+  if (!lackey_ops(&r, stack ? argv[7] : NULL)) {
+    perror(argv[7]);
+    return 2;
+  }
+  char kind;
+  uint64_t a;
+  int bytes;
+  bool stack_op;
+  long data = 0, straddles = 0;
+  while (lackey_next(&r, stdin, &kind, &a, &bytes, &stack_op)) {
     uint64_t first = a / 64, last = (a + (uint64_t)bytes - 1) / 64;
     straddles += last != first;
-    for (int t = 0; t < (kind == 'M' ? 2 : 1); t++) {
-      bool d1_miss = false;
-      for (uint64_t l = first; l <= last; l++) {
-        d1_miss |= cache_touch(&d1, l);
-        cache_touch(&llb, l);
-      }
-      if (d1_miss)
-        for (uint64_t l = first; l <= last; l++) cache_touch(&lla, l);
-    }
+    model_access(&all, first, last, kind == 'M' ? 2 : 1);
+    if (stack && !stack_op) model_access(&rest, first, last, kind == 'M' ? 2 : 1);
     if (++data % 10000000 == 0) {
       fprintf(stderr, "after %ld data accesses:\n", data);
-      report(stderr, &d1, &lla, &llb, straddles);
+      report(stderr, "every access", &all);
+      if (stack) report(stderr, "without the stack operands", &rest);
     }
   }
-  if (seen == 0) {
-    fprintf(stderr, "ll_trace: no instruction in [%lx, %lx): is the load address right?\n", lo, hi);
+  if (r.seen == 0) {
+    fprintf(stderr, "ll_trace: no instruction in [%lx, %lx): is the load address right?\n", r.lo, r.hi);
     return 1;
   }
-  printf("%ld data accesses of %ld instructions in [%lx, %lx)\n", data, seen, lo, hi);
-  report(stdout, &d1, &lla, &llb, straddles);
+  printf("%ld data accesses of %ld instructions in [%lx, %lx), %ld across a line\n", data, r.seen, r.lo, r.hi, straddles);
+  report(stdout, "every access", &all);
+  if (stack) report(stdout, "without the stack operands", &rest);
   return 0;
 }

@@ -14,25 +14,8 @@ exe=$dir/kernel.exe
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/lru_trace" "$(dirname "$0")/lru_trace.c"
-# valgrind loads a position-independent executable at 0x108000 on amd64
-base=$((0x108000))
-read -r lo hi < <(nm -S "$exe" | python3 -c '
-import sys
-r = [(int(w[0], 16), int(w[0], 16) + int(w[1], 16)) for w in (l.split() for l in sys.stdin)
-     if len(w) == 4 and w[2] in "tT" and w[3].startswith("portent_")]
-print(min(a for a, _ in r) if r else 0, max(b for _, b in r) if r else 0)')
-[ "${hi:-0}" -gt 0 ] || { echo "spill_misses.sh: no portent_* function in $exe" >&2; exit 2; }
-objdump -d --no-show-raw-insn "$exe" | python3 -c '
-import sys
-lo, hi, base = (int(x) for x in sys.argv[1:4])
-for l in sys.stdin:
-    w = l.split(":", 1)
-    try:
-        a = int(w[0], 16)
-    except ValueError:
-        continue
-    if len(w) == 2 and lo <= a < hi and "(%rsp" in w[1]:
-        print("%x" % (a + base))' "$lo" "$hi" "$base" > "$tmp/stack_ops"
-echo "kernel code [$(printf %x $((lo + base))), $(printf %x $((hi + base)))), $(wc -l < "$tmp/stack_ops") instructions address the stack"
+. "$(dirname "$0")/kernel_code.sh"
+kernel_code "$exe" "$tmp"
+echo "kernel code [$lo, $hi), $(wc -l < "$tmp/stack_ops") instructions address the stack"
 valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
-  "$tmp/lru_trace" "$size" "$ways" "$(printf %x $((lo + base)))" "$(printf %x $((hi + base)))" "$tmp/stack_ops"
+  "$tmp/lru_trace" "$size" "$ways" "$lo" "$hi" "$tmp/stack_ops"
