@@ -747,15 +747,26 @@ void pa_tracker_stratum(pa_tracker *t, const void *key, int group) {
 }
 
 /* A stratum with fewer measured accesses than this joins the pooled rest (its own mix would be
- * a handful of accesses standing for all of its block's); so does what came from no block. */
+ * a handful of accesses standing for all of its block's), unless they are half of its accesses
+ * or more (a short run's blocks, measured whole); so does what came from no block. */
 #define STRATUM_MIN_MEASURED 256
+
+/* The block's estimated accesses: measured + sampled outside measurement / R + weight-1 ones. */
+static double stratum_accesses(const uint64_t *w, double rate) {
+  return (double)w[SW_MEASURED] + (double)w[SW_OUTSIDE] / rate + (double)w[SW_LOCAL_OUTSIDE];
+}
+
+static bool stratum_stands(const uint64_t *w, double rate) {
+  double m = (double)w[SW_MEASURED];
+  return m >= STRATUM_MIN_MEASURED || (m > 0 && stratum_accesses(w, rate) <= 2 * m);
+}
 
 /* Adds stratum words w, weighted by the block's estimated accesses over its measured ones, to
  * the group's burst words (in PA_BURST_UNIT per access). */
 static void add_stratum(const uint64_t *w, double rate, double *out) {
   double m = (double)w[SW_MEASURED];
   if (m <= 0) return;
-  double f = PA_BURST_UNIT * (m + (double)w[SW_OUTSIDE] / rate + (double)w[SW_LOCAL_OUTSIDE]) / m;
+  double f = PA_BURST_UNIT * stratum_accesses(w, rate) / m;
   for (int k = 0; k <= PA_REUSE_BINS; k++) out[k] += f * (double)w[k];
   for (int k = 0; k < PA_REUSE_BINS; k++) out[PA_TW_SHORT + k] += f * (double)w[SW_SHORT + k];
   for (int k = 0; k < PA_SET_BINS; k++) out[PA_TW_SETS + k] += f * (double)w[SW_SETS + k];
@@ -778,7 +789,7 @@ void pa_tracker_finish(pa_tracker *t) {
       const stratum *s = &x->v[i];
       if (s->group != g) continue;
       for (int k = 0; k < SW_WORDS; k++) pool[k] -= s->w[k];
-      if (s->w[SW_MEASURED] < STRATUM_MIN_MEASURED) { /* back into the pool */
+      if (!stratum_stands(s->w, t->rate)) { /* back into the pool */
         for (int k = 0; k < SW_WORDS; k++) pool[k] += s->w[k];
         continue;
       }
@@ -788,7 +799,7 @@ void pa_tracker_finish(pa_tracker *t) {
     if (!any) continue; /* the group's counts as they are */
     /* a pool measured too little stands for nothing: its accesses (in the total) take the
      * strata's mix, as those of blocks no burst measured do (pa_tracker_hist's scale) */
-    if (pool[SW_MEASURED] >= STRATUM_MIN_MEASURED) add_stratum(pool, t->rate, out);
+    if (stratum_stands(pool, t->rate)) add_stratum(pool, t->rate, out);
     for (int k = 0; k <= PA_REUSE_BINS; k++) c[k] = (uint64_t)(out[k] + 0.5);
     for (int k = 0; k < PA_REUSE_BINS; k++) c[PA_TW_SHORT + k] = (uint64_t)(out[PA_TW_SHORT + k] + 0.5);
     for (int k = 0; k < PA_SET_BINS; k++) c[PA_TW_SETS + k] = (uint64_t)(out[PA_TW_SETS + k] + 0.5);
@@ -955,6 +966,8 @@ static void quarters_from_counts(const uint64_t *qc, pa_reuse_hist *h) {
   h->has_quarters = true;
 }
 
+#define SHARDS_MIN_COLD 32
+
 void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hist *h) {
   const uint64_t *sampled = c + PA_TW_SAMPLED, *local = c + PA_TW_LOCAL; /* local: weight 1 (0 without them) */
   memset(h, 0, sizeof *h);
@@ -1007,6 +1020,19 @@ void pa_tracker_hist(const uint64_t *c, double rate, int64_t window, pa_reuse_hi
       h->cold += beyond * est[PA_REUSE_BINS] / shards_beyond;
     } else {
       h->cold += beyond; /* no sampled line reached beyond the window: call them first touches */
+    }
+    /* First touches from the sample (the distinct sampled lines / R, a local line R of one:
+     * SHARDS' own estimate), the reuses rescaled to the rest. The bursts' share of accesses
+     * beyond the window, spread in SHARDS' proportions, had counted the first touches of a
+     * phase as often as bursts fell on it: a convolution that streams its input once between
+     * tight loops got 4-40% of them (conv_r50_4 default at 1%: LL 1M -90.6%, -0.1% now;
+     * docs/validation.md, Session 26). Not below SHARDS_MIN_COLD sampled lines (+-18% at 32),
+     * where a small footprint's few sampled lines say less than bursts that saw most of it
+     * (matmul 16^3: 49 first touches, none of them sampled). */
+    double cold_s = est[PA_REUSE_BINS] / rate, rest = total - h->cold;
+    if (est[PA_REUSE_BINS] >= SHARDS_MIN_COLD && cold_s < total && rest > 0) {
+      for (int k = 0; k < PA_REUSE_BINS; k++) h->bins[k] *= (total - cold_s) / rest;
+      h->cold = cold_s;
     }
     /* Per-set: exact below PA_SET_EXACT where the burst had seen the line; the others (that far
      * or more, or new to the burst: at least as far as the lines of their set the burst holds,

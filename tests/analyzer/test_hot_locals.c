@@ -41,17 +41,15 @@ int main(void) {
       CHECK_MSG(p->locals_lines == 16, "%s: locals_lines %lld, not the array's 16", names[i], (long long)p->locals_lines);
       CHECK_MSG(rel(h->accesses, f->accesses) < 0.01, "%s: %g accesses against %g", names[i], h->accesses, f->accesses);
       /* 64 lines: the array and a buffer line's 16 loads hit, each pass's first touch of a line
-       * misses; 16384: only first touches miss (the buffer is 4096 lines). Bounds relative to the
-       * misses, far tighter than issue 11's 0.05 absolute on the miss ratio: 5% at 64 lines, 6%
-       * at 16384, whose 4113 first touches the few bursts of this short run split from the
-       * 28672 second-pass touches (-4.9% before bursts were post-stratified by block, -5.2%
-       * since: 213 misses, 0.00014 of the accesses) */
+       * misses; 16384: only first touches miss (the buffer is 4096 lines; 1% plain: -4.9% when
+       * the bursts' beyond-window share gave the first touches, +0.1% from the sample's own
+       * count, reuse.c) */
       const int64_t sizes[] = {64, 16384};
       for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         double ms = pa_reuse_misses(h, sizes[k]), mf = pa_reuse_misses(f, sizes[k]);
         printf("%s: %.0f misses at %lld lines, the full run %.0f (%+.1f%%)\n", names[i], ms, (long long)sizes[k], mf,
                100 * (ms / mf - 1));
-        CHECK_MSG(rel(ms, mf) < (k ? 0.06 : 0.05), "%s: %g misses at %lld lines against %g", names[i], ms, (long long)sizes[k], mf);
+        CHECK_MSG(rel(ms, mf) < 0.05, "%s: %g misses at %lld lines against %g", names[i], ms, (long long)sizes[k], mf);
       }
       pa_profile_free(p);
     }
