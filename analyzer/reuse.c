@@ -146,6 +146,16 @@ typedef struct {
 #define SW_OUTSIDE (SW_MEASURED + 1)            /* sampled accesses outside measurement (1/R each) */
 #define SW_LOCAL_OUTSIDE (SW_OUTSIDE + 1)       /* weight-1 lines' accesses outside measurement */
 #define SW_WORDS (SW_LOCAL_OUTSIDE + 1)
+/* Where a stratum's words sit among a group's (PA_TRACKER_WORDS): runs of n words. */
+static const struct {
+  int group, stratum, n;
+} SW_RUNS[] = {{0, 0, PA_REUSE_BINS + 1},
+               {PA_TW_SHORT, SW_SHORT, PA_REUSE_BINS},
+               {PA_TW_SETS, SW_SETS, PA_SET_BINS},
+               {PA_TW_MEASURED, SW_MEASURED, 1},
+               {PA_TW_OUTSIDE, SW_OUTSIDE, 1},
+               {PA_TW_LOCAL_OUTSIDE, SW_LOCAL_OUTSIDE, 1}};
+#define SW_WEIGHTED_RUNS 3 /* the first three: the burst words pa_tracker_finish weights */
 typedef struct {
   const void *key;
   int group;
@@ -767,9 +777,8 @@ static void add_stratum(const uint64_t *w, double rate, double *out) {
   double m = (double)w[SW_MEASURED];
   if (m <= 0) return;
   double f = PA_BURST_UNIT * stratum_accesses(w, rate) / m;
-  for (int k = 0; k <= PA_REUSE_BINS; k++) out[k] += f * (double)w[k];
-  for (int k = 0; k < PA_REUSE_BINS; k++) out[PA_TW_SHORT + k] += f * (double)w[SW_SHORT + k];
-  for (int k = 0; k < PA_SET_BINS; k++) out[PA_TW_SETS + k] += f * (double)w[SW_SETS + k];
+  for (int r = 0; r < SW_WEIGHTED_RUNS; r++)
+    for (int k = 0; k < SW_RUNS[r].n; k++) out[SW_RUNS[r].group + k] += f * (double)w[SW_RUNS[r].stratum + k];
 }
 
 void pa_tracker_finish(pa_tracker *t) {
@@ -779,10 +788,8 @@ void pa_tracker_finish(pa_tracker *t) {
   for (int g = 0; out && g < t->n_groups; g++) {
     uint64_t *c = t->counts + (size_t)g * PA_TRACKER_WORDS, pool[SW_WORDS];
     /* the pool: what no block's stratum holds (c's words less every stratum's), and the small strata */
-    for (int k = 0; k <= PA_REUSE_BINS; k++) pool[k] = c[k];
-    for (int k = 0; k < PA_REUSE_BINS; k++) pool[SW_SHORT + k] = c[PA_TW_SHORT + k];
-    for (int k = 0; k < PA_SET_BINS; k++) pool[SW_SETS + k] = c[PA_TW_SETS + k];
-    pool[SW_MEASURED] = c[PA_TW_MEASURED], pool[SW_OUTSIDE] = c[PA_TW_OUTSIDE], pool[SW_LOCAL_OUTSIDE] = c[PA_TW_LOCAL_OUTSIDE];
+    for (size_t r = 0; r < PT_ARRAY_LEN(SW_RUNS); r++)
+      for (int k = 0; k < SW_RUNS[r].n; k++) pool[SW_RUNS[r].stratum + k] = c[SW_RUNS[r].group + k];
     memset(out, 0, sizeof *out * PA_TRACKER_WORDS);
     bool any = false;
     for (int i = 0; i < x->n; i++) {
@@ -800,9 +807,8 @@ void pa_tracker_finish(pa_tracker *t) {
     /* a pool measured too little stands for nothing: its accesses (in the total) take the
      * strata's mix, as those of blocks no burst measured do (pa_tracker_hist's scale) */
     if (stratum_stands(pool, t->rate)) add_stratum(pool, t->rate, out);
-    for (int k = 0; k <= PA_REUSE_BINS; k++) c[k] = (uint64_t)(out[k] + 0.5);
-    for (int k = 0; k < PA_REUSE_BINS; k++) c[PA_TW_SHORT + k] = (uint64_t)(out[PA_TW_SHORT + k] + 0.5);
-    for (int k = 0; k < PA_SET_BINS; k++) c[PA_TW_SETS + k] = (uint64_t)(out[PA_TW_SETS + k] + 0.5);
+    for (int r = 0; r < SW_WEIGHTED_RUNS; r++)
+      for (int k = SW_RUNS[r].group; k < SW_RUNS[r].group + SW_RUNS[r].n; k++) c[k] = (uint64_t)(out[k] + 0.5);
   }
   free(out);
   free(x->v), free(x->slot);
@@ -826,8 +832,8 @@ static inline __attribute__((always_inline)) int64_t burst_access(pa_tracker *t,
     if (in_set >= 0) exact[PA_TW_SETS + in_set]++; /* the rest: pa_tracker_hist */
     exact[PA_TW_MEASURED]++;
     stratum *s = cur_stratum(t);
-    if (s) { /* the same words by block (SW_SHORT = PA_TW_SHORT's place in a stratum) */
-      s->w[w - (short_miss ? PA_TW_SHORT - SW_SHORT : 0)]++;
+    if (s) { /* the same words by block */
+      s->w[short_miss ? SW_SHORT + pa_reuse_bin(held) : w]++;
       if (in_set >= 0) s->w[SW_SETS + in_set]++;
       s->w[SW_MEASURED]++;
     }

@@ -1,4 +1,6 @@
-# Sourced by spill_misses.sh and ll_misses.sh: kernel_code EXE TMP sets lo and hi (hex) to the
+# Sourced by spill_misses.sh and ll_misses.sh. kernel_setup DIR TOOL: exe (DIR/kernel.exe, which
+# `portent bench analyze --keep` leaves), tmp (a folder removed on exit), TOOL (scripts/TOOL.c)
+# compiled into it, and kernel_code's lo, hi and stack_ops. kernel_code EXE TMP sets lo and hi (hex) to the
 # address range of EXE's portent_* functions as valgrind loads it, and writes TMP/stack_ops, the
 # addresses of their instructions that address the stack (%rsp: the register allocator's spills
 # and reloads, which the target-neutral IR has not). Exits 2 without such functions.
@@ -23,4 +25,13 @@ for l in sys.stdin:
         print("%x" % (a + base))' "$l" "$h" "$base" > "$tmp/stack_ops"
   lo=$(printf %x $((l + base)))
   hi=$(printf %x $((h + base)))
+}
+
+kernel_setup() {
+  exe=$1/kernel.exe
+  [ -x "$exe" ] || { echo "$(basename "$0"): $exe not found (portent bench analyze --keep)" >&2; exit 2; }
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  cc -O2 -o "$tmp/$2" "$(dirname "${BASH_SOURCE[0]}")/$2.c"
+  kernel_code "$exe" "$tmp"
 }

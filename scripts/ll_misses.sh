@@ -15,13 +15,8 @@ d1size=${2:-32768}
 d1ways=${3:-8}
 llsize=${4:-1048576}
 llways=${5:-16}
-exe=$dir/kernel.exe
-[ -x "$exe" ] || { echo "ll_misses.sh: $exe not found (portent bench analyze --keep)" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cc -O2 -o "$tmp/ll_trace" "$(dirname "$0")/ll_trace.c"
 . "$(dirname "$0")/kernel_code.sh"
-kernel_code "$exe" "$tmp"
+kernel_setup "$dir" ll_trace
 echo "kernel code [$lo, $hi), $(wc -l < "$tmp/stack_ops") instructions address the stack; D1 $d1size B $d1ways-way, LL $llsize B $llways-way"
 valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
   "$tmp/ll_trace" "$d1size" "$d1ways" "$llsize" "$llways" "$lo" "$hi" "$tmp/stack_ops"

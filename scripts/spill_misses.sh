@@ -9,13 +9,8 @@ set -euo pipefail
 dir=${1:?usage: spill_misses.sh DIR [SIZE WAYS]}
 size=${2:-16384}
 ways=${3:-4}
-exe=$dir/kernel.exe
-[ -x "$exe" ] || { echo "spill_misses.sh: $exe not found (portent bench analyze --keep)" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cc -O2 -o "$tmp/lru_trace" "$(dirname "$0")/lru_trace.c"
 . "$(dirname "$0")/kernel_code.sh"
-kernel_code "$exe" "$tmp"
+kernel_setup "$dir" lru_trace
 echo "kernel code [$lo, $hi), $(wc -l < "$tmp/stack_ops") instructions address the stack"
 valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
   "$tmp/lru_trace" "$size" "$ways" "$lo" "$hi" "$tmp/stack_ops"
