@@ -237,6 +237,9 @@ typedef struct pa_profile {
   pa_reuse_hist *reuse_by_function; /* merged over threads, n_functions entries */
   pa_reuse_hist reuse_total;        /* merged over functions and threads */
   double run_seconds;        /* wall time of the instrumented run (not part of the file) */
+  int addresses_removed;     /* pa_options.addresses_only: instructions the run left out (0: the
+                                whole module ran; not part of the file) */
+  const char *addresses_whole; /* addresses_only asked and not applied: why (else NULL) */
 } pa_profile;
 
 /* ------------------------------------------------------------------ modules */
@@ -339,6 +342,13 @@ typedef struct {
    * (about 400 bytes a set, per thread) and one more stack access per line access. */
   int n_llc_sets;
   int llc_sets[PA_LLC_COUNTS];
+  /* The run computes addresses, branches and calls only: floating-point loads and stores and the
+   * arithmetic between them are left out of the instrumented module (analyzer/skeleton.c), where
+   * no address or branch depends on a value loaded from memory they could have written. The
+   * profile is the same; the run touches no argument buffer and compiles faster, but a kernel's
+   * out-of-bounds access or floating-point trap is no longer seen. Where it does not apply the
+   * whole module runs (pa_profile.addresses_removed 0). */
+  bool addresses_only;
 } pa_options;
 
 /* Static analysis only (no run): CFG, loops, task graphs, features; counts are zero. */

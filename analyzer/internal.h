@@ -262,6 +262,10 @@ int64_t pa_move_locals(LLVMBuilderRef b, LLVMTargetDataRef td, LLVMValueRef *fns
 /* The entry exists and each spec argument fits its parameter's type. */
 int pa_spec_check(LLVMModuleRef mod, const char *source, const pa_run_spec *spec, pt_diag *d);
 int pa_add_main_wrapper(LLVMModuleRef mod, const pa_run_spec *spec, pt_diag *d);
+/* skeleton.c (pa_options.addresses_only): removes from an instrumented module what no address,
+ * branch, call or kept store needs; 1 and the count in *removed when it applied, 0 (and why) when
+ * an address or branch may depend on what it would remove, and the module is unchanged. */
+int pa_addresses_only(LLVMModuleRef mod, int *removed, char *why, size_t cap);
 
 /* reuse.c: LRU stack distances with a Fenwick tree over last-access times. */
 /* SHARDS' sampling hash: Fibonacci (multiplicative) hashing of the line number to
@@ -462,6 +466,8 @@ typedef struct {
   int64_t locals_lines;  /* lines of a thread's locals region tracked at weight 1 (sampling) */
   int threads;
   double seconds;
+  int addresses_removed; /* pa_options.addresses_only: instructions left out of the run */
+  char addresses_whole[192]; /* ... or why it did not apply ("" when applied or not asked) */
 } pa_run_result;
 /* fill.c: count values of type t from pt_rng_next's draws after state s0 (floats in [-1, 1),
  * integers in [0, 100)), the run's argument data */

@@ -152,6 +152,8 @@ pa_profile *pa_profile_build(const pa_module *m, const pa_run_spec *spec, const 
   p->seed = spec->seed;
   p->threads = r.threads;
   p->run_seconds = r.seconds;
+  p->addresses_removed = r.addresses_removed;
+  if (r.addresses_whole[0]) p->addresses_whole = pt_strdup(p->arena, r.addresses_whole);
   double rate = opt->sample_rate > 0 ? opt->sample_rate : 1;
   p->sample_rate = opt->no_reuse ? 0 : rate;
   p->line_filter = opt->line_filter && !opt->no_reuse;

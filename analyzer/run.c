@@ -112,8 +112,8 @@ static int child_fail(shared_hdr *h, const char *fmt, ...) {
  * symbols would outlive it (the C API cannot define them under the module's resource tracker). */
 static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p, const pa_run_spec *spec,
                                          const pa_options *opt, pa_hook_mode mode, const bool *count_blocks,
-                                         pa_runtime *rt, int64_t *locals_bytes, int64_t *locals_lines, char *error,
-                                         size_t cap) {
+                                         pa_runtime *rt, int64_t *locals_bytes, int64_t *locals_lines,
+                                         int *removed, char *why, size_t why_cap, char *error, size_t cap) {
   LLVMModuleRef mod = LLVMCloneModule(m->mod);
   pt_diag d = {0};
   pa_hook_opts ho = {mode, count_blocks, p, opt->line_filter, opt->inline_cold_blocks, opt->counters_in_memory};
@@ -134,6 +134,7 @@ static LLVMModuleRef instrumented_module(const pa_module *m, const pa_profile *p
     LLVMReplaceAllUsesWith(g, LLVMConstIntToPtr(LLVMConstInt(i64, (uint64_t)(uintptr_t)rt, 0), LLVMTypeOf(g)));
     LLVMDeleteGlobal(g);
   }
+  if (opt->addresses_only) pa_addresses_only(mod, removed, why, why_cap); /* else the whole module runs */
   char *invalid = NULL; /* instrumentation is ours: invalid IR here is an analyzer bug, said plainly */
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &invalid)) {
     snprintf(error, cap, "the instrumented module does not verify (an analyzer bug): %.600s", invalid);
@@ -347,8 +348,11 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   pa_arg_setup *args = pa_run_arguments(spec, &maker, &making);
   char error[768] = "";
   int64_t locals_bytes = 0, locals_lines = 0;
+  int removed = 0;
+  char why[sizeof out->addresses_whole] = "";
   pa_jit_code code = {0};
-  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, &locals_lines, error, sizeof error);
+  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, &locals_lines, &removed, why, sizeof why,
+                                           error, sizeof error);
   free(count_blocks);
   if (mod) pa_jit_compile(mod, PA_SYM_MAIN, &code, error, sizeof error);
   if (making) pthread_join(maker, NULL);
@@ -404,6 +408,8 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
     out->locals_lines = locals_lines;
     out->threads = sh.hdr->threads;
     out->seconds = sh.hdr->seconds;
+    out->addresses_removed = removed;
+    snprintf(out->addresses_whole, sizeof out->addresses_whole, "%s", why);
     out->counts = malloc(sizeof(uint64_t) * ((size_t)nblocks + 1));
     memcpy(out->counts, sh.counts, sizeof(uint64_t) * (size_t)nblocks);
     out->thread_mask = malloc(sizeof(uint64_t) * ((size_t)nf + 1));

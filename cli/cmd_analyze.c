@@ -14,7 +14,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: portent analyze FILE.ll|FILE.bc [--spec RUN.json] [-o PROFILE.json] [--sample RATE]\n"
-          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--sample-locals] [--run-static-counts] [--llc-sets N[,N...]] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
+          "       [--window LINES] [--line-filter] [--inline-cold-blocks] [--counters-in-memory] [--sample-locals] [--run-static-counts] [--addresses-only] [--llc-sets N[,N...]] [--seed S] [--timeout SEC] [--no-reuse] [--static-counts] [--json]\n"
           "   or: portent analyze (WORKLOAD | --expr FILE) [schedule options] [--threads N] [-o PROFILE.json] ...\n\n"
           "  WORKLOAD          a built-in workload, lowered to its target-neutral module and run on\n"
           "                    seeded inputs (schedule options as for `portent compile --help`)\n"
@@ -40,6 +40,10 @@ static void usage(FILE *f) {
           "  --run-static-counts  in the run, functions whose blocks all have static counts get one\n"
           "                    counter (calls) instead of one per block (what bench analyze and the\n"
           "                    analytic cost model run)\n"
+          "  --addresses-only  the run leaves out floating-point loads, stores and arithmetic (what no\n"
+          "                    address or branch needs): the same profile, a faster compile and run,\n"
+          "                    but out-of-bounds accesses go unseen; the whole module runs where an\n"
+          "                    address or branch may depend on memory (docs/design.md, \"Address skeleton\")\n"
           "  --llc-sets N[,N...]  also per-set reuse for caches of N sets (a power of two, 128..32768;\n"
           "                    up to 4 counts), e.g. 1024 for a 1 MiB 16-way LL: a W-way LRU cache of N\n"
           "                    sets misses the cold accesses and those at per-set distance >= W (W <= 32).\n"
@@ -78,6 +82,8 @@ static void summary(const pa_profile *p, const char *out, bool json) {
   if (p->entry && strcmp(p->counts_source, "static") == 0) printf(" (from %s, %d thread(s))", p->entry, p->threads);
   else if (p->entry) printf(" (ran %s in %.3f s on %d thread(s))", p->entry, p->run_seconds, p->threads);
   printf("\n");
+  if (p->addresses_removed > 0) printf("  addresses only: %d instructions left out of the run\n", p->addresses_removed);
+  else if (p->addresses_whole) printf("  addresses only: not applied, the whole module ran (%s)\n", p->addresses_whole);
   for (int i = 0; i < p->n_functions; i++) {
     const pa_function *f = &p->functions[i];
     int static_trips = 0;
@@ -157,6 +163,7 @@ int cmd_analyze(int argc, char **argv) {
       return EXIT_OK;
     } else if (strcmp(arg, "--json") == 0) json = true;
     else if (strcmp(arg, "--no-reuse") == 0) opt.no_reuse = true;
+    else if (strcmp(arg, "--addresses-only") == 0) opt.addresses_only = true;
     else if (strcmp(arg, "--line-filter") == 0) opt.line_filter = true;
     else if (strcmp(arg, "--inline-cold-blocks") == 0) opt.inline_cold_blocks = true;
     else if (strcmp(arg, "--counters-in-memory") == 0) opt.counters_in_memory = true;

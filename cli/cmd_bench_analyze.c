@@ -131,7 +131,7 @@ static void predict(const pa_profile *p, double out[N_CACHES][2], double before[
 }
 
 /* The line-filtered sampled profile bench analyze times (what the tuner's analytic model runs). */
-static const pa_options filtered_opts = {.sample_rate = 0.01, .static_counts = true, .line_filter = true};
+static const pa_options filtered_opts = {.sample_rate = 0.01, .static_counts = true, .line_filter = true, .addresses_only = true};
 
 /* The traced, windowed and line-filtered profiles against the full one (miss-ratio distances). */
 static void other_profiles(row *r, pa_module *m, const pa_run_spec *spec, const pa_profile *full) {

@@ -59,7 +59,9 @@ static int analytic_predict(void *self, const pc_program *prog, int n, pc_state 
     pa_options po = {.sample_rate = a->o.sample_rate > 0 ? a->o.sample_rate : 0.01, .no_reuse = !a->o.reuse,
                      .static_counts = true, /* line filter: 11-12% fewer instructions on mm512 and bert_ffn1 at
                                                the same miss-ratio accuracy (docs/validation.md, Analysis) */
-                     .line_filter = true};
+                     .line_filter = true,
+                     /* the same profile from a run of the addresses alone (analyzer/skeleton.c) */
+                     .addresses_only = true};
     pa_profile *p = a->o.reuse ? NULL : static_profile(states[i], a->o.profile_threads, &di);
     if (p) a->static_profiles++;
     else p = pp_profile_state(states[i], a->o.profile_threads, &po, a->o.timeout_s > 0 ? a->o.timeout_s : 5, &di);
