@@ -66,7 +66,8 @@ typedef struct {
    * median run and total cost, and its miss-ratio distance from the full run's (-1: not run) */
   double win_run_s, win_total_s, win_mrc;
   char win_note[160];
-  /* the line-filtered sampled run (static counts + 1% SHARDS + pa_options.line_filter): cost,
+  /* the line-filtered sampled run (static counts + 1% SHARDS + pa_options.line_filter, timed with
+   * pa_options.addresses_only, which gives the same profile): cost,
    * and miss-ratio distances from the full run at 1% and with the filter alone (rate 1) */
   double filt_run_s, filt_total_s, filt_mrc, filt_exact_mrc;
   char filt_note[160];
@@ -537,8 +538,9 @@ static void print_text(const row *rows, int n) {
     if (kw < 256) xw[kw] = r->win_run_s / r->native_s, xwt[kw++] = r->win_total_s / r->native_s;
   }
   if (kw) printf("median: windowed run %.1fx native, windowed total %.1fx (%d candidates)\n", pt_median(xw, kw), pt_median(xwt, kw), kw);
-  printf("\nLine-filtered sampled run (static counts + 1%% SHARDS + line filter, docs/design.md): miss-ratio distance\n"
-         "from the full run with the filter alone (rate 1) and at 1%%, and its cost (run, and total with fork and JIT)\n"
+  printf("\nLine-filtered sampled run (static counts + 1%% SHARDS + line filter, docs/design.md; its cost from the run of\n"
+         "the addresses alone, --addresses-only: the same profile): miss-ratio distance from the full run with the filter\n"
+         "alone (rate 1) and at 1%%, and its cost (run, and total with fork and JIT)\n"
          "%-34s %9s %9s %10s %11s %8s %11s %8s %10s\n", "case", "mrc r=1", "mrc 1%", "native ms", "filt run", "x", "filt tot",
          "x", "native hi/lo");
   double xf1[256], xft[256], worst = 0;
