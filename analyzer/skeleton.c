@@ -143,7 +143,7 @@ int pa_addresses_only(LLVMModuleRef mod, int *removed, char *why, size_t cap) {
   int rc = 1;
   for (int i = 0; i < all.n && rc; i++) {
     LLVMValueRef in = all.v[i];
-    if (!needed[i] || kind[i] != SK_PURE) continue;
+    if (!needed[i]) continue; /* a kept load (volatile or atomic ones too) must read what the whole module would */
     bool reads = LLVMIsALoadInst(in) != NULL;
     const char *c = LLVMIsACallInst(in) ? callee_name(in) : NULL;
     if (c && (strncmp(c, "llvm.masked.load.", 17) == 0 || strncmp(c, "llvm.masked.gather.", 19) == 0)) reads = true;
