@@ -151,11 +151,11 @@ int pa_addresses_only(LLVMModuleRef mod, int *removed, char *why, size_t cap) {
     LLVMTypeRef t = LLVMTypeOf(in);
     const char *fn = LLVMGetValueName2(LLVMGetBasicBlockParent(LLVMGetInstructionParent(in)), &(size_t){0});
     if (is_fp_type(t)) {
-      snprintf(why, cap, "a floating-point value loaded in '%s' reaches an address, a branch or a call", fn);
+      snprintf(why, cap, "a floating-point value loaded in '%s' reaches an address, a branch, a call or a kept store", fn);
       rc = 0;
     } else if (LLVMGetTypeKind(t) != LLVMPointerTypeKind && fp_stores && strcmp(fn, PA_SYM_MAIN) != 0 &&
                !(LLVMIsALoadInst(in) && hooks_memory(LLVMGetOperand(in, 0)))) {
-      snprintf(why, cap, "an integer loaded in '%s' reaches an address, a branch or a call, beside floating-point stores", fn);
+      snprintf(why, cap, "an integer loaded in '%s' reaches an address, a branch, a call or a kept store, beside floating-point stores", fn);
       rc = 0;
     }
   }
