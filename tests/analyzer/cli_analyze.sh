@@ -37,6 +37,17 @@ grep -q '"line_filter":true' "$T/lf.json" || fail "--line-filter: no line_filter
 tot() { grep -o '"total":{[^}]*}' "$1" | grep -o '"cold":[-0-9.e+]*,"accesses":[-0-9.e+]*'; }
 [ -n "$(tot "$T/a.json")" ] && [ "$(tot "$T/lf.json")" = "$(tot "$T/a.json")" ] ||
   fail "--line-filter: $(tot "$T/lf.json") vs the run's $(tot "$T/a.json")"
+# The address skeleton: the same file, the summary says how much was left out; where a branch
+# depends on loaded floats the whole module runs and the summary says why.
+"$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --addresses-only -o "$T/sk.json" > "$T/sk.txt" ||
+  fail "--addresses-only exited $?"
+cmp -s "$T/a.json" "$T/sk.json" || fail "--addresses-only: the profile differs from the whole module's"
+grep -q 'addresses only: [1-9][0-9]* instructions left out' "$T/sk.txt" || fail "--addresses-only summary: $(cat "$T/sk.txt")"
+echo '{"entry":"relu_branch","args":[{"kind":"buffer","type":"f32","count":512},{"kind":"buffer","type":"f32","count":512}]}' > "$T/relu.json"
+"$P" analyze "$F/skeleton_branch.ll" --spec "$T/relu.json" --addresses-only -o "$T/skb.json" > "$T/skb.txt" ||
+  fail "--addresses-only on skeleton_branch.ll exited $?"
+grep -q 'addresses only: not applied, the whole module ran (a floating-point value loaded' "$T/skb.txt" ||
+  fail "--addresses-only on a branch on data: $(cat "$T/skb.txt")"
 # Per-set bins for LL set counts (--llc-sets): added beside an otherwise unchanged profile, the
 # windowed run measuring every access gives the same; bad counts and sampled runs exit 2.
 "$P" analyze "$K/gemm.ll" --spec "$F/gemm_spec.json" --llc-sets 1024,128 -o "$T/llc.json" > /dev/null ||
