@@ -50,13 +50,6 @@ static void push_item(item_list *l, access_item it) {
   l->v[l->n++] = it;
 }
 
-static const char *callee_of(LLVMValueRef call) {
-  LLVMValueRef f = LLVMGetCalledValue(call);
-  if (!f || !LLVMIsAFunction(f)) return "";
-  size_t len;
-  return LLVMGetValueName2(f, &len);
-}
-
 static access_item const_item(hooks *h, LLVMValueRef addr, LLVMTypeRef t, unsigned align) {
   return (access_item){.addr = addr, .bytes = LLVMStoreSizeOfType(h->td, t), .align = align, .lane = -1};
 }
@@ -139,7 +132,7 @@ static void items_of(hooks *h, LLVMValueRef in, item_list *out) {
   } else if (pa_masked_of(h->td, in, &m)) {
     masked_items(h, &m, out);
   } else if (op == LLVMCall) {
-    const char *c = callee_of(in);
+    const char *c = pa_callee_name(in);
     if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0 ||
         strncmp(c, "llvm.memset.", 12) == 0) {
       LLVMValueRef len = LLVMBuildZExtOrBitCast(h->b, LLVMGetOperand(in, 2), h->i64, "");
@@ -164,7 +157,7 @@ static bool is_memory(LLVMValueRef in) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   if (op == LLVMLoad || op == LLVMStore || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) return true;
   if (op != LLVMCall) return false;
-  const char *c = callee_of(in);
+  const char *c = pa_callee_name(in);
   return strncmp(c, "llvm.masked.", 12) == 0 || strncmp(c, "llvm.memcpy.", 12) == 0 ||
          strncmp(c, "llvm.memmove.", 13) == 0 || strncmp(c, "llvm.memset.", 12) == 0;
 }
@@ -174,7 +167,7 @@ static bool is_memory(LLVMValueRef in) {
 static bool calls_out(LLVMValueRef in) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   if (op == LLVMInvoke || op == LLVMCallBr) return true;
-  return op == LLVMCall && strncmp(callee_of(in), "llvm.", 5) != 0;
+  return op == LLVMCall && strncmp(pa_callee_name(in), "llvm.", 5) != 0;
 }
 
 /* i1: one of the lines an item of `bytes` bytes at integer address `ai` touches is sampled:
@@ -688,7 +681,7 @@ static void instrument_gated(hooks *h, LLVMValueRef fn, LLVMBasicBlockRef bb, LL
 static int count_items(LLVMTargetDataRef td, LLVMValueRef *mem, int n_mem) {
   int n = 0;
   for (int k = 0; k < n_mem; k++) {
-    const char *c = LLVMGetInstructionOpcode(mem[k]) == LLVMCall ? callee_of(mem[k]) : "";
+    const char *c = LLVMGetInstructionOpcode(mem[k]) == LLVMCall ? pa_callee_name(mem[k]) : "";
     pa_masked m;
     if (pa_masked_of(td, mem[k], &m)) n += pa_masked_items(&m);
     else if (strncmp(c, "llvm.memcpy.", 12) == 0 || strncmp(c, "llvm.memmove.", 13) == 0) n += 2;

@@ -31,6 +31,8 @@ void pa_ptrmap_free(pa_ptrmap *m);
 /* Functions with a body, in module order: the indices every pass and the runtime share. */
 int pa_defined_functions(LLVMModuleRef mod, LLVMValueRef **out); /* caller frees *out */
 const char *pa_value_name(pt_arena *a, LLVMValueRef v);
+/* The function a call instruction calls by name ("" for an indirect call or inline asm). */
+const char *pa_callee_name(LLVMValueRef call);
 /* 1-based line of the position cJSON's parser stopped at, for "file:line: malformed JSON". */
 int pa_json_error_line(const char *text);
 

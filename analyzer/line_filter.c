@@ -18,13 +18,6 @@
 #define MAX_BODY_LINES 64 /* line accesses per iteration of a filtered loop, at most */
 #define MAX_STRIDE 64     /* |bytes per iteration| below a line: the line repeats */
 
-static const char *callee_of(LLVMValueRef call) {
-  LLVMValueRef f = LLVMGetCalledValue(call);
-  if (!f || !LLVMIsAFunction(f)) return "";
-  size_t len;
-  return LLVMGetValueName2(f, &len);
-}
-
 static bool one_line(uint64_t bytes, unsigned align) {
   return bytes && bytes <= PA_LINE_BYTES && (bytes & (bytes - 1)) == 0 && align >= bytes;
 }
@@ -50,7 +43,7 @@ static int64_t lines_of(LLVMTargetDataRef td, LLVMValueRef in) {
   else if (op == LLVMStore) bytes = LLVMStoreSizeOfType(td, LLVMTypeOf(LLVMGetOperand(in, 0))), align = LLVMGetAlignment(in);
   else if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) return 2;
   else if (op == LLVMCall) {
-    const char *c = callee_of(in);
+    const char *c = pa_callee_name(in);
     return strncmp(c, "llvm.", 5) != 0 || strncmp(c, "llvm.mem", 8) == 0 ? -1 : 0;
   } else
     return 0;

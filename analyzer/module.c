@@ -147,3 +147,10 @@ void pa_ptrmap_free(pa_ptrmap *m) {
   m->keys = NULL;
   m->vals = NULL;
 }
+
+const char *pa_callee_name(LLVMValueRef call) {
+  LLVMValueRef f = LLVMGetCalledValue(call);
+  if (!f || !LLVMIsAFunction(f)) return "";
+  size_t len;
+  return LLVMGetValueName2(f, &len);
+}

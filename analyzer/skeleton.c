@@ -23,13 +23,6 @@ static bool is_fp_type(LLVMTypeRef t) {
          k == LLVMX86_FP80TypeKind || k == LLVMFP128TypeKind || k == LLVMPPC_FP128TypeKind;
 }
 
-static const char *callee_name(LLVMValueRef call) {
-  LLVMValueRef f = LLVMGetCalledValue(call);
-  if (!f || !LLVMIsAFunction(f)) return NULL;
-  size_t len;
-  return LLVMGetValueName2(f, &len);
-}
-
 /* Intrinsics without side effects whose result nothing may need (a prefix of the name). */
 static bool pure_intrinsic(const char *c) {
   static const char *const pure[] = {
@@ -58,8 +51,8 @@ static sk_kind kind_of(LLVMValueRef in) {
   case LLVMLoad:
     return LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic ? SK_ROOT : SK_PURE;
   case LLVMCall: {
-    const char *c = callee_name(in);
-    if (!c || strncmp(c, "llvm.", 5) != 0) return SK_ROOT;
+    const char *c = pa_callee_name(in);
+    if (strncmp(c, "llvm.", 5) != 0) return SK_ROOT;
     if (pure_intrinsic(c)) return SK_PURE;
     if ((strncmp(c, "llvm.masked.store.", 18) == 0 || strncmp(c, "llvm.masked.scatter.", 20) == 0) &&
         is_fp_type(LLVMTypeOf(LLVMGetOperand(in, 0))))
@@ -93,8 +86,8 @@ static bool hooks_memory(LLVMValueRef p) {
     LLVMValueRef b = base_of(p);
     if (LLVMIsAConstantExpr(b) && LLVMGetConstOpcode(b) == LLVMIntToPtr) return true;
     if (LLVMIsACallInst(b)) {
-      const char *c = callee_name(b);
-      return c && strcmp(c, PA_SYM_ENTER) == 0;
+      const char *c = pa_callee_name(b);
+      return strcmp(c, PA_SYM_ENTER) == 0;
     }
     if (!LLVMIsALoadInst(b)) return false;
     p = LLVMGetOperand(b, 0);
@@ -145,7 +138,7 @@ int pa_addresses_only(LLVMModuleRef mod, int *removed, char *why, size_t cap) {
     LLVMValueRef in = all.v[i];
     if (!needed[i]) continue; /* a kept load (volatile or atomic ones too) must read what the whole module would */
     bool reads = LLVMIsALoadInst(in) != NULL;
-    const char *c = LLVMIsACallInst(in) ? callee_name(in) : NULL;
+    const char *c = LLVMIsACallInst(in) ? pa_callee_name(in) : NULL;
     if (c && (strncmp(c, "llvm.masked.load.", 17) == 0 || strncmp(c, "llvm.masked.gather.", 19) == 0)) reads = true;
     if (!reads) continue;
     LLVMTypeRef t = LLVMTypeOf(in);

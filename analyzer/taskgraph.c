@@ -97,13 +97,6 @@ static pa_opclass classify(LLVMOpcode op) {
   }
 }
 
-static const char *callee_name(LLVMValueRef call) {
-  LLVMValueRef callee = LLVMGetCalledValue(call);
-  if (!callee || !LLVMIsAFunction(callee)) return "call";
-  size_t len;
-  return LLVMGetValueName2(callee, &len);
-}
-
 /* Masked memory intrinsics and where their mask is: gather (ptrs, align, mask, passthru) and
  * masked.load (ptr, align, mask, passthru) take it third, scatter and masked.store fourth. */
 static void mark_mask(LLVMValueRef call, pa_node *n) {
@@ -154,7 +147,8 @@ static void make_node(pt_arena *a, callee_names *names, LLVMValueRef in, pa_node
   LLVMTypeRef t = LLVMTypeOf(in);
   if (op == LLVMStore || op == LLVMICmp || op == LLVMFCmp) t = LLVMTypeOf(LLVMGetOperand(in, 0));
   if (op == LLVMCall) {
-    const char *callee = callee_name(in);
+    const char *callee = pa_callee_name(in);
+    if (!callee[0]) callee = "call"; /* indirect */
     n->opcode = callee_copy(a, names, callee);
     for (size_t i = 0; i < PT_ARRAY_LEN(intrinsics); i++)
       if (starts(callee, intrinsics[i].prefix)) {

@@ -92,13 +92,6 @@ static int type_bits(LLVMTypeRef t) {
   return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? (int)LLVMGetIntTypeWidth(t) : 64;
 }
 
-static const char *callee_name(LLVMValueRef call) {
-  LLVMValueRef f = LLVMGetCalledValue(call);
-  if (!f || !LLVMIsAFunction(f)) return "";
-  size_t len;
-  return LLVMGetValueName2(f, &len);
-}
-
 static int fail_at(tracer *t, const pa_function *f, LLVMValueRef in, const char *why) {
   char *s = LLVMPrintValueToString(in);
   char line[160];
@@ -146,7 +139,7 @@ static LLVMValueRef access_of(tracer *t, LLVMValueRef in, int64_t *bytes, int64_
   }
   if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) return *gather = true, NULL;
   if (op != LLVMCall) return NULL;
-  const char *c = callee_name(in);
+  const char *c = pa_callee_name(in);
   if (pa_masked_of(t->td, in, &m) && !m.lanes_apart) {
     uint64_t first;
     int64_t span = pa_mask_span(&m, &first);
@@ -201,7 +194,7 @@ static int prepare(tracer *t, int fi) {
       if (op == LLVMSwitch) need(&needed, LLVMGetOperand(in, 0), &stack, &sp, &scap);
       if (op == LLVMCall && fn_index(t, LLVMGetCalledValue(in)) >= 0)
         for (int k = 0; k < (int)LLVMGetNumArgOperands(in); k++) need(&needed, LLVMGetOperand(in, (unsigned)k), &stack, &sp, &scap);
-      if (op == LLVMCall && strcmp(callee_name(in), "pt_parallel_for") == 0)
+      if (op == LLVMCall && strcmp(pa_callee_name(in), "pt_parallel_for") == 0)
         for (int k = 2; k < 4; k++) need(&needed, LLVMGetOperand(in, (unsigned)k), &stack, &sp, &scap);
     }
   while (sp && !t->err) {
@@ -312,7 +305,7 @@ static int prepare(tracer *t, int fi) {
         continue;
       }
       if (op == LLVMCall) {
-        const char *c = callee_name(in);
+        const char *c = pa_callee_name(in);
         int g = fn_index(t, LLVMGetCalledValue(in));
         if (strcmp(c, "pt_parallel_for") == 0 && LLVMGetNumArgOperands(in) == 4) {
           ti.op = T_PARFOR;

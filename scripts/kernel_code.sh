@@ -4,6 +4,7 @@
 # address range of EXE's portent_* functions as valgrind loads it, and writes TMP/stack_ops, the
 # addresses of their instructions that address the stack (%rsp: the register allocator's spills
 # and reloads, which the target-neutral IR has not). Exits 2 without such functions.
+# kernel_trace TOOL ARGS...: lackey's memory trace of exe piped into TOOL ARGS lo hi stack_ops.
 kernel_code() {
   local exe=$1 tmp=$2 base=$((0x108000)) l h # valgrind loads a position-independent executable at 0x108000 on amd64
   read -r l h < <(nm -S "$exe" | python3 -c '
@@ -34,4 +35,11 @@ kernel_setup() {
   trap 'rm -rf "$tmp"' EXIT
   cc -O2 -o "$tmp/$2" "$(dirname "${BASH_SOURCE[0]}")/$2.c"
   kernel_code "$exe" "$tmp"
+}
+
+kernel_trace() {
+  local tool=$1
+  shift
+  valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
+    "$tmp/$tool" "$@" "$lo" "$hi" "$tmp/stack_ops"
 }

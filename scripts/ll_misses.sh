@@ -18,5 +18,4 @@ llways=${5:-16}
 . "$(dirname "$0")/kernel_code.sh"
 kernel_setup "$dir" ll_trace
 echo "kernel code [$lo, $hi), $(wc -l < "$tmp/stack_ops") instructions address the stack; D1 $d1size B $d1ways-way, LL $llsize B $llways-way"
-valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
-  "$tmp/ll_trace" "$d1size" "$d1ways" "$llsize" "$llways" "$lo" "$hi" "$tmp/stack_ops"
+kernel_trace ll_trace "$d1size" "$d1ways" "$llsize" "$llways"

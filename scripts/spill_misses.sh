@@ -12,5 +12,4 @@ ways=${3:-4}
 . "$(dirname "$0")/kernel_code.sh"
 kernel_setup "$dir" lru_trace
 echo "kernel code [$lo, $hi), $(wc -l < "$tmp/stack_ops") instructions address the stack"
-valgrind --tool=lackey --trace-mem=yes --log-fd=3 "$exe" 3>&1 1>/dev/null 2>/dev/null |
-  "$tmp/lru_trace" "$size" "$ways" "$lo" "$hi" "$tmp/stack_ops"
+kernel_trace lru_trace "$size" "$ways"
