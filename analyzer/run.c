@@ -348,10 +348,9 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
   pa_arg_setup *args = pa_run_arguments(spec, &maker, &making);
   char error[768] = "";
   int64_t locals_bytes = 0, locals_lines = 0;
-  int removed = 0;
-  char why[sizeof out->addresses_whole] = "";
   pa_jit_code code = {0};
-  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, &locals_lines, &removed, why, sizeof why,
+  LLVMModuleRef mod = instrumented_module(m, p, spec, opt, mode, count_blocks, rt, &locals_bytes, &locals_lines,
+                                           &out->addresses_removed, out->addresses_whole, sizeof out->addresses_whole,
                                            error, sizeof error);
   free(count_blocks);
   if (mod) pa_jit_compile(mod, PA_SYM_MAIN, &code, error, sizeof error);
@@ -408,8 +407,6 @@ static int run_locked(const pa_module *m, const pa_profile *p, const pa_run_spec
     out->locals_lines = locals_lines;
     out->threads = sh.hdr->threads;
     out->seconds = sh.hdr->seconds;
-    out->addresses_removed = removed;
-    snprintf(out->addresses_whole, sizeof out->addresses_whole, "%s", why);
     out->counts = malloc(sizeof(uint64_t) * ((size_t)nblocks + 1));
     memcpy(out->counts, sh.counts, sizeof(uint64_t) * (size_t)nblocks);
     out->thread_mask = malloc(sizeof(uint64_t) * ((size_t)nf + 1));

@@ -43,7 +43,7 @@ static void usage(FILE *f) {
           "  --addresses-only  the run leaves out floating-point loads, stores and arithmetic (what no\n"
           "                    address or branch needs): the same profile, a faster compile and run,\n"
           "                    but out-of-bounds accesses go unseen; the whole module runs where an\n"
-          "                    address or branch may depend on memory (docs/design.md, \"Address skeleton\")\n"
+          "                    address or branch may depend on memory (docs/design.md, \"The address skeleton\")\n"
           "  --llc-sets N[,N...]  also per-set reuse for caches of N sets (a power of two, 128..32768;\n"
           "                    up to 4 counts), e.g. 1024 for a 1 MiB 16-way LL: a W-way LRU cache of N\n"
           "                    sets misses the cold accesses and those at per-set distance >= W (W <= 32).\n"
